@@ -1,0 +1,158 @@
+"""The configuration file: `.github/ci-checks.yml` (or `.yaml`), else `[tool.ci-checks]` in `pyproject.toml`.
+
+It is data read from the checked repository, validated against
+`schemas/ci-checks.schema.json`; a bad file is a positioned `ConfigError`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from ci_checks import own_schemas, source, yamlpos
+from ci_checks.diagnostics import Span
+from ci_checks.repository import Repository
+from ci_checks.source import SourceFile
+
+CONFIG_FILES = (".github/ci-checks.yml", ".github/ci-checks.yaml")
+PYPROJECT = "pyproject.toml"
+_SIZE = re.compile(r"(?P<number>[0-9]+) ?(?P<unit>[KMG]i?B|B)?\Z", re.IGNORECASE)
+_UNITS = {"": 1, "B": 1, "KB": 1000, "MB": 1000**2, "GB": 1000**3, "KIB": 1 << 10, "MIB": 1 << 20, "GIB": 1 << 30}
+
+
+class ConfigError(Exception):
+    def __init__(self, message: str, span: Span) -> None:
+        super().__init__(message)
+        self.message = message
+        self.span = span
+
+
+@dataclass
+class Config:
+    path: str | None = None
+    select: list[str] | None = None
+    ignore: list[str] = field(default_factory=list)
+    exclude: list[str] = field(default_factory=list)
+    max_file_size: int | None = None
+
+
+def parse_size(text: str) -> int:
+    """Bytes in `4MiB`, `512KiB`, `2MB` or `1000`; ValueError otherwise."""
+    match = _SIZE.match(text.strip())
+    if match is None or int(match.group("number")) <= 0:
+        raise ValueError(f"{text!r} is not a size such as 4MiB, 512KiB or 1000000")
+    return int(match.group("number")) * _UNITS[(match.group("unit") or "").upper()]
+
+
+def find(repository: Repository) -> tuple[str, Path] | None:
+    """The repo-relative path and location of the repository's configuration, if it has one."""
+    for relative in CONFIG_FILES:
+        path = repository.root / relative
+        if path.is_file():
+            return relative, path
+    pyproject = repository.root / PYPROJECT
+    if pyproject.is_file() and "ci-checks" in _read(PYPROJECT, pyproject).text:
+        return PYPROJECT, pyproject
+    return None
+
+
+def load(display: str, path: Path) -> Config:
+    """Read and validate a configuration file; `display` is the path shown in errors."""
+    text = _read(display, path)
+    if path.name == PYPROJECT or path.suffix == ".toml":
+        data, locate = _from_toml(text)
+    else:
+        data, locate = _from_yaml(text)
+    if data is None or locate is None:
+        return Config(display)
+    validator = jsonschema.Draft202012Validator(own_schemas.load(own_schemas.CONFIG))
+    errors = sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.absolute_path)))
+    if errors:
+        error = errors[0]
+        raise ConfigError(_message(error), locate(list(error.absolute_path)))
+    config = Config(display)
+    config.select = data.get("select")
+    config.ignore = data.get("ignore", [])
+    config.exclude = data.get("exclude", [])
+    size = data.get("max-file-size")
+    if size is not None:
+        config.max_file_size = size if isinstance(size, int) else parse_size(size)
+    return config
+
+
+def _read(display: str, path: Path) -> SourceFile:
+    file = source.read(display, path)
+    if file.problem is not None:
+        raise ConfigError(file.problem.message, Span.point(display, file.problem.line, file.problem.column))
+    return file
+
+
+Locate = Callable[[list[str | int]], Span]
+
+
+def _from_yaml(file: SourceFile) -> tuple[dict[str, Any] | None, Locate | None]:
+    document = yamlpos.parse(file)
+    for issue in document.issues:
+        if issue.kind is not yamlpos.IssueKind.EMPTY:
+            raise ConfigError(issue.message, issue.span)
+    root = document.root
+    if root is None:
+        return None, None
+    data = yamlpos.to_plain(root)
+    if not isinstance(data, dict):
+        raise ConfigError("the configuration must be a mapping", root.span)
+
+    def locate(path: list[str | int]) -> Span:
+        node, key = yamlpos.node_at(root, path)
+        return (key or node).span
+
+    return data, locate
+
+
+def _from_toml(file: SourceFile) -> tuple[dict[str, Any] | None, Locate | None]:
+    try:
+        document = tomllib.loads(file.text)
+    except tomllib.TOMLDecodeError as error:
+        position = re.search(r"\(at line (\d+), column (\d+)\)", str(error))
+        line, column = (int(position.group(1)), int(position.group(2))) if position else (1, 1)
+        raise ConfigError(f"invalid TOML: {str(error).split(' (at ')[0]}", Span.point(file.path, line, column)) from None
+    section = document.get("tool", {}).get("ci-checks")
+    if section is None:
+        return None, None
+    header = next((n for n in range(1, len(file.line_starts) + 1) if "tool.ci-checks" in file.line_text(n)), 1)
+
+    def locate(path: list[str | int]) -> Span:
+        if path:
+            for line in range(header, len(file.line_starts) + 1):
+                text = file.line_text(line)
+                if text.lstrip().startswith(str(path[0])):
+                    return Span.point(file.path, line, len(text) - len(text.lstrip()) + 1)
+        return Span.point(file.path, header, 1)
+
+    return section, locate
+
+
+def _message(error: jsonschema.ValidationError) -> str:
+    if error.validator == "additionalProperties":
+        known = sorted(error.schema.get("properties", {}))
+        extra = [key for key in error.instance if key not in known]
+        hints = []
+        for key in extra:
+            close = difflib.get_close_matches(key, known, n=1)
+            hints.append(f"{key!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+        return f"unknown configuration key {', '.join(hints)}; known keys: {', '.join(known)}"
+    where = ".".join(str(part) for part in error.absolute_path) or "the configuration"
+    if error.validator == "const":
+        return f"{where} must be {error.validator_value!r}"
+    if error.validator == "type":
+        return f"{where} must be of type {error.validator_value}"
+    if error.validator == "oneOf" and where == "max-file-size":
+        return "max-file-size must be a number of bytes or a size such as 4MiB"
+    return f"{where}: {error.message}"

@@ -1,0 +1,74 @@
+"""Spans, diagnostics and the severities that decide exit codes.
+
+Positions are 1-based lines and columns counted in characters (Unicode code
+points); an end column is exclusive. They stay numbers here: only reporters turn
+them into text.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+
+class Severity(enum.Enum):
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+    @property
+    def fails(self) -> bool:
+        """Whether a finding of this severity makes `ci-checks check` exit 1."""
+        return self is not Severity.INFO
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Span:
+    path: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+    @classmethod
+    def point(cls, path: str, line: int = 1, column: int = 1) -> Span:
+        return cls(path, line, column, line, column + 1)
+
+
+@dataclass(frozen=True, slots=True)
+class Related:
+    span: Span
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class Edit:
+    span: Span
+    replacement: str
+
+
+@dataclass(frozen=True, slots=True)
+class Fix:
+    description: str
+    edits: tuple[Edit, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    code: str
+    rule: str
+    severity: Severity
+    message: str
+    span: Span
+    related: tuple[Related, ...] = field(default=())
+    fix: Fix | None = None
+
+    def sort_key(self) -> tuple[str, int, int, int, int, str, str]:
+        s = self.span
+        return (s.path, s.line, s.column, s.end_line, s.end_column, self.code, self.message)
+
+
+def sorted_diagnostics(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    """Deterministic output order: by file, position, code, then message; exact repeats dropped."""
+    unique = {(d.sort_key(), d.related, d.fix): d for d in diagnostics}
+    return [unique[k] for k in sorted(unique, key=lambda k: k[0])]

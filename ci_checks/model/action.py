@@ -1,0 +1,67 @@
+"""The composite-action model: `action.yml` metadata and, for composite actions, its steps."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ci_checks.model.steps import Step
+from ci_checks.model.values import mapping, pairs, text
+from ci_checks.model.workflow import Input, Output
+from ci_checks.source import SourceFile
+from ci_checks.yamlpos import Document, Mapping, Sequence
+
+
+@dataclass(eq=False)
+class Action:
+    path: str
+    document: Document
+    node: Mapping
+    name: str | None = None
+    description: str | None = None
+    inputs: dict[str, Input] = field(default_factory=dict)
+    outputs: dict[str, Output] = field(default_factory=dict)
+    using: str | None = None
+    runs: Mapping | None = None
+    steps: list[Step] = field(default_factory=list)
+
+    @property
+    def source(self) -> SourceFile:
+        return self.document.source
+
+    @property
+    def is_composite(self) -> bool:
+        return self.using == "composite"
+
+    @property
+    def default_shell(self) -> str | None:
+        """Composite steps have no default shell: GitHub requires `shell:` on each `run:` step."""
+        return None
+
+    def step(self, name_or_id: str) -> Step:
+        for step in self.steps:
+            if name_or_id in (step.name, step.id):
+                return step
+        raise LookupError(f"{self.path} has no step named {name_or_id!r}; steps: {[s.label for s in self.steps]}")
+
+    @classmethod
+    def from_document(cls, document: Document) -> Action | None:
+        root = document.root
+        if not document.usable or not isinstance(root, Mapping):
+            return None
+        action = cls(document.path, document, root)
+        action.name = text(root.get("name"))
+        action.description = text(root.get("description"))
+        action.inputs = {key.value: Input.build(key, value) for key, value in pairs(root.get("inputs"))}
+        action.outputs = {key.value: Output.build(key, value) for key, value in pairs(root.get("outputs"))}
+        runs = mapping(root.get("runs"))
+        action.runs = runs
+        if runs is not None:
+            action.using = text(runs.get("using"))
+            steps = runs.get("steps")
+            if isinstance(steps, Sequence):
+                action.steps = [
+                    Step.build(action, index, item, document.source)
+                    for index, item in enumerate(steps.items)
+                    if isinstance(item, Mapping)
+                ]
+        return action

@@ -1,0 +1,178 @@
+"""Steps, `uses:` references and `run:` scripts, shared by workflows and composite actions."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING, Literal
+
+from ci_checks import shell
+from ci_checks.diagnostics import Span
+from ci_checks.model.values import Entry, entries, entry, is_expression, text
+from ci_checks.source import SourceFile
+from ci_checks.yamlpos import Mapping, Scalar, ScalarMap
+
+if TYPE_CHECKING:
+    from ci_checks.model.action import Action
+    from ci_checks.model.workflow import Job
+
+
+_REPOSITORY_REF = re.compile(r"(?P<owner>[A-Za-z0-9_.-]+)/(?P<repo>[A-Za-z0-9_.-]+)(?P<path>/[^@]*)?@(?P<ref>[^@\s]+)\Z")
+
+
+@dataclass(frozen=True)
+class ActionRef:
+    """A parsed `uses:` value.
+
+    `kind` is "repository" (`owner/repo[/path]@ref`), "local" (`./path`) or
+    "docker" (`docker://image`).
+    """
+
+    kind: Literal["repository", "local", "docker"]
+    raw: str
+    owner: str = ""
+    repo: str = ""
+    path: str = ""
+    ref: str = ""
+
+    @property
+    def name(self) -> str:
+        """`owner/repo` plus `/path` when there is one: what a `uses` glob is compared with."""
+        if self.kind != "repository":
+            return self.path
+        return f"{self.owner}/{self.repo}" + (f"/{self.path}" if self.path else "")
+
+    @staticmethod
+    def parse(value: str) -> ActionRef | str:
+        """The reference, or a message saying why `value` is not one."""
+        if is_expression(value):
+            return "`uses` cannot contain ${{ }} expressions; GitHub resolves it before the run starts"
+        if value.startswith("docker://"):
+            image = value[len("docker://") :]
+            if not image:
+                return "`docker://` needs an image name"
+            return ActionRef("docker", value, path=image)
+        if value.startswith("./"):
+            return ActionRef("local", value, path=value[2:].rstrip("/"))
+        match = _REPOSITORY_REF.match(value)
+        if match is None:
+            if "@" not in value:
+                return f"{value!r} needs a ref: write `{value}@<tag, branch or commit SHA>`"
+            return f"{value!r} is not `owner/repo[/path]@ref`, `./local/path` or `docker://image`"
+        path = (match.group("path") or "").strip("/")
+        return ActionRef("repository", value, match.group("owner"), match.group("repo"), path, match.group("ref"))
+
+
+_POSIX_SHELLS = {"bash", "sh", "dash", "ksh", "zsh"}
+
+
+def shell_program(shell_value: str | None) -> str | None:
+    """The program a `shell:` value runs (`bash` for `bash -eo pipefail {0}`); None for an expression."""
+    if shell_value is None or is_expression(shell_value):
+        return None
+    words = shell_value.split()
+    return words[0].rsplit("/", 1)[-1] if words else None
+
+
+def is_posix_shell(shell_value: str | None) -> bool:
+    return shell_program(shell_value) in _POSIX_SHELLS
+
+
+class ScalarLocator:
+    """Maps offsets in a scalar's value to spans in its file."""
+
+    def __init__(self, source: SourceFile, node: Scalar) -> None:
+        self.source = source
+        self.node = node
+        self._map: ScalarMap | None = None
+
+    @property
+    def map(self) -> ScalarMap:
+        if self._map is None:
+            self._map = ScalarMap(self.source, self.node)
+        return self._map
+
+    def span(self, start: int, end: int) -> Span:
+        if not self.node.value:
+            return self.node.span
+        first, last = self.map.source_range(start, end)
+        line, column = self.source.position(first)
+        end_line, end_column = self.source.position(last)
+        return Span(self.source.path, line, column, end_line, end_column)
+
+
+@dataclass(eq=False)
+class Step:
+    """A step of a job or of a composite action. `owner` is that job or action."""
+
+    owner: Job | Action
+    index: int
+    node: Mapping
+    source: SourceFile
+    id: str | None = None
+    name: str | None = None
+    uses: ActionRef | None = None
+    uses_node: Scalar | None = None
+    with_: dict[str, Entry] = field(default_factory=dict)
+    run: Scalar | None = None
+    shell: str | None = None
+    env: dict[str, Entry] = field(default_factory=dict)
+    if_: Entry | None = None
+    working_directory: str | None = None
+    continue_on_error: Entry | None = None
+    timeout_minutes: Entry | None = None
+
+    @property
+    def span(self) -> Span:
+        return self.node.span
+
+    @property
+    def label(self) -> str:
+        """How people refer to the step: its name, else its id, else what it uses or runs."""
+        if self.name:
+            return self.name
+        if self.id:
+            return self.id
+        if self.uses is not None:
+            return self.uses.raw
+        if self.run is not None:
+            first = self.run.value.strip().splitlines()
+            return f"run: {first[0]}" if first else "run"
+        return f"step {self.index + 1}"
+
+    @property
+    def effective_shell(self) -> str | None:
+        """The shell GitHub runs the `run:` script with, or None when it cannot be known statically."""
+        if self.shell is not None:
+            return self.shell
+        return self.owner.default_shell
+
+    @cached_property
+    def script(self) -> shell.Script | None:
+        """The `run:` script as a command tree; None without `run:` or for a non-POSIX shell."""
+        if self.run is None or not is_posix_shell(self.effective_shell):
+            return None
+        return shell.parse(self.run.value, ScalarLocator(self.source, self.run))
+
+    @classmethod
+    def build(cls, owner: Job | Action, index: int, node: Mapping, source: SourceFile) -> Step:
+        step = cls(owner, index, node, source)
+        step.id = text(node.get("id"))
+        step.name = text(node.get("name"))
+        uses = node.get("uses")
+        if isinstance(uses, Scalar) and uses.value:
+            step.uses_node = uses
+            parsed = ActionRef.parse(uses.value)
+            step.uses = parsed if isinstance(parsed, ActionRef) else None
+        run = node.get("run")
+        if isinstance(run, Scalar) and run.resolved is not None:
+            step.run = run
+        step.shell = text(node.get("shell"))
+        step.with_ = entries(node.get("with"))
+        step.env = entries(node.get("env"))
+        step.if_ = entry(node, "if")
+        step.working_directory = text(node.get("working-directory"))
+        step.continue_on_error = entry(node, "continue-on-error")
+        step.timeout_minutes = entry(node, "timeout-minutes")
+        return step

@@ -1,0 +1,1 @@
+"""Reporters turn diagnostics into text for people and machines; positions become text only here."""

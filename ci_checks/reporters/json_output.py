@@ -1,0 +1,34 @@
+"""`--output-format json`: the document described by `schemas/ci-checks-output.schema.json`."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ci_checks.diagnostics import Diagnostic, Span
+
+
+def _position(span: Span) -> dict[str, Any]:
+    return {
+        "path": span.path,
+        "line": span.line,
+        "column": span.column,
+        "end_line": span.end_line,
+        "end_column": span.end_column,
+    }
+
+
+def as_dict(diagnostic: Diagnostic) -> dict[str, Any]:
+    item: dict[str, Any] = {"code": diagnostic.code, "rule": diagnostic.rule, "severity": diagnostic.severity.value}
+    item.update(_position(diagnostic.span))
+    item["message"] = diagnostic.message
+    if diagnostic.related:
+        item["related"] = [{**_position(r.span), "message": r.message} for r in diagnostic.related]
+    if diagnostic.fix is not None:
+        edits = [{**_position(e.span), "replacement": e.replacement} for e in diagnostic.fix.edits]
+        item["fix"] = {"description": diagnostic.fix.description, "edits": edits}
+    return item
+
+
+def render(diagnostics: list[Diagnostic]) -> str:
+    return json.dumps({"version": 1, "diagnostics": [as_dict(d) for d in diagnostics]}, indent=2) + "\n"

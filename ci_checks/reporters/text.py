@@ -1,0 +1,59 @@
+"""`path:line:col: CODE message`, then the source line with a caret underline."""
+
+from __future__ import annotations
+
+from ci_checks.diagnostics import Diagnostic, Severity, Span
+from ci_checks.source import SourceFile
+
+
+def header(diagnostic: Diagnostic) -> str:
+    span = diagnostic.span
+    return f"{span.path}:{span.line}:{span.column}: {diagnostic.code} {diagnostic.message}"
+
+
+def excerpt(span: Span, source: SourceFile | None) -> list[str]:
+    """The span's first line, numbered, with carets under the span (to the end of that line)."""
+    if source is None or source.problem is not None or not source.text:
+        return []
+    line = source.line_text(span.line).replace("\t", " ")
+    if not line.strip():
+        return []
+    start = min(span.column, len(line) + 1)
+    end = span.end_column if span.end_line == span.line else len(line) + 1
+    width = max(1, min(end, len(line) + 1) - start)
+    number = str(span.line)
+    gutter = " " * len(number)
+    return [f"{gutter} |", f"{number} | {line}", f"{gutter} | {' ' * (start - 1)}{'^' * width}"]
+
+
+def render(diagnostics: list[Diagnostic], sources: dict[str, SourceFile], files: int) -> str:
+    lines: list[str] = []
+    for diagnostic in diagnostics:
+        lines.append(header(diagnostic))
+        lines.extend(excerpt(diagnostic.span, sources.get(diagnostic.span.path)))
+        for related in diagnostic.related:
+            where = related.span
+            location = f"{where.line}:{where.column}" if where.path == diagnostic.span.path else header_of(where)
+            lines.append(f"  = note: {related.message} at {location}")
+        if diagnostic.fix is not None:
+            for edit in diagnostic.fix.edits:
+                lines.append(f"  = fix ({diagnostic.fix.description}): {edit.replacement}")
+        lines.append("")
+    lines.append(summary(diagnostics, files))
+    return "\n".join(lines) + "\n"
+
+
+def header_of(span: Span) -> str:
+    return f"{span.path}:{span.line}:{span.column}"
+
+
+def summary(diagnostics: list[Diagnostic], files: int) -> str:
+    checked = f"{files} file{'s' if files != 1 else ''} checked"
+    if not diagnostics:
+        return f"No problems found; {checked}."
+    counts = []
+    for severity in Severity:
+        count = sum(1 for d in diagnostics if d.severity is severity)
+        if count:
+            counts.append(f"{count} {severity.value}{'s' if count != 1 else ''}")
+    return f"Found {len(diagnostics)} problem{'s' if len(diagnostics) != 1 else ''} ({', '.join(counts)}); {checked}."

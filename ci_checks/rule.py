@@ -1,0 +1,34 @@
+"""What a rule is: its code, name, summary, severity, documentation, and check."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from ci_checks.diagnostics import Diagnostic, Fix, Related, Severity, Span
+from ci_checks.loading import LoadedFile
+from ci_checks.repository import FileKind
+
+DOC_SECTIONS = ("What it does", "Why it matters", "Example", "Fix")
+YAML_KINDS = frozenset({FileKind.WORKFLOW, FileKind.ACTION})
+
+
+@dataclass(frozen=True, eq=False)
+class Rule:
+    code: str
+    name: str
+    summary: str
+    severity: Severity
+    docs: str
+    kinds: frozenset[FileKind]
+    check: Callable[[LoadedFile], Iterable[Diagnostic]]
+
+    def diagnostic(
+        self,
+        span: Span,
+        message: str,
+        related: Sequence[Related] = (),
+        fix: Fix | None = None,
+        severity: Severity | None = None,
+    ) -> Diagnostic:
+        return Diagnostic(self.code, self.name, severity or self.severity, message, span, tuple(related), fix)

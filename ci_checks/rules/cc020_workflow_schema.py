@@ -1,0 +1,58 @@
+"""A workflow does not match the GitHub workflow schema.
+
+## What it does
+Validates each workflow against SchemaStore's GitHub workflow schema (as
+shipped by the `check-jsonschema` package) and reports each violation at the
+exact key or value: unknown keys (with a "did you mean"), missing required
+keys, values of the wrong type, and values outside a fixed set. Values are
+read as GitHub reads them (YAML 1.2: `on` and `yes` are strings).
+
+Shapes GitHub accepts but the schema rejects are not reported: `strategy`
+without `matrix`, and `branches`/`tags`/`paths` filters given as one string.
+A file with YAML that GitHub does not support (CC014) is not validated: it
+is reported once for that.
+
+## Why it matters
+A typo such as `runs-of:` or `need:` makes GitHub reject the workflow, or,
+for some keys, silently ignore the setting; either way it surfaces only after
+the push.
+
+## Example
+```yaml
+on: push
+jobs:
+  test:
+    runs-of: ubuntu-latest
+    steps:
+      - run: make test
+```
+
+## Fix
+Correct the key or value at the reported position.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ci_checks.backends import schema
+from ci_checks.diagnostics import Diagnostic, Severity
+from ci_checks.loading import LoadedFile
+from ci_checks.rule import Rule
+from ci_checks.repository import FileKind
+
+
+def check(file: LoadedFile) -> Iterator[Diagnostic]:
+    for error in schema.validate(file.document, FileKind.WORKFLOW):
+        yield RULE.diagnostic(error.span, error.message)
+
+
+RULE = Rule(
+    "CC020",
+    "workflow-schema",
+    "Workflow does not match the GitHub workflow schema",
+    Severity.ERROR,
+    __doc__,
+    frozenset({FileKind.WORKFLOW}),
+    check,
+)

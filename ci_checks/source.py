@@ -1,0 +1,151 @@
+"""Reading files safely: a size cap, UTF-8 (with or without BOM), normalised line breaks.
+
+A file that cannot be used as text is not an exception: `SourceFile.problem`
+says what is wrong and where, and rules turn that into a diagnostic.
+"""
+
+from __future__ import annotations
+
+import bisect
+import enum
+import os
+import re
+import stat
+from dataclasses import dataclass
+from functools import cached_property
+
+DEFAULT_MAX_BYTES = 4 * 1024 * 1024
+
+# YAML (and libyaml) treat these as line breaks besides "\n"; positions count them
+# the same way so that line numbers agree with the parser's.
+_ANY_BREAK = re.compile("[\n\x85\u2028\u2029]")
+_UTF8_BOM = b"\xef\xbb\xbf"
+_OTHER_BOMS = {
+    b"\xff\xfe\x00\x00": "UTF-32",
+    b"\x00\x00\xfe\xff": "UTF-32",
+    b"\xff\xfe": "UTF-16",
+    b"\xfe\xff": "UTF-16",
+}
+
+
+class ProblemKind(enum.Enum):
+    TOO_LARGE = "too-large"
+    BINARY = "binary"
+    ENCODING = "encoding"
+    UNREADABLE = "unreadable"
+
+
+@dataclass(frozen=True, slots=True)
+class SourceProblem:
+    kind: ProblemKind
+    message: str
+    line: int = 1
+    column: int = 1
+
+
+@dataclass(eq=False)
+class SourceFile:
+    """The text of one file. `path` is repo-relative with forward slashes."""
+
+    path: str
+    text: str
+    problem: SourceProblem | None = None
+
+    @cached_property
+    def line_starts(self) -> list[int]:
+        return [0] + [m.end() for m in _ANY_BREAK.finditer(self.text)]
+
+    def position(self, offset: int) -> tuple[int, int]:
+        """1-based (line, column) of a character offset into `text`."""
+        starts = self.line_starts
+        index = bisect.bisect_right(starts, offset) - 1
+        return index + 1, offset - starts[index] + 1
+
+    def offset(self, line: int, column: int) -> int:
+        """Character offset of a 1-based (line, column)."""
+        return self.line_starts[line - 1] + column - 1
+
+    def line_text(self, line: int) -> str:
+        starts = self.line_starts
+        if not 1 <= line <= len(starts):
+            return ""
+        start = starts[line - 1]
+        end = starts[line] - 1 if line < len(starts) else len(self.text)
+        return self.text[start:end]
+
+
+def decode(path: str, data: bytes) -> SourceFile:
+    """Decode bytes into a `SourceFile`, or one with a problem that says why not."""
+    nul = data.find(b"\x00")
+    for bom, name in _OTHER_BOMS.items():
+        if data.startswith(bom):
+            return _failed(path, ProblemKind.ENCODING, f"file is {name}-encoded; only UTF-8 is supported")
+    if nul >= 0:
+        line, column = _byte_position(data, nul)
+        return _failed(path, ProblemKind.BINARY, "binary file (contains a NUL byte)", line, column)
+    if data.startswith(_UTF8_BOM):
+        data = data[len(_UTF8_BOM) :]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line, column = _byte_position(data, error.start)
+        byte = data[error.start]
+        return _failed(
+            path, ProblemKind.ENCODING, f"file is not valid UTF-8 (byte 0x{byte:02x} cannot be decoded)", line, column
+        )
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return SourceFile(path, text)
+
+
+def read(path: str, filename: str | os.PathLike[str], max_bytes: int = DEFAULT_MAX_BYTES) -> SourceFile:
+    """Read a regular file of at most `max_bytes` bytes without blocking on FIFOs or devices."""
+    try:
+        fd = os.open(filename, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as error:
+        return _failed(path, ProblemKind.UNREADABLE, f"cannot open file: {error.strerror}")
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return _failed(path, ProblemKind.UNREADABLE, "not a regular file")
+        if info.st_size > max_bytes:
+            return _too_large(path, info.st_size, max_bytes)
+        chunks: list[bytes] = []
+        remaining = max_bytes + 1
+        while remaining > 0:
+            chunk = os.read(fd, min(remaining, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            remaining -= len(chunk)
+    except OSError as error:
+        return _failed(path, ProblemKind.UNREADABLE, f"cannot read file: {error.strerror}")
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    if len(data) > max_bytes:
+        return _too_large(path, len(data), max_bytes)
+    return decode(path, data)
+
+
+def format_size(size: int) -> str:
+    for unit, factor in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if size >= factor:
+            return f"{size / factor:.1f} {unit}".replace(".0 ", " ")
+    return f"{size} bytes"
+
+
+def _too_large(path: str, size: int, max_bytes: int) -> SourceFile:
+    message = f"file is larger than the {format_size(max_bytes)} limit ({format_size(size)}); raise it with --max-file-size"
+    return _failed(path, ProblemKind.TOO_LARGE, message)
+
+
+def _failed(path: str, kind: ProblemKind, message: str, line: int = 1, column: int = 1) -> SourceFile:
+    return SourceFile(path, "", SourceProblem(kind, message, line, column))
+
+
+def _byte_position(data: bytes, index: int) -> tuple[int, int]:
+    before = data[:index].replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    line_start = before.rfind(b"\n") + 1
+    column = len(before[line_start:].decode("utf-8", errors="replace")) + 1
+    return before.count(b"\n") + 1, column

@@ -1,0 +1,57 @@
+"""Shared helpers: run the real CLI in-process, and build small repositories on disk."""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from ci_checks import cli
+
+FIXTURES = Path(__file__).parent / "fixtures"
+PROJECT = Path(__file__).resolve().parents[2]
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+    @property
+    def headers(self) -> list[str]:
+        """The `path:line:col: CODE message` lines of text output."""
+        return [line for line in self.out.splitlines() if _is_header(line)]
+
+
+def _is_header(line: str) -> bool:
+    head, _, rest = line.partition(": ")
+    parts = head.rsplit(":", 2)
+    return bool(rest) and len(parts) == 3 and parts[1].isdigit() and parts[2].isdigit()
+
+
+def run_cli(*args: str | Path) -> Result:
+    out, err = io.StringIO(), io.StringIO()
+    code = cli.main([str(a) for a in args], out=out, err=err)
+    return Result(code, out.getvalue(), err.getvalue())
+
+
+@pytest.fixture
+def make_repo(tmp_path: Path):  # type: ignore[no-untyped-def]
+    """Write files (text or bytes) into a fresh repository folder with a `.git` marker."""
+
+    def make(files: dict[str, str | bytes]) -> Path:
+        root = tmp_path / "repo"
+        (root / ".git").mkdir(parents=True, exist_ok=True)
+        for name, content in files.items():
+            path = root / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(content, bytes):
+                path.write_bytes(content)
+            else:
+                path.write_text(content, encoding="utf-8")
+        return root
+
+    return make

@@ -1,0 +1,50 @@
+"""Golden fixtures: `err/X.yml` must print exactly the lines of `err/X.out`; `ok/` files must be clean.
+
+Expected lines are `path:line:col: CODE message` with paths relative to the
+fixtures folder. An optional `X.args` holds extra command-line options.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.ci.conftest import FIXTURES, PROJECT, run_cli
+
+
+def _fixtures(folder: str) -> list[Path]:
+    base = FIXTURES / folder
+    found = [p for p in base.rglob("*") if p.suffix in (".yml", ".yaml") and (p.is_file() or p.is_symlink())]
+    return sorted(found)
+
+
+def _run(fixture: Path):  # type: ignore[no-untyped-def]
+    args_file = fixture.with_suffix(".args")
+    extra = args_file.read_text().split() if args_file.exists() else []
+    return run_cli("check", *extra, fixture)
+
+
+def _relative(line: str) -> str:
+    prefix = (FIXTURES.relative_to(PROJECT)).as_posix() + "/"
+    return line.removeprefix(prefix)
+
+
+@pytest.mark.parametrize("fixture", _fixtures("err"), ids=lambda p: p.relative_to(FIXTURES).as_posix())
+def test_error_fixture_prints_its_golden_lines(fixture: Path) -> None:
+    expected = fixture.with_suffix(".out").read_text(encoding="utf-8").splitlines()
+    result = _run(fixture)
+    assert result.err == ""
+    assert [_relative(line) for line in result.headers] == expected
+    assert result.code == 1
+
+
+@pytest.mark.parametrize("fixture", _fixtures("ok"), ids=lambda p: p.relative_to(FIXTURES).as_posix())
+def test_clean_fixture_stays_clean(fixture: Path) -> None:
+    result = _run(fixture)
+    assert (result.code, result.headers, result.err) == (0, [], "")
+
+
+def test_every_error_fixture_has_golden_lines() -> None:
+    missing = [p for p in _fixtures("err") if not p.with_suffix(".out").is_file()]
+    assert missing == []
