@@ -354,7 +354,11 @@ def _syntax_issue(source: SourceFile, error: yaml.MarkedYAMLError) -> YamlIssue:
                 where = f" at {error.context_mark.line + 1}:{error.context_mark.column + 1}"
             message = f"{problem} ({context}{where})"
     line, column = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
-    return YamlIssue(IssueKind.SYNTAX, message, Span.point(source.path, line, column))
+    kind = IssueKind.SYNTAX
+    if "maximum nesting depth" in problem:  # libyaml's own guard, hit before ours on very deep flow collections
+        kind = IssueKind.LIMIT
+        message = f"collections are nested more than {MAX_DEPTH} levels deep"
+    return YamlIssue(kind, message, Span.point(source.path, line, column))
 
 
 def _char_at(source: SourceFile, line: int, column: int) -> str:

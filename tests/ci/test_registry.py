@@ -1,0 +1,89 @@
+"""Meta-tests: every rule is registered once, documented, and has error and clean fixtures."""
+
+from __future__ import annotations
+
+import pkgutil
+import re
+
+import pytest
+
+import ci_checks.rules
+from ci_checks import registry
+from ci_checks.rule import DOC_SECTIONS, Rule
+from tests.ci.conftest import FIXTURES, run_cli
+
+
+def test_every_rule_module_is_in_the_registry_table() -> None:
+    modules = {m.name for m in pkgutil.iter_modules(ci_checks.rules.__path__) if not m.name.startswith("_")}
+    registered = {module.__name__.rsplit(".", 1)[1] for module in ci_checks.rules.RULE_MODULES}
+    assert modules == registered
+
+
+def test_codes_and_names_are_unique_and_well_formed() -> None:
+    codes = [rule.code for rule in registry.RULES]
+    names = [rule.name for rule in registry.RULES]
+    assert len(set(codes)) == len(codes)
+    assert len(set(names)) == len(names)
+    assert codes == sorted(codes)
+    for rule in registry.RULES:
+        assert re.fullmatch(r"CC\d{3}", rule.code)
+        assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", rule.name)
+
+
+@pytest.mark.parametrize("rule", registry.RULES, ids=lambda r: r.code)
+def test_module_is_named_after_its_rule(rule: Rule) -> None:
+    module = next(m for m in ci_checks.rules.RULE_MODULES if m.RULE is rule)
+    assert module.__name__.rsplit(".", 1)[1] == f"{rule.code.lower()}_{rule.name.replace('-', '_')}"
+
+
+@pytest.mark.parametrize("rule", registry.RULES, ids=lambda r: r.code)
+def test_rule_documents_what_why_example_and_fix(rule: Rule) -> None:
+    headings = re.findall(r"^## (.+)$", rule.docs, flags=re.MULTILINE)
+    assert headings == list(DOC_SECTIONS)
+    for section in re.split(r"^## .+$", rule.docs, flags=re.MULTILINE)[1:]:
+        assert section.strip(), "an empty section"
+    assert rule.summary and not rule.summary.endswith(".")
+
+
+@pytest.mark.parametrize("rule", registry.RULES, ids=lambda r: r.code)
+def test_rule_has_error_and_clean_fixtures(rule: Rule) -> None:
+    prefix = rule.code.lower() + "_"
+    errors = [p for p in (FIXTURES / "err").rglob("*.out") if _fixture_name(p).startswith(prefix)]
+    clean = [p for p in (FIXTURES / "ok").rglob("*.y*ml") if _fixture_name(p).startswith(prefix)]
+    assert errors, f"no error fixture for {rule.code}"
+    assert clean, f"no clean fixture for {rule.code}"
+    for golden in errors:
+        assert f": {rule.code} " in golden.read_text(encoding="utf-8"), f"{golden.name} never reports {rule.code}"
+
+
+def _fixture_name(path):  # type: ignore[no-untyped-def]
+    """A fixture is named by its file, or by its folder when the file must be called action.yml."""
+    return path.parent.name if path.stem == "action" else path.stem
+
+
+def test_rules_command_lists_every_rule() -> None:
+    result = run_cli("rules")
+    assert result.code == 0
+    listed = [line.split()[0] for line in result.out.splitlines()]
+    assert listed == [rule.code for rule in registry.RULES]
+
+
+@pytest.mark.parametrize("query", ["CC011", "cc011", "duplicate-key"])
+def test_rule_command_prints_the_documentation(query: str) -> None:
+    result = run_cli("rule", query)
+    assert result.code == 0
+    assert result.out.startswith("# CC011 duplicate-key\n")
+    assert "## Why it matters" in result.out
+
+
+def test_unknown_rule_suggests_the_closest() -> None:
+    result = run_cli("rule", "duplicate-keys")
+    assert result.code == 2
+    assert "did you mean duplicate-key?" in result.err
+
+
+def test_selectors_accept_codes_prefixes_and_names() -> None:
+    rules, unknown = registry.select(["CC01", "invalid-uses"], ["CC013"])
+    assert [r.code for r in rules] == ["CC010", "CC011", "CC012", "CC014", "CC030"]
+    assert unknown == []
+    assert registry.select(["CC9"], [])[1] == ["CC9"]

@@ -1,0 +1,115 @@
+"""The seed: the Megatron override of a reusable ROCm workflow, asked about by structure.
+
+The string test it replaces split the file on `if [ -n "$MEGATRON_PR" ]; then`
+and on a ten-space `cd $GITHUB_WORKSPACE`, then compared `str.index` results.
+Here the same questions are asked of the command tree, and the answers survive
+re-indentation and a change of block-scalar style.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from ci_checks import source, yamlpos
+from ci_checks.model import Workflow
+from tests.ci.conftest import FIXTURES
+
+AFTER = (FIXTURES / "seed" / "_run-ci-rocm.yml").read_text(encoding="utf-8")
+BEFORE = (FIXTURES / "seed" / "_run-ci-rocm.before.yml").read_text(encoding="utf-8")
+CONDITION = '[ -n "$MEGATRON_PR" ]'
+CHECKOUT = "git checkout -f FETCH_HEAD"
+INSTALL = "pip install -e ."
+
+
+def reindent(text: str) -> str:
+    """2-space indentation becomes 4-space, keeping "- " items aligned with their content."""
+    lines = []
+    items: list[int] = []  # columns of the "- " items enclosing the current line
+    for line in text.splitlines():
+        indent = len(line) - len(line.lstrip(" "))
+        if not line.strip():
+            lines.append(line)
+            continue
+        while items and items[-1] >= indent:
+            items.pop()
+        lines.append(" " * (2 * indent - 2 * len(items)) + line[indent:])
+        if line[indent:].startswith("- "):
+            items.append(indent)
+    return "\n".join(lines) + "\n"
+
+
+def override(text: str):  # type: ignore[no-untyped-def]
+    doc = yamlpos.parse(source.decode(".github/workflows/_run-ci-rocm.yml", text.encode()))
+    workflow = Workflow.from_document(doc)
+    assert workflow is not None, doc.issues
+    script = workflow.step("Install Megatron").script
+    assert script is not None
+    return script.branch(CONDITION)
+
+
+VARIANTS = {
+    "as written": AFTER,
+    "indented by 4": reindent(AFTER),
+    "literal strip |-": AFTER.replace("run: |\n", "run: |-\n"),
+    "both": reindent(AFTER).replace("run: |\n", "run: |-\n"),
+}
+
+
+@pytest.mark.parametrize("text", VARIANTS.values(), ids=VARIANTS.keys())
+def test_checkout_and_install_lines_and_order_survive_reformatting(text: str) -> None:
+    branch = override(text)
+    checkout = branch.first(CHECKOUT)
+    install = branch.first(INSTALL)
+    assert checkout is not None and install is not None
+    assert (checkout.span.line, install.span.line) == (30, 32)
+    assert install.argv == ["pip", "install", "-e", ".", "--no-deps", "--break-system-packages"]
+    assert branch.comes_before(CHECKOUT, INSTALL)
+    assert not any("amd_patch" in word.value for command in branch.commands() for word in command.words)
+
+
+def test_reindented_variant_is_the_same_workflow() -> None:
+    def data(text: str) -> object:
+        """The workflow's data, with the indentation inside scripts removed (it is re-indented too)."""
+        doc = yamlpos.parse(source.decode("w.yml", text.encode()))
+        assert doc.root is not None
+        return unindent(yamlpos.to_plain(doc.root))
+
+    def unindent(value: object) -> object:
+        if isinstance(value, dict):
+            return {k: unindent(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [unindent(v) for v in value]
+        return "\n".join(line.lstrip() for line in value.split("\n")) if isinstance(value, str) else value
+
+    four = reindent(AFTER)
+    assert "    test:\n        runs-on:" in four
+    assert data(four) == data(AFTER) != data(VARIANTS["literal strip |-"])
+
+
+def test_columns_follow_the_indentation() -> None:
+    two = override(AFTER).first(CHECKOUT)
+    four = override(reindent(AFTER)).first(CHECKOUT)
+    assert two is not None and four is not None
+    assert (two.span.column, four.span.column) == (13, 23)
+
+
+def test_install_outside_the_branch_is_not_the_branchs() -> None:
+    branch = override(AFTER)
+    assert len(branch.find(INSTALL)) == 1
+    doc = yamlpos.parse(source.decode("w.yml", AFTER.encode()))
+    workflow = Workflow.from_document(doc)
+    assert workflow is not None
+    script = workflow.step("Install Megatron").script
+    assert script is not None
+    assert [c.span.line for c in script.find(INSTALL)] == [32, 35]
+
+
+def test_before_the_change_the_patch_is_applied_between_checkout_and_install() -> None:
+    branch = override(BEFORE)
+    applies = branch.find("git apply")
+    assert [c.span.line for c in applies] == [32, 33, 34]
+    patched = [c for c in branch.commands() if any("amd_patch" in w.value for w in c.words)]
+    assert [c.span.line for c in patched] == [32, 33, 34, 35, 37]
+    assert branch.comes_before(CHECKOUT, INSTALL)
+    install = branch.first(INSTALL)
+    assert install is not None and install.span.line == 40
