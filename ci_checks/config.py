@@ -12,7 +12,7 @@ import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import jsonschema
 
@@ -76,7 +76,10 @@ def load(display: str, path: Path) -> Config:
     errors = sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.absolute_path)))
     if errors:
         error = errors[0]
-        raise ConfigError(_message(error), locate(list(error.absolute_path)))
+        where = list(error.absolute_path)
+        if error.validator == "additionalProperties":
+            raise ConfigError(_message(error), locate([*where, _unknown_keys(error)[0]], True))
+        raise ConfigError(_message(error), locate(where, False))
     config = Config(display)
     config.select = data.get("select")
     config.ignore = data.get("ignore", [])
@@ -94,7 +97,8 @@ def _read(display: str, path: Path) -> SourceFile:
     return file
 
 
-Locate = Callable[[list[str | int]], Span]
+Locate = Callable[[list[str | int], bool], Span]
+"""From a JSON path to the span of the key there (True) or of its value (False)."""
 
 
 def _from_yaml(file: SourceFile) -> tuple[dict[str, Any] | None, Locate | None]:
@@ -109,9 +113,9 @@ def _from_yaml(file: SourceFile) -> tuple[dict[str, Any] | None, Locate | None]:
     if not isinstance(data, dict):
         raise ConfigError("the configuration must be a mapping", root.span)
 
-    def locate(path: list[str | int]) -> Span:
+    def locate(path: list[str | int], at_key: bool) -> Span:
         node, key = yamlpos.node_at(root, path)
-        return (key or node).span
+        return key.span if at_key and key is not None else node.span
 
     return data, locate
 
@@ -122,29 +126,43 @@ def _from_toml(file: SourceFile) -> tuple[dict[str, Any] | None, Locate | None]:
     except tomllib.TOMLDecodeError as error:
         position = re.search(r"\(at line (\d+), column (\d+)\)", str(error))
         line, column = (int(position.group(1)), int(position.group(2))) if position else (1, 1)
-        raise ConfigError(f"invalid TOML: {str(error).split(' (at ')[0]}", Span.point(file.path, line, column)) from None
+        raise ConfigError(
+            f"invalid TOML: {str(error).split(' (at ')[0]}", Span.point(file.path, line, column)
+        ) from None
     section = document.get("tool", {}).get("ci-checks")
     if section is None:
         return None, None
     header = next((n for n in range(1, len(file.line_starts) + 1) if "tool.ci-checks" in file.line_text(n)), 1)
 
-    def locate(path: list[str | int]) -> Span:
+    def locate(path: list[str | int], at_key: bool) -> Span:
         if path:
-            for line in range(header, len(file.line_starts) + 1):
-                text = file.line_text(line)
-                if text.lstrip().startswith(str(path[0])):
-                    return Span.point(file.path, line, len(text) - len(text.lstrip()) + 1)
+            key = re.compile(rf"\s*(?P<key>\"?{re.escape(str(path[0]))}\"?)\s*=\s*(?P<value>\S)")
+            for line in range(header + 1, len(file.line_starts) + 1):
+                match = key.match(file.line_text(line))
+                if match:
+                    return Span.point(file.path, line, match.start("key" if at_key else "value") + 1)
+                if file.line_text(line).lstrip().startswith("["):
+                    break
         return Span.point(file.path, header, 1)
 
     return section, locate
 
 
+def _known_keys(error: jsonschema.ValidationError) -> list[str]:
+    schema = cast(dict[str, Any], error.schema)
+    return sorted(schema.get("properties", {}))
+
+
+def _unknown_keys(error: jsonschema.ValidationError) -> list[str]:
+    known = _known_keys(error)
+    return [key for key in cast(dict[str, Any], error.instance) if key not in known]
+
+
 def _message(error: jsonschema.ValidationError) -> str:
     if error.validator == "additionalProperties":
-        known = sorted(error.schema.get("properties", {}))
-        extra = [key for key in error.instance if key not in known]
+        known = _known_keys(error)
         hints = []
-        for key in extra:
+        for key in _unknown_keys(error):
             close = difflib.get_close_matches(key, known, n=1)
             hints.append(f"{key!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
         return f"unknown configuration key {', '.join(hints)}; known keys: {', '.join(known)}"

@@ -63,7 +63,7 @@ def find_root(start: Path) -> Path:
 
     Without either, a folder is its own root and a file's folder is its root.
     """
-    start = Path(os.path.abspath(start))
+    start = Path(_absolute(start))
     folder = start if start.is_dir() else start.parent
     for marker in (".git", ".github"):
         for candidate in (folder, *folder.parents):
@@ -78,7 +78,7 @@ class Repository:
     exclude: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self.root = Path(os.path.abspath(self.root))
+        self.root = Path(_absolute(self.root))
 
     @cached_property
     def real_root(self) -> Path:
@@ -90,7 +90,7 @@ class Repository:
 
     def relative(self, path: Path) -> str:
         """The repo-relative POSIX path of a path inside the root, as written (links not resolved)."""
-        return Path(os.path.abspath(path)).relative_to(self.root).as_posix()
+        return Path(_absolute(path)).relative_to(self.root).as_posix()
 
     def excluded(self, relative: str) -> bool:
         return any(fnmatch.fnmatchcase(relative, pattern) for pattern in self.exclude)
@@ -151,6 +151,11 @@ class Repository:
             problem = SourceProblem(ProblemKind.UNREADABLE, "symbolic link points outside the repository; not read")
             return SourceFile(relative, "", problem)
         return source.read(relative, real, max_bytes)
+
+
+def _absolute(path: str | os.PathLike[str]) -> str:
+    """An absolute, normalised path with its symbolic links kept as written (unlike `Path.resolve`)."""
+    return os.path.abspath(path)  # noqa: PTH100
 
 
 def _walkable(name: str) -> bool:

@@ -482,6 +482,7 @@ _WORD_TYPES = {
 }
 _REDIRECT_TYPES = {"file_redirect", "heredoc_redirect", "herestring_redirect"}
 _SEPARATORS = {";", ";;", "&", "\n", ";&", ";;&"}
+_CLAUSE_SKIPPED = {"elif_clause", "else_clause", "fi", "if", "elif", "comment"}
 
 
 class _OffsetLocator:
@@ -606,7 +607,7 @@ class _Converter:
                 subs.extend(child_subs)
             return "".join(parts), static, subs
         if kind in ("command_substitution", "process_substitution"):
-            return self.text[start:end], False, [self.block(node, [c for c in node.named_children])]
+            return self.text[start:end], False, [self.block(node, list(node.named_children))]
         if kind in ("simple_expansion", "expansion", "arithmetic_expansion"):
             return self.text[start:end], False, self.nested_substitutions(node)
         if node.child_count == 0 or kind in ("word", "number", "extglob_pattern", "regex"):
@@ -791,13 +792,13 @@ class _Converter:
         converted = self.statement(body_node)
         if len(converted) == 1:
             target = converted[0]
-            if isinstance(target, Command):
-                target.redirects.extend(redirects)
-            elif isinstance(target, Group):
+            if isinstance(target, Command | Group):
                 target.redirects.extend(redirects)
             elif redirects:
                 start, end = self.bounds(node)
-                group_body = Block(self.locator, target.start, target.end, [target], self.text[target.start : target.end])
+                group_body = Block(
+                    self.locator, target.start, target.end, [target], self.text[target.start : target.end]
+                )
                 return [Group(self.locator, start, end, group_body, False, redirects)]
         return converted
 
@@ -820,9 +821,7 @@ class _Converter:
         for child in node.children:
             if child.type == "then":
                 seen_then = True
-            elif child.type in ("elif_clause", "else_clause", "fi", "if", "elif") or not child.is_named:
-                continue
-            elif child.type == "comment":
+            elif child.type in _CLAUSE_SKIPPED or not child.is_named:
                 continue
             elif seen_then:
                 body.append(child)

@@ -136,7 +136,9 @@ def format_size(size: int) -> str:
 
 
 def _too_large(path: str, size: int, max_bytes: int) -> SourceFile:
-    message = f"file is larger than the {format_size(max_bytes)} limit ({format_size(size)}); raise it with --max-file-size"
+    message = (
+        f"file is larger than the {format_size(max_bytes)} limit ({format_size(size)}); raise it with --max-file-size"
+    )
     return _failed(path, ProblemKind.TOO_LARGE, message)
 
 

@@ -17,7 +17,7 @@ import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Union
+from typing import NoReturn, TypeAlias
 
 import yaml
 from yaml import events as ev
@@ -52,7 +52,7 @@ _FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?\Z")
 _INF = re.compile(r"[-+]?\.(inf|Inf|INF)\Z")
 _NAN = re.compile(r"\.(nan|NaN|NAN)\Z")
 
-Plain = Union[str, int, float, bool, None, list["Plain"], dict[str, "Plain"]]
+Plain: TypeAlias = str | int | float | bool | list["Plain"] | dict[str, "Plain"] | None
 
 
 class Node:
@@ -206,13 +206,16 @@ class _Builder:
         self.alias_nodes = 0
         self.documents = 0
 
-    def span(self, start: yaml.Mark, end: yaml.Mark) -> Span:
+    def span(self, event: ev.Event) -> Span:
+        start, end = event.start_mark, event.end_mark
+        if start is None or end is None:
+            return Span.point(self.path)
         return Span(self.path, start.line + 1, start.column + 1, end.line + 1, end.column + 1)
 
     def issue(self, kind: IssueKind, message: str, span: Span, related: Span | None = None, note: str = "") -> None:
         self.doc.issues.append(YamlIssue(kind, message, span, related, note))
 
-    def stop(self, kind: IssueKind, message: str, span: Span) -> None:
+    def stop(self, kind: IssueKind, message: str, span: Span) -> NoReturn:
         self.issue(kind, message, span)
         raise _Stop
 
@@ -221,54 +224,61 @@ class _Builder:
             self.issue(IssueKind.UNSUPPORTED, f"YAML tag {tag!r} is not supported by GitHub Actions", span)
 
     def feed(self, event: ev.Event) -> None:
-        kind = type(event)
-        if kind is ev.ScalarEvent:
-            span = self.span(event.start_mark, event.end_mark)
+        if isinstance(event, ev.ScalarEvent):
+            span = self.span(event)
             self.check_tag(event.tag, span)
-            node = Scalar(span, event.value, event.style or None, event.tag)
+            scalar = Scalar(span, event.value, event.style or None, event.tag)
             if event.anchor is not None:
-                self.anchors[event.anchor] = (node, 1)
-            self.add(node, 1)
-        elif kind is ev.MappingStartEvent or kind is ev.SequenceStartEvent:
+                self.anchors[event.anchor] = (scalar, 1)
+            self.add(scalar, 1)
+        elif isinstance(event, ev.CollectionStartEvent):
+            span = self.span(event)
             if len(self.stack) >= MAX_DEPTH:
-                span = self.span(event.start_mark, event.end_mark)
                 self.stop(IssueKind.LIMIT, f"collections are nested more than {MAX_DEPTH} levels deep", span)
-            span = self.span(event.start_mark, event.end_mark)
             self.check_tag(event.tag, span)
-            collection: Mapping | Sequence = Mapping(span) if kind is ev.MappingStartEvent else Sequence(span)
+            collection = Mapping(span) if isinstance(event, ev.MappingStartEvent) else Sequence(span)
             if event.anchor is not None:
                 self.anchors[event.anchor] = (collection, None)
             self.stack.append(_Frame(collection, event.anchor, bool(event.flow_style)))
-        elif kind is ev.MappingEndEvent or kind is ev.SequenceEndEvent:
-            frame = self.stack.pop()
-            node = frame.node
-            start = node.span
-            if frame.flow:
-                end = (event.end_mark.line + 1, event.end_mark.column + 1)
-            else:
-                end = frame.last_end or (start.line, start.column)
-            node.span = Span(self.path, start.line, start.column, end[0], end[1])
-            if frame.anchor is not None:
-                self.anchors[frame.anchor] = (node, frame.size)
-            self.add(node, frame.size)
-        elif kind is ev.AliasEvent:
-            span = self.span(event.start_mark, event.end_mark)
-            target = self.anchors.get(event.anchor)
-            if target is None:
-                self.stop(IssueKind.SYNTAX, f"alias *{event.anchor} refers to no anchor defined before it", span)
-            node, size = target
-            if size is None:
-                self.stop(IssueKind.LIMIT, f"alias *{event.anchor} refers to a collection that contains it", span)
-            self.alias_nodes += size
-            if self.alias_nodes > MAX_ALIAS_NODES:
-                message = f"aliases expand this document by more than {MAX_ALIAS_NODES:,} nodes (an alias bomb?)"
-                self.stop(IssueKind.LIMIT, message, span)
-            self.add(node, size, span)
-        elif kind is ev.DocumentStartEvent:
+        elif isinstance(event, ev.CollectionEndEvent):
+            self.close(event)
+        elif isinstance(event, ev.AliasEvent):
+            self.alias(event)
+        elif isinstance(event, ev.DocumentStartEvent):
             self.documents += 1
             if self.documents > 1:
-                span = self.span(event.start_mark, event.end_mark)
-                self.stop(IssueKind.SYNTAX, "a second YAML document starts here; a workflow file holds one", span)
+                message = "a second YAML document starts here; a workflow file holds one"
+                self.stop(IssueKind.SYNTAX, message, self.span(event))
+
+    def close(self, event: ev.CollectionEndEvent) -> None:
+        frame = self.stack.pop()
+        node = frame.node
+        start = node.span
+        if frame.flow:
+            closing = self.span(event)
+            end = (closing.end_line, closing.end_column)
+        else:
+            end = frame.last_end or (start.line, start.column)
+        node.span = Span(self.path, start.line, start.column, end[0], end[1])
+        if frame.anchor is not None:
+            self.anchors[frame.anchor] = (node, frame.size)
+        self.add(node, frame.size)
+
+    def alias(self, event: ev.AliasEvent) -> None:
+        span = self.span(event)
+        target = self.anchors.get(event.anchor or "")
+        if target is None:
+            self.stop(IssueKind.SYNTAX, f"alias *{event.anchor} refers to no anchor defined before it", span)
+            return
+        node, size = target
+        if size is None:
+            self.stop(IssueKind.LIMIT, f"alias *{event.anchor} refers to a collection that contains it", span)
+            return
+        self.alias_nodes += size
+        if self.alias_nodes > MAX_ALIAS_NODES:
+            message = f"aliases expand this document by more than {MAX_ALIAS_NODES:,} nodes (an alias bomb?)"
+            self.stop(IssueKind.LIMIT, message, span)
+        self.add(node, size, span)
 
     def add(self, node: Node, size: int, alias_span: Span | None = None) -> None:
         where = alias_span or node.span

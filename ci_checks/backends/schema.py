@@ -35,10 +35,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import jsonschema
-from jsonschema.exceptions import ValidationError, best_match
+from jsonschema.exceptions import ValidationError
 
 from ci_checks.diagnostics import Span
 from ci_checks.repository import FileKind
@@ -139,10 +139,12 @@ def validate(document: Document, kind: FileKind) -> list[SchemaError]:
     if root is None or not document.usable or any(i.kind is IssueKind.UNSUPPORTED for i in document.issues):
         return []
     instance = to_plain(root)
-    found: list[SchemaError] = []
+    found: dict[Span, SchemaError] = {}
     for error in validator(kind).iter_errors(instance):
-        found.extend(_explain(root, error))
-    return found
+        for explained in _explain(root, error):
+            # A value reached through several aliases is one mistake, reported where it is written.
+            found.setdefault(explained.span, explained)
+    return list(found.values())
 
 
 _TYPE_NAMES = {
@@ -179,8 +181,20 @@ def _where(path: list[str | int]) -> str:
     return text or "the top level"
 
 
+def _expected(error: ValidationError) -> Any:
+    return cast(Any, error.validator_value)
+
+
+def _subschema(error: ValidationError) -> dict[str, Any]:
+    return cast(dict[str, Any], error.schema)
+
+
+def _instance(error: ValidationError) -> Any:
+    return cast(Any, error.instance)
+
+
 def _accepts(error: ValidationError, instance_type: str) -> bool:
-    expected = error.validator_value
+    expected = _expected(error)
     types = expected if isinstance(expected, list) else [expected]
     return instance_type in types or (instance_type == "integer" and "number" in types)
 
@@ -205,8 +219,8 @@ def _fit(branch: list[ValidationError]) -> tuple[int, int, int]:
     for e in branch:
         if e.relative_path:
             continue
-        if e.validator == "additionalProperties" and isinstance(e.instance, dict):
-            unexpected += sum(1 for key in e.instance if _is_extra(e, key))
+        if e.validator == "additionalProperties" and isinstance(_instance(e), dict):
+            unexpected += sum(1 for key in _instance(e) if _is_extra(e, key))
         elif e.validator == "required":
             missing += 1
     return unexpected, missing, len(branch)
@@ -219,14 +233,14 @@ def _wanted(branch: list[ValidationError]) -> str | None:
         if e.relative_path:
             return None
         if e.validator == "type":
-            expected = e.validator_value if isinstance(e.validator_value, list) else [e.validator_value]
+            expected = _expected(e) if isinstance(_expected(e), list) else [_expected(e)]
             words.append(" or ".join(_TYPE_NAMES.get(t, t) for t in expected))
-        elif e.validator == "pattern" and "${{" in str(e.validator_value).replace("\\", ""):
+        elif e.validator == "pattern" and "${{" in str(_expected(e)).replace("\\", ""):
             words.append("an ${{ }} expression")
         elif e.validator == "enum":
-            words.append("one of " + _listed(e.validator_value))
+            words.append("one of " + _listed(_expected(e)))
         elif e.validator == "const":
-            words.append(_shown(e.validator_value))
+            words.append(_shown(_expected(e)))
         else:
             return None
     return words[-1] if words else None
@@ -243,59 +257,59 @@ def _explain(root: Node, error: ValidationError) -> Iterator[SchemaError]:
     where = _where(path)
     validator_name = error.validator
     if validator_name in ("oneOf", "anyOf") and error.context:
-        instance_type = _type_of(error.instance)
+        instance_type = _type_of(_instance(error))
         branches = _branches(error)
         fitting = [b for b in branches if not _wrong_type(b, instance_type)]
         wanted = [_wanted(b) for b in branches]
         if all(len(b) == 1 and b[0].validator == "required" and not b[0].relative_path for b in branches):
-            names = " or ".join(repr(name) for b in branches for name in b[0].validator_value)
+            names = " or ".join(repr(name) for b in branches for name in _expected(b[0]))
             yield SchemaError(f"missing required key: one of {names} at {where}", _key_or_start(node, key))
             return
         if not fitting or all(w is not None for w in wanted):
             described = " or ".join(dict.fromkeys(w for w in wanted if w))
-            found = _TYPE_NAMES[instance_type] if not isinstance(error.instance, str) else _shown(error.instance)
+            found = _TYPE_NAMES[instance_type] if not isinstance(_instance(error), str) else _shown(_instance(error))
             yield SchemaError(f"expected {described or 'another value'} at {where}, found {found}", node.span)
             return
         for sub in min(fitting, key=_fit):
             yield from _explain(root, sub)
         return
     if validator_name == "additionalProperties" and isinstance(node, Mapping):
-        allowed = sorted(error.schema.get("properties", {}))
+        allowed = sorted(_subschema(error).get("properties", {}))
         for item_key, _ in node.items():
-            if item_key.value in error.instance and _is_extra(error, item_key.value):
+            if item_key.value in _instance(error) and _is_extra(error, item_key.value):
                 close = difflib.get_close_matches(item_key.value, allowed, n=1, cutoff=0.6)
                 hint = f" (did you mean {close[0]!r}?)" if close else ""
                 yield SchemaError(f"unknown key {item_key.value!r} at {where}{hint}", item_key.span)
         return
-    if validator_name == "not" and set(error.validator_value) == {"required"}:
-        names = " and ".join(repr(name) for name in error.validator_value["required"])
+    if validator_name == "not" and set(_expected(error)) == {"required"}:
+        names = " and ".join(repr(name) for name in _expected(error)["required"])
         yield SchemaError(f"{names} cannot be used together at {where}", _key_or_start(node, key))
         return
     if validator_name == "required":
         anchor = _key_or_start(node, key)
-        missing = [name for name in error.validator_value if name not in (error.instance or {})]
+        missing = [name for name in _expected(error) if name not in (_instance(error) or {})]
         names = ", ".join(repr(name) for name in missing)
         yield SchemaError(f"missing required key {names} at {where}", anchor)
         return
     if validator_name == "type":
-        expected = error.validator_value if isinstance(error.validator_value, list) else [error.validator_value]
+        expected = _expected(error) if isinstance(_expected(error), list) else [_expected(error)]
         words = " or ".join(_TYPE_NAMES.get(t, t) for t in expected)
-        yield SchemaError(f"expected {words} at {where}, found {_TYPE_NAMES[_type_of(error.instance)]}", node.span)
+        yield SchemaError(f"expected {words} at {where}, found {_TYPE_NAMES[_type_of(_instance(error))]}", node.span)
         return
     if validator_name == "enum":
-        options = [str(option) for option in error.validator_value]
-        close = difflib.get_close_matches(str(error.instance), options, n=1, cutoff=0.6)
+        options = [str(option) for option in _expected(error)]
+        close = difflib.get_close_matches(str(_instance(error)), options, n=1, cutoff=0.6)
         if close:
-            message = f"{_shown(error.instance)} is not a known value at {where} (did you mean {close[0]!r}?)"
+            message = f"{_shown(_instance(error))} is not a known value at {where} (did you mean {close[0]!r}?)"
         else:
-            message = f"{_shown(error.instance)} is not one of {_listed(error.validator_value)} at {where}"
+            message = f"{_shown(_instance(error))} is not one of {_listed(_expected(error))} at {where}"
         yield SchemaError(message, node.span)
         return
     if validator_name in ("minItems", "minProperties", "minLength"):
         yield SchemaError(f"{where} must not be empty", node.span)
         return
     if validator_name == "pattern":
-        yield SchemaError(f"{_shown(error.instance)} does not have the expected form at {where}", node.span)
+        yield SchemaError(f"{_shown(_instance(error))} does not have the expected form at {where}", node.span)
         return
     yield SchemaError(f"{error.message} at {where}", node.span)
 
@@ -306,7 +320,7 @@ def _key_or_start(node: Node, key: Scalar | None) -> Span:
 
 
 def _is_extra(error: ValidationError, name: str) -> bool:
-    schema = error.schema
+    schema = _subschema(error)
     if name in schema.get("properties", {}):
         return False
     return not any(re.search(pattern, name) for pattern in schema.get("patternProperties", {}))
@@ -315,4 +329,3 @@ def _is_extra(error: ValidationError, name: str) -> bool:
 def _shown(value: object) -> str:
     text = json.dumps(value) if not isinstance(value, str) else repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
-

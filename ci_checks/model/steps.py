@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Literal
 from ci_checks import shell
 from ci_checks.diagnostics import Span
 from ci_checks.model.values import Entry, entries, entry, is_expression, text
+from ci_checks.shell import Script
 from ci_checks.source import SourceFile
 from ci_checks.yamlpos import Mapping, Scalar, ScalarMap
 
@@ -18,7 +19,9 @@ if TYPE_CHECKING:
     from ci_checks.model.workflow import Job
 
 
-_REPOSITORY_REF = re.compile(r"(?P<owner>[A-Za-z0-9_.-]+)/(?P<repo>[A-Za-z0-9_.-]+)(?P<path>/[^@]*)?@(?P<ref>[^@\s]+)\Z")
+_REPOSITORY_REF = re.compile(
+    r"(?P<owner>[A-Za-z0-9_.-]+)/(?P<repo>[A-Za-z0-9_.-]+)(?P<path>/[^@]*)?@(?P<ref>[^@\s]+)\Z"
+)
 
 
 @dataclass(frozen=True)
@@ -149,7 +152,7 @@ class Step:
         return self.owner.default_shell
 
     @cached_property
-    def script(self) -> shell.Script | None:
+    def script(self) -> Script | None:
         """The `run:` script as a command tree; None without `run:` or for a non-POSIX shell."""
         if self.run is None or not is_posix_shell(self.effective_shell):
             return None

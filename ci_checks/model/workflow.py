@@ -89,7 +89,8 @@ class RunDefaults:
 
     @classmethod
     def build(cls, node: Node | None) -> RunDefaults:
-        run = mapping(mapping(node).get("run") if mapping(node) else None)
+        defaults = mapping(node)
+        run = mapping(defaults.get("run")) if defaults is not None else None
         if run is None:
             return cls()
         return cls(text(run.get("shell")), text(run.get("working-directory")))

@@ -13,7 +13,7 @@ only after the push, on the Actions tab.
 ```yaml
 jobs:
   test:
-	runs-on: ubuntu-latest   # indented with a tab
+        runs-on: ubuntu-latest   # indented with a tab
 ```
 
 ## Fix

@@ -38,4 +38,6 @@ def check(file: LoadedFile) -> Iterator[Diagnostic]:
     return yaml_issues(file, IssueKind.LIMIT, RULE)
 
 
-RULE = Rule("CC012", "yaml-limit", "Document exceeds alias or nesting limits", Severity.ERROR, __doc__, YAML_KINDS, check)
+RULE = Rule(
+    "CC012", "yaml-limit", "Document exceeds alias or nesting limits", Severity.ERROR, __doc__, YAML_KINDS, check
+)

@@ -40,5 +40,11 @@ def check(file: LoadedFile) -> Iterator[Diagnostic]:
 
 
 RULE = Rule(
-    "CC014", "unsupported-yaml", "YAML feature GitHub Actions does not support", Severity.ERROR, __doc__, YAML_KINDS, check
+    "CC014",
+    "unsupported-yaml",
+    "YAML feature GitHub Actions does not support",
+    Severity.ERROR,
+    __doc__,
+    YAML_KINDS,
+    check,
 )

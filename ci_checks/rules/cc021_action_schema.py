@@ -32,8 +32,8 @@ from collections.abc import Iterator
 from ci_checks.backends import schema
 from ci_checks.diagnostics import Diagnostic, Severity
 from ci_checks.loading import LoadedFile
-from ci_checks.rule import Rule
 from ci_checks.repository import FileKind
+from ci_checks.rule import Rule
 
 
 def check(file: LoadedFile) -> Iterator[Diagnostic]:

@@ -68,10 +68,10 @@ def check(file: LoadedFile) -> Iterator[Diagnostic]:
             name = match.group("command")
             target = _FILES[name]
             if name in _DISABLED:
-                message = f"`::{name}` is disabled on GitHub runners and fails the step; append to \"{target}\" instead"
+                message = f'`::{name}` is disabled on GitHub runners and fails the step; append to "{target}" instead'
                 severity = Severity.ERROR
             else:
-                message = f"`::{name}` is deprecated; append `name=value` to \"{target}\" instead"
+                message = f'`::{name}` is deprecated; append `name=value` to "{target}" instead'
                 severity = Severity.WARNING
             yield RULE.diagnostic(command.span, message, fix=_fix(file, command, name), severity=severity)
 

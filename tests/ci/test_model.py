@@ -157,7 +157,10 @@ def test_reusable_workflow_calls() -> None:
     )
     assert call.with_["python"].text == "3.11" and call.secrets_inherit and call.steps == []
     local = workflow.job("call-local")
-    assert local.uses is not None and (local.uses.kind, local.uses.path) == ("local", ".github/workflows/_run-ci-rocm.yml")
+    assert local.uses is not None and (local.uses.kind, local.uses.path) == (
+        "local",
+        ".github/workflows/_run-ci-rocm.yml",
+    )
     assert local.secrets["token"].text == "${{ secrets.HF_TOKEN }}" and not local.secrets_inherit
 
 
@@ -249,7 +252,12 @@ def test_composite_action_metadata() -> None:
     )
     action = Action.from_document(load(text, "action.yml"))
     assert action is not None
-    assert (action.name, action.description, action.using, action.is_composite) == ("Setup", "Set up", "composite", True)
+    assert (action.name, action.description, action.using, action.is_composite) == (
+        "Setup",
+        "Set up",
+        "composite",
+        True,
+    )
     assert action.inputs["version"].required
     assert action.inputs["version"].default is not None and action.inputs["version"].default.text == "3.10"
     path = action.outputs["path"]

@@ -31,7 +31,18 @@ def where(node: shell.ShellNode) -> tuple[int, int]:
 def test_simple_command_argv_removes_quotes_and_keeps_variables_symbolic() -> None:
     script = script_of("""run: FOO=1 git -C "$DIR" commit -m 'a message' --author=${AUTHOR} $'x' "a${b}c" \\"q\\"\n""")
     [command] = script.commands()
-    assert command.argv == ["git", "-C", "$DIR", "commit", "-m", "a message", "--author=${AUTHOR}", "x", "a${b}c", '"q"']
+    assert command.argv == [
+        "git",
+        "-C",
+        "$DIR",
+        "commit",
+        "-m",
+        "a message",
+        "--author=${AUTHOR}",
+        "x",
+        "a${b}c",
+        '"q"',
+    ]
     assert [word.static for word in command.words] == [True, True, False, True, True, True, False, True, False, True]
     assert [a.value for a in command.assignments] == ["FOO=1"]
     assert command.name == "git"
@@ -168,7 +179,7 @@ def test_branch_is_selected_by_its_condition() -> None:
         '          if [ -n "$MEGATRON_PR" ]; then\n'
         "            git checkout -f FETCH_HEAD\n"
         "            pip install -e .\n"
-        "          elif [ -n \"$OTHER\" ]; then\n"
+        '          elif [ -n "$OTHER" ]; then\n'
         "            pip install -e .\n"
         "          fi\n"
     )

@@ -1,0 +1,82 @@
+"""The SchemaStore schemas as ci-checks applies them: relaxations, readable messages, no CLI import."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from ci_checks import source, yamlpos
+from ci_checks.backends import schema
+from ci_checks.repository import FileKind
+
+
+def errors(text: str, kind: FileKind = FileKind.WORKFLOW) -> list[tuple[int, int, str]]:
+    doc = yamlpos.parse(source.decode("w.yml", text.encode()))
+    return [(e.span.line, e.span.column, e.message) for e in schema.validate(doc, kind)]
+
+
+JOB = "jobs:\n  t:\n    runs-on: x\n    steps:\n      - run: make\n"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "on: push\njobs:\n  t:\n    runs-on: x\n    strategy:\n      fail-fast: false\n    steps: [{run: make}]\n",
+        "on:\n  push:\n    branches: '**'\n    tags: v*\n    paths-ignore: docs/**\n" + JOB,
+        "on:\n  pull_request:\n    branches: main\n" + JOB,
+    ],
+    ids=["fail-fast without matrix", "filters as strings on push", "branches as a string on pull_request"],
+)
+def test_shapes_github_accepts_are_not_reported(text: str) -> None:
+    assert errors(text) == []
+
+
+def test_the_relaxations_keep_the_rest_of_the_check() -> None:
+    text = "on:\n  push:\n    branches: []\n    tags: ''\n" + JOB
+    assert errors(text) == [(3, 15, "on.push.branches must not be empty"), (4, 11, "on.push.tags must not be empty")]
+
+
+def test_step_with_both_uses_and_run_is_still_rejected() -> None:
+    text = "on: push\njobs:\n  t:\n    runs-on: x\n    steps:\n      - uses: a/b@v1\n        run: make\n"
+    assert errors(text) != []
+
+
+def test_composite_steps_explain_what_is_missing() -> None:
+    head = "name: a\ndescription: b\nruns:\n  using: composite\n  steps:\n"
+    assert errors(head + "    - run: make\n", FileKind.ACTION) == [
+        (6, 7, "missing required key 'shell' at runs.steps[0]")
+    ]
+    both = errors(head + "    - run: make\n      shell: bash\n      uses: a/b@v1\n", FileKind.ACTION)
+    assert both == [(6, 7, "'run' and 'uses' cannot be used together at runs.steps[0]")]
+    neither = errors(head + "    - name: nothing\n", FileKind.ACTION)
+    assert neither == [(6, 7, "missing required key: one of 'run' or 'uses' at runs.steps[0]")]
+    assert errors(head + "    - run: make\n      shell: bash\n    - uses: a/b@v1\n", FileKind.ACTION) == []
+
+
+def test_values_out_of_a_fixed_set_suggest_the_closest() -> None:
+    text = "on: push\npermissions:\n  contents: reed\n" + JOB
+    assert errors(text) == [(3, 13, "'reed' is not a known value at permissions.contents (did you mean 'read'?)")]
+
+
+def test_alias_values_are_validated_where_they_are_defined() -> None:
+    text = "on: push\nenv: &e {A: [1]}\njobs:\n  t:\n    runs-on: x\n    env: *e\n    steps: [{run: make}]\n"
+    found = errors(text)
+    assert found == [(2, 13, "expected a string or a number or a boolean at env.A, found a sequence")]
+
+
+def test_locating_the_schemas_does_not_import_the_check_jsonschema_cli() -> None:
+    code = (
+        "import sys\n"
+        "from ci_checks.backends import schema\n"
+        "from ci_checks.repository import FileKind\n"
+        "schema.validator(FileKind.WORKFLOW); schema.validator(FileKind.ACTION)\n"
+        "print(sorted(m for m in sys.modules if m.startswith('check_jsonschema')))\n"
+    )
+    output = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert output.strip() == "[]"
+
+
+def test_validators_are_built_once() -> None:
+    assert schema.validator(FileKind.WORKFLOW) is schema.validator(FileKind.WORKFLOW)
