@@ -330,10 +330,20 @@ class Group(ShellNode):
 
     body: Block
     subshell: bool
-    redirects: list[Redirect] = field(default_factory=list)
 
     def commands(self) -> Iterator[Command]:
-        yield from self.body.commands()
+        return self.body.commands()
+
+
+@dataclass(eq=False)
+class Redirected(ShellNode):
+    """A compound statement with redirections: `while read l; do ...; done < <(find .)`."""
+
+    statement: ShellNode
+    redirects: list[Redirect]
+
+    def commands(self) -> Iterator[Command]:
+        yield from self.statement.commands()
         for redirect in self.redirects:
             yield from redirect.commands()
 
@@ -367,6 +377,8 @@ def _walk(node: ShellNode) -> Iterator[ShellNode]:
         children = [item.body for item in node.items]
     elif isinstance(node, Function | Group):
         children = [node.body]
+    elif isinstance(node, Redirected):
+        children = [node.statement, *node.redirects]
     elif isinstance(node, Command):
         children = [*node.assignments, *node.words, *node.redirects]
     elif isinstance(node, Assignment):
@@ -790,17 +802,14 @@ class _Converter:
         if body_node is None:
             return []
         converted = self.statement(body_node)
-        if len(converted) == 1:
-            target = converted[0]
-            if isinstance(target, Command | Group):
-                target.redirects.extend(redirects)
-            elif redirects:
-                start, end = self.bounds(node)
-                group_body = Block(
-                    self.locator, target.start, target.end, [target], self.text[target.start : target.end]
-                )
-                return [Group(self.locator, start, end, group_body, False, redirects)]
-        return converted
+        if len(converted) != 1 or not redirects:
+            return converted
+        target = converted[0]
+        if isinstance(target, Command):
+            target.redirects.extend(redirects)
+            return [target]
+        start, end = self.bounds(node)
+        return [Redirected(self.locator, start, end, target, redirects)]
 
     def if_statement(self, node: tree_sitter.Node) -> IfStatement:
         start, end = self.bounds(node)

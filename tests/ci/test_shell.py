@@ -6,7 +6,7 @@ import pytest
 
 from ci_checks import shell, source, yamlpos
 from ci_checks.model import Workflow
-from ci_checks.shell import AndOr, Case, CommandPattern, Function, Group, IfStatement, Loop, Pipeline
+from ci_checks.shell import AndOr, Case, CommandPattern, Function, Group, IfStatement, Loop, Pipeline, Redirected
 
 
 def workflow(text: str) -> Workflow:
@@ -58,9 +58,10 @@ def test_compound_statements_keep_their_structure() -> None:
         '          case "$y" in a|b) m;; *) n;; esac\n'
         "          fn() { o; }\n"
         "          ( p ) ; { q; }\n"
+        "          while read -r r; do s; done < <(t)\n"
     )
     kinds = [type(s) for s in script.statements]
-    assert kinds == [AndOr, IfStatement, Loop, Loop, Case, Function, Group, Group]
+    assert kinds == [AndOr, IfStatement, Loop, Loop, Case, Function, Group, Group, Redirected]
     and_or = script.statements[0]
     assert isinstance(and_or, AndOr) and and_or.operators == ["&&", "||"]
     assert isinstance(and_or.items[0], Pipeline)
@@ -70,9 +71,9 @@ def test_compound_statements_keep_their_structure() -> None:
     assert [c.condition.text if c.condition else None for c in branches.clauses] == ["e", "g", None]
     case = script.statements[4]
     assert isinstance(case, Case) and [[w.value for w in item.patterns] for item in case.items] == [["a", "b"], ["*"]]
-    groups = script.statements[6:]
+    groups = script.statements[6:8]
     assert [g.subshell for g in groups if isinstance(g, Group)] == [True, False]
-    assert [c.name for c in script.commands()] == list("abcdefghijklmnopq")
+    assert [c.name for c in script.commands()] == [*"abcdefghijklmnopq", "read", "s", "t"]
 
 
 def test_commands_in_conditions_and_substitutions_are_found_in_order() -> None:

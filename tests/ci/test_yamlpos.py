@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ci_checks import source, yamlpos
+from ci_checks.diagnostics import Span
 from ci_checks.yamlpos import IssueKind, Mapping, Scalar, ScalarMap, Sequence
 
 
@@ -191,3 +192,35 @@ def test_scalar_map_of_a_literal_block_with_explicit_indentation() -> None:
     assert node.value == "  indented\nbody\n"
     assert mapping.exact
     assert file.position(mapping.offsets[node.value.index("body")]) == (3, 3)
+
+
+def _shape(node: yamlpos.Node | None) -> object:
+    """Every node's type, span and value, for comparing two parses."""
+    if node is None:
+        return None
+    where = spans(node)
+    if isinstance(node, Scalar):
+        return ("scalar", where, node.value, node.style, node.tag)
+    if isinstance(node, Mapping):
+        return ("mapping", where, [(_shape(k), _shape(v)) for k, v in node.pairs])
+    assert isinstance(node, Sequence)
+    return ("sequence", where, [_shape(item) for item in node.items])
+
+
+def test_pure_python_parser_gives_the_same_tree_and_issues(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from tests.ci.conftest import FIXTURES
+
+    files = sorted(p for p in FIXTURES.rglob("*.y*ml") if p.is_file() and not p.is_symlink())
+    assert len(files) > 30
+    results = {}
+    for loader in (yaml.CSafeLoader, yaml.SafeLoader):
+        monkeypatch.setattr(yamlpos, "_Loader", loader)
+        results[loader] = [
+            (_shape(doc.root), [(i.kind, spans_of(i.span)) for i in doc.issues])
+            for doc in (yamlpos.parse(source.read(p.name, p)) for p in files)
+        ]
+    assert results[yaml.CSafeLoader] == results[yaml.SafeLoader]
+
+
+def spans_of(span: Span) -> tuple[int, int]:
+    return span.line, span.column
