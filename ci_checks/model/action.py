@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ci_checks.model.steps import Step
+from ci_checks.model.steps import Step, find_step
 from ci_checks.model.values import mapping, pairs, text
 from ci_checks.model.workflow import Input, Output
 from ci_checks.source import SourceFile
@@ -38,10 +38,7 @@ class Action:
         return None
 
     def step(self, name_or_id: str) -> Step:
-        for step in self.steps:
-            if name_or_id in (step.name, step.id):
-                return step
-        raise LookupError(f"{self.path} has no step named {name_or_id!r}; steps: {[s.label for s in self.steps]}")
+        return find_step(self.steps, name_or_id, self.path)
 
     @classmethod
     def from_document(cls, document: Document) -> Action | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Literal
@@ -103,6 +104,15 @@ class ScalarLocator:
         line, column = self.source.position(first)
         end_line, end_column = self.source.position(last)
         return Span(self.source.path, line, column, end_line, end_column)
+
+
+def find_step(steps: Iterable[Step], name_or_id: str, where: str) -> Step:
+    """The first step whose name or id is `name_or_id`; LookupError naming the steps there otherwise."""
+    candidates = list(steps)
+    for step in candidates:
+        if name_or_id in (step.name, step.id):
+            return step
+    raise LookupError(f"{where} has no step named {name_or_id!r}; steps: {[s.label for s in candidates]}")
 
 
 @dataclass(eq=False)

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from ci_checks.diagnostics import Span
-from ci_checks.model.steps import ActionRef, Step
+from ci_checks.model.steps import ActionRef, Step, find_step
 from ci_checks.model.values import Entry, entries, entry, is_expression, mapping, pairs, string_list, text
 from ci_checks.source import SourceFile
 from ci_checks.yamlpos import Document, Mapping, Node, Scalar, Sequence
@@ -208,10 +208,7 @@ class Job:
 
     def step(self, name_or_id: str) -> Step:
         """The step with this name or id; LookupError naming the steps that exist otherwise."""
-        for step in self.steps:
-            if name_or_id in (step.name, step.id):
-                return step
-        raise LookupError(f"job {self.id!r} has no step named {name_or_id!r}; steps: {[s.label for s in self.steps]}")
+        return find_step(self.steps, name_or_id, f"job {self.id!r}")
 
     @classmethod
     def build(cls, workflow: Workflow, key: Scalar, node: Mapping) -> Job:
@@ -287,10 +284,7 @@ class Workflow:
 
     def step(self, name_or_id: str) -> Step:
         """The first step, in any job, with this name or id."""
-        for step in self.steps():
-            if name_or_id in (step.name, step.id):
-                return step
-        raise LookupError(f"{self.path} has no step named {name_or_id!r}")
+        return find_step(self.steps(), name_or_id, self.path)
 
     @classmethod
     def from_document(cls, document: Document) -> Workflow | None:

@@ -1,35 +1,23 @@
-"""Built-in rules. This list is the registry table: one module per rule, in code order."""
+"""Built-in rules. `RULE_NAMES` is the registry table: one module per rule, in code order."""
 
-from ci_checks.rules import (
-    cc001_file_too_large,
-    cc002_binary_file,
-    cc003_invalid_encoding,
-    cc004_unreadable_file,
-    cc010_yaml_syntax,
-    cc011_duplicate_key,
-    cc012_yaml_limit,
-    cc013_empty_file,
-    cc014_unsupported_yaml,
-    cc020_workflow_schema,
-    cc021_action_schema,
-    cc030_invalid_uses,
-    cc031_deprecated_workflow_command,
-    cc032_mangled_number,
+import importlib
+from types import ModuleType
+
+RULE_NAMES = (
+    "cc001_file_too_large",
+    "cc002_binary_file",
+    "cc003_invalid_encoding",
+    "cc004_unreadable_file",
+    "cc010_yaml_syntax",
+    "cc011_duplicate_key",
+    "cc012_yaml_limit",
+    "cc013_empty_file",
+    "cc014_unsupported_yaml",
+    "cc020_workflow_schema",
+    "cc021_action_schema",
+    "cc030_invalid_uses",
+    "cc031_deprecated_workflow_command",
+    "cc032_mangled_number",
 )
 
-RULE_MODULES = (
-    cc001_file_too_large,
-    cc002_binary_file,
-    cc003_invalid_encoding,
-    cc004_unreadable_file,
-    cc010_yaml_syntax,
-    cc011_duplicate_key,
-    cc012_yaml_limit,
-    cc013_empty_file,
-    cc014_unsupported_yaml,
-    cc020_workflow_schema,
-    cc021_action_schema,
-    cc030_invalid_uses,
-    cc031_deprecated_workflow_command,
-    cc032_mangled_number,
-)
+RULE_MODULES: tuple[ModuleType, ...] = tuple(importlib.import_module(f"{__name__}.{name}") for name in RULE_NAMES)

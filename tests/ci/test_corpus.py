@@ -48,3 +48,27 @@ def test_every_run_script_maps_back_to_its_source_exactly(repository: Path) -> N
                 assert ScalarMap(loaded.source, step.run).exact, f"{path}:{step.run.span.line}"
                 checked += 1
     assert checked > 0
+
+
+@needs_corpus
+@pytest.mark.parametrize("repository", REPOSITORIES, ids=lambda p: p.name)
+def test_command_spans_point_at_the_command_text(repository: Path) -> None:
+    repo = Repository(repository)
+    compared = 0
+    for path in repo.workflows + repo.actions:
+        kind = FileKind.ACTION if path.endswith(("action.yml", "action.yaml")) else FileKind.WORKFLOW
+        loaded = load(repo, path, kind)
+        steps = list(loaded.workflow.steps()) if loaded.workflow else loaded.action.steps if loaded.action else []
+        text = loaded.source.text
+        for step in steps:
+            script = step.script
+            if script is None or step.run is None or step.run.style != "|":
+                continue
+            for command in script.commands():
+                span = command.span
+                start = loaded.source.offset(span.line, span.column)
+                end = loaded.source.offset(span.end_line, span.end_column)
+                if "\n" not in command.text:
+                    assert text[start:end] == command.text, f"{path}:{span.line}:{span.column}"
+                    compared += 1
+    assert compared > 0
