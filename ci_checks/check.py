@@ -1,12 +1,20 @@
-"""Running the rules: from command-line paths to files, from files to sorted diagnostics."""
+"""Running the rules: from command-line paths to files, from files to sorted diagnostics.
+
+Built-in rules read the workflows and composite actions asked for; policy
+rules read whatever their `where` selects among the files asked for; inline
+ignores then drop what they name.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ci_checks import policy, registry, suppression
+from ci_checks.config import CONFIG_FILES, Config
 from ci_checks.diagnostics import Diagnostic, sorted_diagnostics
-from ci_checks.loading import load
+from ci_checks.loading import YAML_KINDS, LoadedFile, Workspace
+from ci_checks.policy import PolicyRule
 from ci_checks.repository import FileKind, Repository, kind_of
 from ci_checks.rule import Rule
 from ci_checks.source import DEFAULT_MAX_BYTES, SourceFile
@@ -24,44 +32,95 @@ class Outcome:
     internal_errors: list[str] = field(default_factory=list)
 
 
-def targets(repository: Repository, path: Path) -> list[tuple[str, FileKind]]:
-    """What checking `path` means: one file, or the workflows and actions found under a folder."""
-    if path.is_file() or path.is_symlink():
-        relative = repository.relative(path)
-        kind = kind_of(relative)
-        if kind is None or kind is FileKind.DOCKERFILE:
-            raise UsageError(f"{path}: not a workflow or action file (expected .yml or .yaml)")
-        return [(relative, kind)]
-    if path.is_dir():
-        relative = repository.relative(path)
-        prefix = "" if relative == "." else relative + "/"
-        found = [(workflow, FileKind.WORKFLOW) for workflow in repository.workflows]
-        found += [(action, FileKind.ACTION) for action in repository.actions]
-        return sorted(item for item in found if item[0].startswith(prefix))
-    if path.exists():
-        raise UsageError(f"{path}: not a regular file or folder")
-    raise UsageError(f"{path}: no such file or folder")
+@dataclass
+class Request:
+    """What was asked to be checked in one repository: whole folders ("" is the root) and single files."""
+
+    folders: list[str] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+
+    def covers(self, relative: str) -> bool:
+        if relative in self.files:
+            return True
+        return any(not folder or relative.startswith(folder + "/") for folder in self.folders)
+
+    @classmethod
+    def whole(cls) -> Request:
+        return cls(folders=[""])
+
+    def add(self, repository: Repository, path: Path) -> None:
+        if path.is_file() or path.is_symlink():
+            self.files.append(repository.relative(path))
+        elif path.is_dir():
+            relative = repository.relative(path)
+            self.folders.append("" if relative == "." else relative)
+        elif path.exists():
+            raise UsageError(f"{path}: not a regular file or folder")
+        else:
+            raise UsageError(f"{path}: no such file or folder")
+
+    def targets(self, repository: Repository) -> list[tuple[str, FileKind]]:
+        """The files built-in rules read: single files as they are, and the workflows and actions in folders.
+
+        A configuration file named on its own is text, not a workflow.
+        """
+        found = {
+            (relative, FileKind.TEXT if relative in CONFIG_FILES else kind_of(relative)) for relative in self.files
+        }
+        found.update((workflow, FileKind.WORKFLOW) for workflow in repository.workflows if self.covers(workflow))
+        found.update((action, FileKind.ACTION) for action in repository.actions if self.covers(action))
+        return sorted(found)
 
 
 def run(
     repository: Repository,
-    files: list[tuple[str, FileKind]],
+    request: Request,
     rules: list[Rule],
+    config: Config | None = None,
+    policy_rules: list[PolicyRule] | None = None,
     max_bytes: int = DEFAULT_MAX_BYTES,
+    report_unused_ignores: bool = False,
     outcome: Outcome | None = None,
 ) -> Outcome:
-    """Check `files` of one repository with `rules`, adding to `outcome`."""
+    """Check what `request` names in one repository with `rules` and policy rules, adding to `outcome`.
+
+    `policy_rules` defaults to all of the configuration's.
+    """
     outcome = outcome or Outcome()
-    for relative, kind in files:
-        loaded = load(repository, relative, kind, max_bytes)
-        outcome.files += 1
-        outcome.sources.setdefault(relative, loaded.source)
-        for rule in rules:
-            if kind not in rule.kinds:
-                continue
-            try:
-                outcome.diagnostics.extend(rule.check(loaded))
-            except Exception as error:  # a bug in a rule must not hide the other rules' findings
-                outcome.internal_errors.append(f"{rule.code} {rule.name} failed on {relative}: {error!r}")
-    outcome.diagnostics = sorted_diagnostics(outcome.diagnostics)
+    config = config or Config()
+    if policy_rules is None:
+        policy_rules = config.rules
+    workspace = Workspace(repository, max_bytes)
+    found: list[Diagnostic] = []
+    for relative, kind in request.targets(repository):
+        found.extend(_check_file(workspace.load(relative, kind), rules, outcome))
+    selected = {rule.code for rule in rules}
+    if policy_rules:
+        found.extend(policy.evaluate(policy_rules, workspace, request.covers))
+    found = [diagnostic for diagnostic in found if diagnostic.code in selected]
+    sources = {path: file.source for path, file in workspace.loaded.items()}
+    if config.source is not None and config.path is not None:
+        sources[config.path] = config.source
+    unused_in = [path for path in sources if request.covers(path)] if report_unused_ignores else []
+    if report_unused_ignores and config.path is not None and config.rules:
+        unused_in.append(config.path)
+    known = {*registry.BY_CODE, *registry.BY_NAME, *(rule.id for rule in config.rules)}
+    kept = suppression.apply(found, sources, workspace.loaded, known, unused_in)
+    outcome.diagnostics = sorted_diagnostics([*outcome.diagnostics, *kept])
+    outcome.sources.update(sources)
+    outcome.files += sum(1 for path in workspace.loaded if request.covers(path))
     return outcome
+
+
+def _check_file(file: LoadedFile, rules: list[Rule], outcome: Outcome) -> list[Diagnostic]:
+    found: list[Diagnostic] = []
+    if file.kind not in YAML_KINDS:
+        return found
+    for rule in rules:
+        if rule.check is None or file.kind not in rule.kinds:
+            continue
+        try:
+            found.extend(rule.check(file))
+        except Exception as error:  # a bug in a rule must not hide the other rules' findings
+            outcome.internal_errors.append(f"{rule.code} {rule.name} failed on {file.path}: {error!r}")
+    return found

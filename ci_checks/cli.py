@@ -13,9 +13,11 @@ from pathlib import Path
 from typing import NoReturn, TextIO
 
 from ci_checks import __version__, config, registry
-from ci_checks.check import Outcome, UsageError, run, targets
+from ci_checks.check import Outcome, Request, UsageError, run
+from ci_checks.policy import PolicyRule
 from ci_checks.reporters import json_output, text
 from ci_checks.repository import Repository, find_root
+from ci_checks.rule import Rule
 from ci_checks.source import DEFAULT_MAX_BYTES
 
 EXIT_OK = 0
@@ -59,6 +61,11 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument(
         "--max-file-size", type=_size, metavar="SIZE", help=f"largest file read (default {DEFAULT_MAX_BYTES >> 20}MiB)"
     )
+    check.add_argument(
+        "--report-unused-ignores",
+        action="store_true",
+        help="report `# ci-checks: ignore[...]` comments that suppress nothing (CC105)",
+    )
 
     commands.add_parser("rules", help="list the rules")
     rule = commands.add_parser("rule", help="show the documentation of one rule")
@@ -78,26 +85,20 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     paths: list[Path] = args.paths or [find_root(Path.cwd())]
     if args.config is not None and not args.config.is_file():
         raise UsageError(f"{args.config}: configuration file not found")
-    explicit = config.load(str(args.config), args.config) if args.config is not None else None
-    groups: dict[Path, tuple[Repository, list[Path]]] = {}
+    groups: dict[Path, tuple[Repository, Request]] = {}
     for path in paths:
         if not path.exists() and not path.is_symlink():
             raise UsageError(f"{path}: no such file or folder")
         root = find_root(path)
-        groups.setdefault(root, (Repository(root), []))[1].append(path)
+        repository, request = groups.setdefault(root, (Repository(root), Request()))
+        request.add(repository, path)
     outcome = Outcome()
-    for repository, group in groups.values():
-        settings = explicit
-        if settings is None:
-            found = config.find(repository)
-            settings = config.load(*found) if found is not None else config.Config()
+    for repository, request in groups.values():
+        settings = _settings(repository, args.config)
         repository.exclude = settings.exclude
-        rules, unknown = registry.select(args.select or settings.select, [*settings.ignore, *args.ignore])
-        if unknown:
-            raise UsageError(f"unknown rule {unknown[0]!r}{registry.suggestion(unknown[0])}; see `ci-checks rules`")
-        files = sorted({item for path in group for item in targets(repository, path)})
+        rules, policy_rules = _selection(args.select or settings.select, [*settings.ignore, *args.ignore], settings)
         max_bytes = args.max_file_size or settings.max_file_size or DEFAULT_MAX_BYTES
-        run(repository, files, rules, max_bytes, outcome)
+        run(repository, request, rules, settings, policy_rules, max_bytes, args.report_unused_ignores, outcome)
     if args.output_format == "json":
         out.write(json_output.render(outcome.diagnostics))
     else:
@@ -105,6 +106,39 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     for message in outcome.internal_errors:
         err.write(f"ci-checks: internal error: {message}\n")
     return exit_code(outcome)
+
+
+def _settings(repository: Repository, explicit: Path | None) -> config.Config:
+    """The configuration for one repository: `--config FILE` (shown repo-relative when inside it), else its own."""
+    if explicit is not None:
+        try:
+            display = repository.relative(explicit)
+        except ValueError:
+            display = str(explicit)
+        return config.load(display, explicit)
+    found = config.find(repository)
+    return config.load(*found) if found is not None else config.Config()
+
+
+def _selection(
+    selected: list[str] | None, ignored: list[str], settings: config.Config
+) -> tuple[list[Rule], list[PolicyRule]]:
+    """Built-in rules and policy rules left after `--select` and `--ignore`, which take codes, names and policy ids.
+
+    Selecting only policy rules by id keeps the policy codes (CC1xx) on, so that their findings show.
+    """
+    ids = {rule.id for rule in settings.rules}
+    policy_rules = [rule for rule in settings.rules if rule.id not in ignored]
+    codes = selected
+    if selected is not None:
+        chosen = [selector for selector in selected if selector in ids]
+        if chosen:
+            policy_rules = [rule for rule in policy_rules if rule.id in chosen]
+            codes = [selector for selector in selected if selector not in ids] + ["CC1"]
+    rules, unknown = registry.select(codes, [selector for selector in ignored if selector not in ids])
+    if unknown:
+        raise UsageError(f"unknown rule {unknown[0]!r}{registry.suggestion(unknown[0])}; see `ci-checks rules`")
+    return rules, policy_rules
 
 
 def _rules(out: TextIO) -> int:

@@ -9,15 +9,16 @@ from __future__ import annotations
 import difflib
 import re
 import tomllib
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
 import jsonschema
 
-from ci_checks import own_schemas, source, yamlpos
+from ci_checks import own_schemas, registry, source, yamlpos
 from ci_checks.diagnostics import Span
+from ci_checks.policy import PolicyError, PolicyRule, compile_rules
+from ci_checks.policy.model import Locate
 from ci_checks.repository import Repository
 from ci_checks.source import SourceFile
 
@@ -25,6 +26,9 @@ CONFIG_FILES = (".github/ci-checks.yml", ".github/ci-checks.yaml")
 PYPROJECT = "pyproject.toml"
 _SIZE = re.compile(r"(?P<number>[0-9]+) ?(?P<unit>[KMG]i?B|B)?\Z", re.IGNORECASE)
 _UNITS = {"": 1, "B": 1, "KB": 1000, "MB": 1000**2, "GB": 1000**3, "KIB": 1 << 10, "MIB": 1 << 20, "GIB": 1 << 30}
+
+
+_ITEM_LISTS = ("order", "forbid", "require")
 
 
 class ConfigError(Exception):
@@ -41,6 +45,9 @@ class Config:
     ignore: list[str] = field(default_factory=list)
     exclude: list[str] = field(default_factory=list)
     max_file_size: int | None = None
+    rules: list[PolicyRule] = field(default_factory=list)
+    source: SourceFile | None = None
+    """The file's text, for excerpts and ignore comments in it."""
 
 
 def parse_size(text: str) -> int:
@@ -71,16 +78,21 @@ def load(display: str, path: Path) -> Config:
     else:
         data, locate = _from_yaml(text)
     if data is None or locate is None:
-        return Config(display)
+        return Config(display, source=text)
     validator = jsonschema.Draft202012Validator(own_schemas.load(own_schemas.CONFIG))
-    errors = sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.absolute_path)))
+    errors = sorted(validator.iter_errors(data), key=_error_order)
     if errors:
         error = errors[0]
         where = list(error.absolute_path)
         if error.validator == "additionalProperties":
             raise ConfigError(_message(error), locate([*where, _unknown_keys(error)[0]], True))
-        raise ConfigError(_message(error), locate(where, False))
-    config = Config(display)
+        raise ConfigError(_message(error), locate(where, error.validator == "required"))
+    config = Config(display, source=text)
+    reserved = {*registry.BY_CODE, *registry.BY_NAME}
+    try:
+        config.rules = compile_rules(data.get("rules", []), locate, reserved)
+    except PolicyError as error:
+        raise ConfigError(error.message, error.span) from None
     config.select = data.get("select")
     config.ignore = data.get("ignore", [])
     config.exclude = data.get("exclude", [])
@@ -95,10 +107,6 @@ def _read(display: str, path: Path) -> SourceFile:
     if file.problem is not None:
         raise ConfigError(file.problem.message, Span.point(display, file.problem.line, file.problem.column))
     return file
-
-
-Locate = Callable[[list[str | int], bool], Span]
-"""From a JSON path to the span of the key there (True) or of its value (False)."""
 
 
 def _from_yaml(file: SourceFile) -> tuple[dict[str, Any] | None, Locate | None]:
@@ -132,20 +140,43 @@ def _from_toml(file: SourceFile) -> tuple[dict[str, Any] | None, Locate | None]:
     section = document.get("tool", {}).get("ci-checks")
     if section is None:
         return None, None
-    header = next((n for n in range(1, len(file.line_starts) + 1) if "tool.ci-checks" in file.line_text(n)), 1)
+    lines = range(1, len(file.line_starts) + 1)
+    header = next((n for n in lines if file.line_text(n).strip() == "[tool.ci-checks]"), 1)
+    rule_headers = [n for n in lines if file.line_text(n).strip() == "[[tool.ci-checks.rules]]"]
+
+    def key_line(first: int, key: str, at_key: bool) -> Span | None:
+        pattern = re.compile(rf"\s*(?P<key>\"?{re.escape(key)}\"?)\s*=\s*(?P<value>\S)")
+        for line in range(first + 1, len(file.line_starts) + 1):
+            text = file.line_text(line)
+            match = pattern.match(text)
+            if match:
+                return Span.point(file.path, line, match.start("key" if at_key else "value") + 1)
+            if text.lstrip().startswith("["):
+                return None
+        return None
 
     def locate(path: list[str | int], at_key: bool) -> Span:
+        # Arrays of tables: `[[tool.ci-checks.rules]]` headers, then the keys under each.
+        if len(path) >= 2 and path[0] == "rules" and isinstance(path[1], int) and path[1] < len(rule_headers):
+            start = rule_headers[path[1]]
+            if len(path) >= 3:
+                found = key_line(start, str(path[2]), at_key)
+                if found is not None:
+                    return found
+            return Span.point(file.path, start, 1)
         if path:
-            key = re.compile(rf"\s*(?P<key>\"?{re.escape(str(path[0]))}\"?)\s*=\s*(?P<value>\S)")
-            for line in range(header + 1, len(file.line_starts) + 1):
-                match = key.match(file.line_text(line))
-                if match:
-                    return Span.point(file.path, line, match.start("key" if at_key else "value") + 1)
-                if file.line_text(line).lstrip().startswith("["):
-                    break
+            found = key_line(header, str(path[0]), at_key)
+            if found is not None:
+                return found
         return Span.point(file.path, header, 1)
 
     return section, locate
+
+
+def _error_order(error: jsonschema.ValidationError) -> tuple[list[str], int]:
+    """First by place in the file; at one place, the error that says most (an unknown kind before its consequences)."""
+    specific = {"enum": 0, "additionalProperties": 1, "required": 2}
+    return list(map(str, error.absolute_path)), specific.get(str(error.validator), 3)
 
 
 def _known_keys(error: jsonschema.ValidationError) -> list[str]:
@@ -167,6 +198,26 @@ def _message(error: jsonschema.ValidationError) -> str:
             hints.append(f"{key!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
         return f"unknown configuration key {', '.join(hints)}; known keys: {', '.join(known)}"
     where = ".".join(str(part) for part in error.absolute_path) or "the configuration"
+    if error.validator == "enum":
+        choices = [str(choice) for choice in cast(list[object], error.validator_value)]
+        close = difflib.get_close_matches(str(error.instance), choices, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        return f"{where}: unknown value {error.instance!r}{hint}; expected one of {', '.join(choices)}"
+    if error.validator == "minItems":
+        count = error.validator_value
+        return f"{where} needs at least {count} item{'s' if count != 1 else ''}"
+    if error.validator == "required":
+        return f"{where or 'the rule'}: {error.message.replace(' is a required property', ' is required')}"
+    path = list(error.absolute_path)
+    if error.validator in ("minProperties", "maxProperties") and len(path) >= 2 and path[-2] in _ITEM_LISTS:
+        keys = ", ".join(cast(dict[str, object], error.instance)) or "none"
+        return f"{where} needs exactly one of command, step, text, regex, python, with or env; found: {keys}"
+    if error.validator == "minProperties":
+        return f"{where} cannot be empty"
+    if error.validator == "maxProperties":
+        return f"{where} takes exactly one key"
+    if error.validator == "pattern":
+        return f"{where}: {error.instance!r} must match {error.validator_value}"
     if error.validator == "const":
         return f"{where} must be {error.validator_value!r}"
     if error.validator == "type":

@@ -36,6 +36,31 @@ class Span:
 
 
 @dataclass(frozen=True, slots=True)
+class Occurrence:
+    """A piece of text found at a span; its repr names the place, for assertion messages."""
+
+    span: Span
+    text: str
+
+    def __repr__(self) -> str:
+        return f"{self.span.path}:{self.span.line}:{self.span.column}: {self.text!r}"
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """A yes-or-no answer that says why, so that a failing `assert` shows the positions involved."""
+
+    value: bool
+    reason: str
+
+    def __bool__(self) -> bool:
+        return self.value
+
+    def __repr__(self) -> str:
+        return self.reason
+
+
+@dataclass(frozen=True, slots=True)
 class Related:
     span: Span
     message: str

@@ -39,6 +39,9 @@ class FileKind(enum.Enum):
     WORKFLOW = "workflow"
     ACTION = "action"
     DOCKERFILE = "dockerfile"
+    PYTHON = "python"
+    SHELL = "shell"
+    TEXT = "text"
 
 
 def is_dockerfile(name: str) -> bool:
@@ -46,8 +49,8 @@ def is_dockerfile(name: str) -> bool:
     return lower == "dockerfile" or lower.startswith("dockerfile.") or lower.endswith(".dockerfile")
 
 
-def kind_of(relative: str) -> FileKind | None:
-    """What a file is, judged from its repo-relative path alone."""
+def kind_of(relative: str) -> FileKind:
+    """What a file is, judged from its repo-relative path alone: any other YAML file is read as a workflow."""
     name = PurePosixPath(relative).name
     if name in _ACTION_NAMES:
         return FileKind.ACTION
@@ -55,7 +58,11 @@ def kind_of(relative: str) -> FileKind | None:
         return FileKind.DOCKERFILE
     if name.endswith(_YAML_SUFFIXES):
         return FileKind.WORKFLOW
-    return None
+    if name.endswith(".py"):
+        return FileKind.PYTHON
+    if name.endswith((".sh", ".bash")):
+        return FileKind.SHELL
+    return FileKind.TEXT
 
 
 def find_root(start: Path) -> Path:

@@ -6,11 +6,11 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from ci_checks.diagnostics import Diagnostic, Fix, Related, Severity, Span
-from ci_checks.loading import LoadedFile
+from ci_checks.loading import YAML_KINDS, LoadedFile
 from ci_checks.repository import FileKind
 
 DOC_SECTIONS = ("What it does", "Why it matters", "Example", "Fix")
-YAML_KINDS = frozenset({FileKind.WORKFLOW, FileKind.ACTION})
+__all__ = ["DOC_SECTIONS", "YAML_KINDS", "Rule"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -21,7 +21,8 @@ class Rule:
     severity: Severity
     docs: str
     kinds: frozenset[FileKind]
-    check: Callable[[LoadedFile], Iterable[Diagnostic]]
+    check: Callable[[LoadedFile], Iterable[Diagnostic]] | None
+    """None for rules whose findings come from elsewhere: the policy evaluator, inline ignores."""
 
     def diagnostic(
         self,

@@ -34,7 +34,7 @@ from typing import Protocol
 import tree_sitter
 import tree_sitter_bash
 
-from ci_checks.diagnostics import Span
+from ci_checks.diagnostics import Answer, Occurrence, Span
 
 
 class Locator(Protocol):
@@ -195,40 +195,66 @@ class Block(ShellNode):
         found = self.find(pattern)
         return found[0] if found else None
 
-    def comes_before(self, first: str | CommandPattern, then: str | CommandPattern) -> bool:
+    def comes_before(self, first: str | CommandPattern, then: str | CommandPattern) -> Answer:
         """Whether the first command matching `first` is written before the first matching `then`.
 
-        Raises LookupError when either is missing, naming which.
+        The answer is truthy or falsy and its repr names both positions. Raises
+        LookupError when either is missing, naming which.
         """
         a, b = self.first(first), self.first(then)
         for pattern, found in ((first, a), (then, b)):
             if found is None:
                 raise LookupError(f"no command matches {str(pattern)!r} in this block")
         assert a is not None and b is not None
-        return a.start < b.start
+        before = a.start < b.start
+        relation = "is written before" if before else "is not written before"
+        return Answer(before, f"`{a.text}` ({_where(a.span)}) {relation} `{b.text}` ({_where(b.span)})")
+
+    def occurrences(self, text: str) -> list[Occurrence]:
+        """Where `text` occurs in this block's script text (comments included), in order."""
+        found = []
+        start = self.text.find(text) if text else -1
+        while start >= 0:
+            span = self.locator.span(self.start + start, self.start + start + len(text))
+            found.append(Occurrence(span, text))
+            start = self.text.find(text, start + 1)
+        return found
 
     def if_statements(self) -> Iterator[IfStatement]:
         for node in _walk(self):
             if isinstance(node, IfStatement):
                 yield node
 
-    def branch(self, condition: str) -> Block:
-        """The body of the `if`/`elif` branch whose condition is `condition` (searched at any depth).
+    def clauses(self, condition: str) -> list[Clause]:
+        """The `if`/`elif` clauses, at any depth, whose condition is `condition`.
 
         Conditions compare by their words (so `[ -n "$X" ]` equals `[ -n $X ]`)
-        or by their text with runs of whitespace collapsed. Raises LookupError
-        listing the conditions that exist when none matches.
+        or by their text with runs of whitespace collapsed.
         """
         wanted_text = _condition_key(condition)
-        wanted_words = _words_key(parse(condition, _OffsetLocator()))
-        seen = []
-        for statement in self.if_statements():
-            for clause in statement.clauses:
-                if clause.condition is None:
-                    continue
-                if _condition_key(clause.condition.text) == wanted_text or _words_key(clause.condition) == wanted_words:
-                    return clause.body
-                seen.append(clause.condition.text)
+        wanted_words = _words_key(parse_fragment(condition))
+        return [
+            clause
+            for statement in self.if_statements()
+            for clause in statement.clauses
+            if clause.condition is not None
+            and (_condition_key(clause.condition.text) == wanted_text or _words_key(clause.condition) == wanted_words)
+        ]
+
+    def branch(self, condition: str) -> Block:
+        """The body of the first `if`/`elif` branch whose condition is `condition` (see `clauses`).
+
+        Raises LookupError listing the conditions that exist when none matches.
+        """
+        found = self.clauses(condition)
+        if found:
+            return found[0].body
+        seen = [
+            clause.condition.text
+            for statement in self.if_statements()
+            for clause in statement.clauses
+            if clause.condition is not None
+        ]
         raise LookupError(f"no if/elif branch has the condition {condition!r}; conditions here: {seen}")
 
 
@@ -458,6 +484,10 @@ class CommandPattern:
             if all(any(arg == word for arg in remaining) for word in wanted):
                 return True
         return False
+
+
+def _where(span: Span) -> str:
+    return f"{span.path}:{span.line}:{span.column}"
 
 
 def _condition_key(text: str) -> str:
@@ -881,6 +911,11 @@ def parse(text: str, locator: Locator) -> Script:
     if root.has_error and not converter.errors:
         _collect_errors(converter, root)
     return Script(locator, 0, len(text), statements, text, converter.errors)
+
+
+def parse_fragment(text: str) -> Script:
+    """Parse a piece of shell given as text (a pattern, a condition); its spans count from 1:1 of the text."""
+    return parse(text, _OffsetLocator())
 
 
 def _collect_errors(converter: _Converter, root: tree_sitter.Node) -> None:

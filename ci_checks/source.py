@@ -11,8 +11,11 @@ import enum
 import os
 import re
 import stat
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
+
+from ci_checks.diagnostics import Span
 
 DEFAULT_MAX_BYTES = 4 * 1024 * 1024
 
@@ -65,6 +68,12 @@ class SourceFile:
         """Character offset of a 1-based (line, column)."""
         return self.line_starts[line - 1] + column - 1
 
+    def span(self, start: int, end: int) -> Span:
+        """The span of the characters `start:end` of `text`."""
+        line, column = self.position(start)
+        end_line, end_column = self.position(max(end, start))
+        return Span(self.path, line, column, end_line, end_column)
+
     def line_text(self, line: int) -> str:
         starts = self.line_starts
         if not 1 <= line <= len(starts):
@@ -72,6 +81,31 @@ class SourceFile:
         start = starts[line - 1]
         end = starts[line] - 1 if line < len(starts) else len(self.text)
         return self.text[start:end]
+
+
+class FileLocator:
+    """Maps offsets in a text taken from a file (a shell script, a Dockerfile instruction) to spans in that file.
+
+    `offsets[i]` is the file offset of the text's character i; without `offsets`
+    the text is the file's own text from `base` on.
+    """
+
+    __slots__ = ("source", "offsets", "base")
+
+    def __init__(self, source: SourceFile, offsets: Sequence[int] | None = None, base: int = 0) -> None:
+        self.source = source
+        self.offsets = offsets
+        self.base = base
+
+    def span(self, start: int, end: int) -> Span:
+        if self.offsets is None:
+            return self.source.span(self.base + start, self.base + end)
+        if not self.offsets:
+            return self.source.span(self.base, self.base)
+        last = len(self.offsets) - 1
+        first = self.offsets[min(start, last)]
+        after = self.offsets[min(end, len(self.offsets)) - 1] + 1 if end > start else first
+        return self.source.span(first, after)
 
 
 def decode(path: str, data: bytes) -> SourceFile:

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from ci_checks import registry
 from ci_checks.diagnostics import Diagnostic, Severity, Span
 from ci_checks.source import SourceFile
 
 
 def header(diagnostic: Diagnostic) -> str:
+    """`path:line:col: CODE message`, with `[policy-rule-id]` after findings of policy rules."""
     span = diagnostic.span
-    return f"{span.path}:{span.line}:{span.column}: {diagnostic.code} {diagnostic.message}"
+    built_in = registry.BY_CODE.get(diagnostic.code)
+    rule = f" [{diagnostic.rule}]" if built_in is None or built_in.name != diagnostic.rule else ""
+    return f"{span.path}:{span.line}:{span.column}: {diagnostic.code} {diagnostic.message}{rule}"
 
 
 def excerpt(span: Span, source: SourceFile | None) -> list[str]:

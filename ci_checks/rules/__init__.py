@@ -18,6 +18,13 @@ RULE_NAMES = (
     "cc030_invalid_uses",
     "cc031_deprecated_workflow_command",
     "cc032_mangled_number",
+    "cc100_policy_order",
+    "cc101_policy_forbid",
+    "cc102_policy_require",
+    "cc103_policy_parity",
+    "cc104_policy_no_match",
+    "cc105_unused_ignore",
+    "cc106_policy_unreadable_input",
 )
 
 RULE_MODULES: tuple[ModuleType, ...] = tuple(importlib.import_module(f"{__name__}.{name}") for name in RULE_NAMES)

@@ -6,7 +6,6 @@ from collections.abc import Iterator
 
 from ci_checks.diagnostics import Diagnostic, Related, Span
 from ci_checks.loading import LoadedFile
-from ci_checks.model import Step
 from ci_checks.rule import Rule
 from ci_checks.source import ProblemKind
 from ci_checks.yamlpos import IssueKind
@@ -23,11 +22,3 @@ def yaml_issues(file: LoadedFile, kind: IssueKind, rule: Rule) -> Iterator[Diagn
         if issue.kind is kind:
             related = (Related(issue.related, issue.related_message),) if issue.related is not None else ()
             yield rule.diagnostic(issue.span, issue.message, related)
-
-
-def all_steps(file: LoadedFile) -> Iterator[Step]:
-    """Steps of every job of a workflow, or of a composite action."""
-    if file.workflow is not None:
-        yield from file.workflow.steps()
-    elif file.action is not None:
-        yield from file.action.steps

@@ -29,12 +29,11 @@ from ci_checks.diagnostics import Diagnostic, Severity
 from ci_checks.loading import LoadedFile
 from ci_checks.model import ActionRef
 from ci_checks.rule import YAML_KINDS, Rule
-from ci_checks.rules._common import all_steps
 from ci_checks.yamlpos import Scalar
 
 
 def check(file: LoadedFile) -> Iterator[Diagnostic]:
-    nodes: list[Scalar] = [step.uses_node for step in all_steps(file) if step.uses_node is not None]
+    nodes: list[Scalar] = [step.uses_node for step in file.steps if step.uses_node is not None]
     if file.workflow is not None:
         nodes += [job.uses_node for job in file.workflow.jobs.values() if job.uses_node is not None]
     for node in nodes:

@@ -37,7 +37,6 @@ from collections.abc import Iterator
 from ci_checks.diagnostics import Diagnostic, Edit, Fix, Severity
 from ci_checks.loading import LoadedFile
 from ci_checks.rule import YAML_KINDS, Rule
-from ci_checks.rules._common import all_steps
 from ci_checks.shell import Command
 
 _COMMAND = re.compile(r"::(?P<command>set-output|save-state|set-env|add-path)(?: name=(?P<name>[^:]*))?::")
@@ -52,7 +51,7 @@ _ECHO_OPTIONS = re.compile(r"-[neE]+\Z")
 
 
 def check(file: LoadedFile) -> Iterator[Diagnostic]:
-    for step in all_steps(file):
+    for step in file.steps:
         script = step.script
         if script is None:
             continue

@@ -35,13 +35,12 @@ from ci_checks.diagnostics import Diagnostic, Severity
 from ci_checks.loading import LoadedFile
 from ci_checks.model import Entry
 from ci_checks.rule import YAML_KINDS, Rule
-from ci_checks.rules._common import all_steps
 from ci_checks.yamlpos import Mapping, Node, Scalar, Sequence
 
 
 def check(file: LoadedFile) -> Iterator[Diagnostic]:
     values: list[Node] = []
-    for step in all_steps(file):
+    for step in file.steps:
         values += _values(step.with_) + _values(step.env)
     workflow = file.workflow
     if workflow is not None:

@@ -180,10 +180,12 @@ def test_usage_errors_exit_2_without_a_traceback(args: list[str]) -> None:
     assert "Traceback" not in result.err
 
 
-def test_a_file_that_is_not_yaml_is_a_usage_error(make_repo) -> None:  # type: ignore[no-untyped-def]
-    root = make_repo({"notes.txt": "hello"})
+def test_a_file_that_is_not_yaml_is_read_by_policy_rules_only(make_repo) -> None:  # type: ignore[no-untyped-def]
+    policy = "rules:\n  - {id: no-todo, kind: forbid, where: {files: '*.txt'}, forbid: [{text: TODO}]}\n"
+    root = make_repo({"notes.txt": "hello\nTODO: x\n", ".github/ci-checks.yml": policy})
     result = run_cli("check", root / "notes.txt")
-    assert result.code == 2 and "not a workflow or action file" in result.err
+    assert (result.code, result.headers) == (1, ["notes.txt:2:1: CC101 'TODO' is forbidden here [no-todo]"])
+    assert run_cli("check", root / ".github" / "ci-checks.yml").code == 0
 
 
 def test_configuration_file_selects_excludes_and_sizes(make_repo) -> None:  # type: ignore[no-untyped-def]

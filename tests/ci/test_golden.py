@@ -1,7 +1,9 @@
 """Golden fixtures: `err/X.yml` must print exactly the lines of `err/X.out`; `ok/` files must be clean.
 
 Expected lines are `path:line:col: CODE message` with paths relative to the
-fixtures folder. An optional `X.args` holds extra command-line options.
+fixtures folder. An optional `X.args` holds extra command-line options and
+paths, where `{fixtures}` stands for the fixtures folder (policy fixtures name
+their policy file there, under `policies/`).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ def _fixtures(folder: str) -> list[Path]:
 
 def _run(fixture: Path):  # type: ignore[no-untyped-def]
     args_file = fixture.with_suffix(".args")
-    extra = args_file.read_text().split() if args_file.exists() else []
+    extra = args_file.read_text().replace("{fixtures}", str(FIXTURES)).split() if args_file.exists() else []
     return run_cli("check", *extra, fixture)
 
 

@@ -1,0 +1,111 @@
+"""Inline ignores: `# ci-checks: ignore[NAME, ...] reason`.
+
+A comment suppresses the findings whose code (`CC011`), rule name
+(`duplicate-key`) or policy rule id (`no-amd-patch`) it names, when it sits
+on the finding's own line, or on the first line of the step or the key line of
+the job that contains the finding (in workflows and composite actions), or on
+the first line of the Dockerfile instruction. The same comment works in YAML,
+in `run:` scripts, in Dockerfiles, in shell scripts and in Python.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from ci_checks.diagnostics import Diagnostic, Span
+from ci_checks.loading import LoadedFile
+from ci_checks.rules import cc105_unused_ignore
+from ci_checks.source import SourceFile
+
+_IGNORE = re.compile(r"#\s*ci-checks:\s*ignore\[(?P<names>[^\]\n]*)\](?P<reason>[^\n]*)")
+_NAME = re.compile(r"[^,\s]+")
+
+
+@dataclass(eq=False)
+class Ignore:
+    line: int
+    names: list[tuple[str, Span]]
+    reason: str
+    used: set[str] = field(default_factory=set)
+
+
+def comments(source: SourceFile) -> dict[int, list[Ignore]]:
+    """The ignore comments of a file, by line."""
+    found: dict[int, list[Ignore]] = {}
+    text = source.text
+    if "ci-checks:" not in text:
+        return found
+    for match in _IGNORE.finditer(text):
+        names_start = match.start("names")
+        names = [
+            (name.group(), source.span(names_start + name.start(), names_start + name.end()))
+            for name in _NAME.finditer(match.group("names"))
+        ]
+        line, _ = source.position(match.start())
+        found.setdefault(line, []).append(Ignore(line, names, match.group("reason").strip()))
+    return found
+
+
+def anchor_lines(file: LoadedFile | None, line: int) -> list[int]:
+    """The lines whose ignore comments cover a finding on `line`."""
+    lines = [line]
+    if file is None:
+        return lines
+    workflow = file.workflow
+    if workflow is not None:
+        for job in workflow.jobs.values():
+            if job.key.span.line <= line <= job.node.span.end_line:
+                lines.append(job.key.span.line)
+    for step in file.steps:
+        if step.span.line <= line <= step.span.end_line:
+            lines.append(step.span.line)
+    if file.dockerfile is not None:
+        for instruction in file.dockerfile.instructions:
+            if instruction.span.line <= line <= instruction.span.end_line:
+                lines.append(instruction.span.line)
+    return lines
+
+
+def _names_diagnostic(name: str, diagnostic: Diagnostic) -> bool:
+    return name.upper() == diagnostic.code or name == diagnostic.rule
+
+
+def apply(
+    diagnostics: list[Diagnostic],
+    sources: dict[str, SourceFile],
+    files: dict[str, LoadedFile],
+    known: set[str],
+    report_unused: Iterable[str] = (),
+) -> list[Diagnostic]:
+    """The diagnostics no ignore comment suppresses, plus unused-ignore findings for the files in `report_unused`.
+
+    `known` holds every code, rule name and policy id, to tell a stale ignore from a misspelt one.
+    """
+    tables = {path: comments(source) for path, source in sources.items() if source.problem is None}
+    kept = []
+    for diagnostic in diagnostics:
+        table = tables.get(diagnostic.span.path, {})
+        suppressed = False
+        for line in anchor_lines(files.get(diagnostic.span.path), diagnostic.span.line) if table else ():
+            for ignore in table.get(line, ()):
+                for name, _ in ignore.names:
+                    if _names_diagnostic(name, diagnostic):
+                        ignore.used.add(name)
+                        suppressed = True
+        if not suppressed:
+            kept.append(diagnostic)
+    rule = cc105_unused_ignore.RULE
+    for path in report_unused:
+        for ignores in tables.get(path, {}).values():
+            for ignore in ignores:
+                for name, span in ignore.names:
+                    if name in ignore.used:
+                        continue
+                    if name in known or name.upper() in known:
+                        message = f"ignore[{name}] suppresses nothing here"
+                    else:
+                        message = f"ignore[{name}] names no rule code, rule name or policy rule id"
+                    kept.append(rule.diagnostic(span, message))
+    return kept
