@@ -96,7 +96,8 @@ def run(
         found.extend(_check_file(workspace.load(relative, kind), rules, outcome))
     selected = {rule.code for rule in rules}
     if policy_rules:
-        found.extend(policy.evaluate(policy_rules, workspace, request.covers))
+        policy_files = frozenset({*CONFIG_FILES, *([config.path] if config.path else [])})
+        found.extend(policy.evaluate(policy_rules, workspace, request.covers, policy_files))
     found = [diagnostic for diagnostic in found if diagnostic.code in selected]
     sources = {path: file.source for path, file in workspace.loaded.items()}
     if config.source is not None and config.path is not None:

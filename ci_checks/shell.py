@@ -182,6 +182,10 @@ class Block(ShellNode):
     statements: list[ShellNode]
     text: str = ""
 
+    def __repr__(self) -> str:
+        span = self.span
+        return f"{type(self).__name__}({span.path}:{span.line}:{span.column}-{span.end_line}:{span.end_column})"
+
     def commands(self) -> Iterator[Command]:
         for statement in self.statements:
             yield from statement.commands()
@@ -374,7 +378,7 @@ class Redirected(ShellNode):
             yield from redirect.commands()
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Script(Block):
     """A whole parsed script. `errors` are spans tree-sitter could not parse."""
 

@@ -10,7 +10,9 @@ in `run:` scripts, in Dockerfiles, in shell scripts and in Python.
 
 from __future__ import annotations
 
+import io
 import re
+import tokenize
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -19,7 +21,7 @@ from ci_checks.loading import LoadedFile
 from ci_checks.rules import cc105_unused_ignore
 from ci_checks.source import SourceFile
 
-_IGNORE = re.compile(r"#\s*ci-checks:\s*ignore\[(?P<names>[^\]\n]*)\](?P<reason>[^\n]*)")
+_IGNORE = re.compile(r"(?:^|(?<=\s))#\s*ci-checks:\s*ignore\[(?P<names>[^\]\n]*)\](?P<reason>[^\n]*)", re.MULTILINE)
 _NAME = re.compile(r"[^,\s]+")
 
 
@@ -31,13 +33,19 @@ class Ignore:
     used: set[str] = field(default_factory=set)
 
 
-def comments(source: SourceFile) -> dict[int, list[Ignore]]:
-    """The ignore comments of a file, by line."""
+def comments(source: SourceFile, python: bool = False) -> dict[int, list[Ignore]]:
+    """The ignore comments of a file, by line: a `#` that starts a line or follows a space.
+
+    In Python only real comments count, not `#` inside strings.
+    """
     found: dict[int, list[Ignore]] = {}
     text = source.text
     if "ci-checks:" not in text:
         return found
+    comment_starts = _python_comments(text) if python else None
     for match in _IGNORE.finditer(text):
+        if comment_starts is not None and source.position(match.start()) not in comment_starts:
+            continue
         names_start = match.start("names")
         names = [
             (name.group(), source.span(names_start + name.start(), names_start + name.end()))
@@ -46,6 +54,15 @@ def comments(source: SourceFile) -> dict[int, list[Ignore]]:
         line, _ = source.position(match.start())
         found.setdefault(line, []).append(Ignore(line, names, match.group("reason").strip()))
     return found
+
+
+def _python_comments(text: str) -> set[tuple[int, int]] | None:
+    """Line and column of each comment token; None when the file cannot be tokenized (every match then counts)."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return None
+    return {(token.start[0], token.start[1] + 1) for token in tokens if token.type == tokenize.COMMENT}
 
 
 def anchor_lines(file: LoadedFile | None, line: int) -> list[int]:
@@ -83,7 +100,11 @@ def apply(
 
     `known` holds every code, rule name and policy id, to tell a stale ignore from a misspelt one.
     """
-    tables = {path: comments(source) for path, source in sources.items() if source.problem is None}
+    tables = {
+        path: comments(source, python=path.endswith(".py"))
+        for path, source in sources.items()
+        if source.problem is None
+    }
     kept = []
     for diagnostic in diagnostics:
         table = tables.get(diagnostic.span.path, {})

@@ -9,8 +9,8 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Literal
 
 from ci_checks import shell
-from ci_checks.diagnostics import Span
-from ci_checks.model.values import Entry, entries, entry, is_expression, text
+from ci_checks.diagnostics import Occurrence, Span
+from ci_checks.model.values import Entry, entries, entry, is_expression, occurrences, text
 from ci_checks.shell import Script
 from ci_checks.source import SourceFile
 from ci_checks.yamlpos import Mapping, Scalar, ScalarMap
@@ -153,6 +153,10 @@ class Step:
             first = self.run.value.strip().splitlines()
             return f"run: {first[0]}" if first else "run"
         return f"step {self.index + 1}"
+
+    def occurrences(self, text: str) -> list[Occurrence]:
+        """Where `text` occurs in the step's YAML, comments included."""
+        return occurrences(self.source, self.span, text)
 
     @property
     def effective_shell(self) -> str | None:

@@ -6,7 +6,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from ci_checks.diagnostics import Span
+from ci_checks.diagnostics import Occurrence, Span
+from ci_checks.source import SourceFile
 from ci_checks.yamlpos import Mapping, Node, Scalar, Sequence
 
 _EXPRESSION = re.compile(r"\$\{\{.*?\}\}", re.DOTALL)
@@ -81,3 +82,15 @@ def string_list(node: Node | None) -> list[Scalar]:
     if isinstance(node, Sequence):
         return [item for item in node.items if isinstance(item, Scalar)]
     return []
+
+
+def occurrences(source: SourceFile, span: Span | None, text: str) -> list[Occurrence]:
+    """Where `text` occurs in the file within `span` (the whole file for None), comments included."""
+    start = 0 if span is None else source.offset(span.line, span.column)
+    end = len(source.text) if span is None else source.offset(span.end_line, span.end_column)
+    found = []
+    position = source.text.find(text, start, end) if text else -1
+    while position >= 0:
+        found.append(Occurrence(source.span(position, position + len(text)), text))
+        position = source.text.find(text, position + 1, end)
+    return found

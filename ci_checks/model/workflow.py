@@ -9,9 +9,19 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from ci_checks.diagnostics import Span
+from ci_checks.diagnostics import Occurrence, Span
 from ci_checks.model.steps import ActionRef, Step, find_step
-from ci_checks.model.values import Entry, entries, entry, is_expression, mapping, pairs, string_list, text
+from ci_checks.model.values import (
+    Entry,
+    entries,
+    entry,
+    is_expression,
+    mapping,
+    occurrences,
+    pairs,
+    string_list,
+    text,
+)
 from ci_checks.source import SourceFile
 from ci_checks.yamlpos import Document, Mapping, Node, Scalar, Sequence
 
@@ -210,6 +220,16 @@ class Job:
         """The step with this name or id; LookupError naming the steps that exist otherwise."""
         return find_step(self.steps, name_or_id, f"job {self.id!r}")
 
+    @property
+    def extent(self) -> Span:
+        """From the job's key to the end of its body."""
+        key, body = self.key.span, self.node.span
+        return Span(key.path, key.line, key.column, body.end_line, body.end_column)
+
+    def occurrences(self, text: str) -> list[Occurrence]:
+        """Where `text` occurs in the job's YAML, comments included."""
+        return occurrences(self.workflow.source, self.extent, text)
+
     @classmethod
     def build(cls, workflow: Workflow, key: Scalar, node: Mapping) -> Job:
         job = cls(workflow, key.value, key, node)
@@ -285,6 +305,10 @@ class Workflow:
     def step(self, name_or_id: str) -> Step:
         """The first step, in any job, with this name or id."""
         return find_step(self.steps(), name_or_id, self.path)
+
+    def occurrences(self, text: str) -> list[Occurrence]:
+        """Where `text` occurs in the workflow file, comments included."""
+        return occurrences(self.source, None, text)
 
     @classmethod
     def from_document(cls, document: Document) -> Workflow | None:

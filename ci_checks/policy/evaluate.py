@@ -43,15 +43,20 @@ _KIND_RULES = {
 }
 
 
-def evaluate(rules: list[PolicyRule], workspace: Workspace, covers: Covers) -> list[Diagnostic]:
-    """Every finding of `rules` in the files `covers` accepts; a rule that selects nothing anywhere is one too."""
+def evaluate(
+    rules: list[PolicyRule], workspace: Workspace, covers: Covers, policy_files: frozenset[str] = frozenset()
+) -> list[Diagnostic]:
+    """Every finding of `rules` in the files `covers` accepts; a rule that selects nothing anywhere is one too.
+
+    `policy_files` are never read by rules: a policy names what it forbids.
+    """
     found: list[Diagnostic] = []
     for rule in rules:
         if rule.parity is not None:
             found.extend(_parity(rule, workspace, covers))
         else:
             assert rule.where is not None
-            found.extend(_scoped(rule, rule.where, workspace, covers))
+            found.extend(_scoped(rule, rule.where, workspace, covers, policy_files))
     return found
 
 
@@ -82,21 +87,19 @@ def candidates(where: Where, workspace: Workspace) -> list[str]:
     return paths
 
 
-def _scoped(rule: PolicyRule, where: Where, workspace: Workspace, covers: Covers) -> Iterator[Diagnostic]:
-    paths = candidates(where, workspace)
+def _scoped(
+    rule: PolicyRule, where: Where, workspace: Workspace, covers: Covers, skipped: frozenset[str]
+) -> Iterator[Diagnostic]:
+    paths = [path for path in candidates(where, workspace) if path not in skipped]
     covered = [path for path in paths if covers(path)]
-    files = [workspace.load(path) for path in covered]
-    for file in files:
-        problem = file.source.problem
-        if problem is not None and problem.kind in _PROBLEM_RULES:
-            built_in = _PROBLEM_RULES[problem.kind]
-            yield built_in.diagnostic(Span.point(file.path, problem.line, problem.column), problem.message)
-    selection = select(where, files)
-    if not selection.regions and len(covered) < len(paths):
-        selection = select(where, [workspace.load(path) for path in paths])
-        if selection.regions:
-            return
-    if not selection.regions:
+    selection = select(where, [workspace.load(path) for path in covered])
+    for file in selection.unreadable:
+        yield from _unreadable(rule, file)
+    if not selection.regions and not selection.unreadable:
+        if len(covered) < len(paths):  # judged over the whole repository, not only what was asked for
+            selection = select(where, [workspace.load(path) for path in paths])
+            if selection.regions or selection.unreadable:
+                return
         reason = selection.empty_because or "the repository has no workflow or composite action"
         yield _of(cc104_policy_no_match.RULE, rule, where.span, f"`where` selects nothing: {reason}")
         return
@@ -107,6 +110,21 @@ def _scoped(rule: PolicyRule, where: Where, workspace: Workspace, covers: Covers
     except _SearchTimedOut as timeout:
         message = f"{timeout.matcher.description} took over 2 s on {timeout.path}; the rule is not fully checked"
         yield _of(cc106_policy_unreadable_input.RULE, rule, timeout.matcher.span, message)
+
+
+def _unreadable(rule: PolicyRule, file: LoadedFile) -> Iterator[Diagnostic]:
+    """Why a file a rule selects was not checked: its source problem, or that it is not a usable workflow."""
+    problem = file.source.problem
+    if problem is not None:
+        if problem.kind in _PROBLEM_RULES:
+            built_in = _PROBLEM_RULES[problem.kind]
+            yield built_in.diagnostic(Span.point(file.path, problem.line, problem.column), problem.message)
+        return
+    issues = file.document.issues
+    reason = issues[0].message if issues else "its top level is not a mapping"
+    span = issues[0].span if issues else Span.point(file.path)
+    message = f"not a usable {file.kind.value} ({reason}); not checked by this rule"
+    yield _of(cc106_policy_unreadable_input.RULE, rule, span, message)
 
 
 class _SearchTimedOut(Exception):
@@ -172,10 +190,13 @@ def _parity(rule: PolicyRule, workspace: Workspace, covers: Covers) -> Iterator[
     assert rule.parity is not None
     workflows: list[tuple[LoadedFile, Workflow]] = []
     for path, span in rule.parity.workflows:
-        file = workspace.load(path, FileKind.WORKFLOW) if workspace.repository.exists(path) else None
-        if file is None or file.workflow is None:
-            why = "does not exist" if file is None else "cannot be read as a workflow"
-            yield _of(cc104_policy_no_match.RULE, rule, span, f"workflow {path!r} {why}")
+        if not workspace.repository.exists(path):
+            yield _of(cc104_policy_no_match.RULE, rule, span, f"workflow {path!r} does not exist")
+            continue
+        file = workspace.load(path, FileKind.WORKFLOW)
+        if file.workflow is None:
+            if covers(path):
+                yield from _unreadable(rule, file)
             continue
         workflows.append((file, file.workflow))
     if len(workflows) < len(rule.parity.workflows):

@@ -75,16 +75,20 @@ class Selection:
     regions: list[Region]
     empty_because: str
     """When nothing is selected: which part of `where` selected nothing, and what there was instead."""
+    unreadable: list[LoadedFile] = field(default_factory=list)
+    """Files the globs name that cannot be read, or not as the workflow or action `where` looks into."""
 
 
 def select(where: Where, files: list[LoadedFile]) -> Selection:
     """The regions `where` selects among `files` (already narrowed to the files its globs name)."""
     if where.files:
         regions = [_file_region(file) for file in files if file.readable]
-        return Selection(regions, _no_file(where.files))
+        return Selection(regions, _no_file(where.files), [file for file in files if not file.readable])
     wanted = [f for f in files if f.readable and (f.workflow is not None or f.action is not None)]
+    unreadable = [f for f in files if f not in wanted]
     if not wanted:
-        return Selection([], _no_file((*where.workflows, *where.actions)) if where.workflows or where.actions else "")
+        reason = _no_file((*where.workflows, *where.actions)) if where.workflows or where.actions else ""
+        return Selection([], reason, unreadable)
     scopes: list[Region] = []
     reasons: list[str] = []
     for file in wanted:
@@ -92,7 +96,7 @@ def select(where: Where, files: list[LoadedFile]) -> Selection:
         scopes.extend(found)
         if reason:
             reasons.append(reason)
-    return Selection(scopes, "; ".join(reasons))
+    return Selection(scopes, "; ".join(reasons), unreadable)
 
 
 def _no_file(globs: tuple[PathGlob, ...]) -> str:
@@ -151,8 +155,9 @@ def _structural(where: Where, file: LoadedFile) -> tuple[list[Region], str]:
 
 def _job_region(file: LoadedFile, job: Job) -> Region:
     text = file.source
-    start = text.offset(job.key.span.line, job.key.span.column)
-    end = text.offset(job.node.span.end_line, job.node.span.end_column)
+    extent = job.extent
+    start = text.offset(extent.line, extent.column)
+    end = text.offset(extent.end_line, extent.end_column)
     return Region(file, f"job {job.id!r}", job.key.span, start, end, steps=job.steps, jobs=[job])
 
 

@@ -13,29 +13,13 @@ import pytest
 from ci_checks import source, yamlpos
 from ci_checks.model import Workflow
 from tests.ci.conftest import FIXTURES
+from tests.ci.variants import reindent
 
 AFTER = (FIXTURES / "seed" / "_run-ci-rocm.yml").read_text(encoding="utf-8")
 BEFORE = (FIXTURES / "seed" / "_run-ci-rocm.before.yml").read_text(encoding="utf-8")
 CONDITION = '[ -n "$MEGATRON_PR" ]'
 CHECKOUT = "git checkout -f FETCH_HEAD"
 INSTALL = "pip install -e ."
-
-
-def reindent(text: str) -> str:
-    """2-space indentation becomes 4-space, keeping "- " items aligned with their content."""
-    lines = []
-    items: list[int] = []  # columns of the "- " items enclosing the current line
-    for line in text.splitlines():
-        indent = len(line) - len(line.lstrip(" "))
-        if not line.strip():
-            lines.append(line)
-            continue
-        while items and items[-1] >= indent:
-            items.pop()
-        lines.append(" " * (2 * indent - 2 * len(items)) + line[indent:])
-        if line[indent:].startswith("- "):
-            items.append(indent)
-    return "\n".join(lines) + "\n"
 
 
 def override(text: str):  # type: ignore[no-untyped-def]

@@ -1,0 +1,139 @@
+"""The query API: a repository's CI files, loaded for tests that ask structural questions.
+
+```python
+repo = CIRepository(".")
+override = repo.workflow("_run-ci-rocm.yml").step("Install Megatron").script.branch('[ -n "$MEGATRON_PR" ]')
+assert override.comes_before("git checkout -f FETCH_HEAD", "pip install -e .")
+assert override.occurrences("amd_patch") == []
+```
+
+Lookups that find nothing raise LookupError naming what exists instead, and a
+file that cannot be modelled raises ValueError with its positioned problems,
+so that a failing test says why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cached_property
+from pathlib import Path
+
+from ci_checks import config, registry
+from ci_checks.check import Outcome, Request, run
+from ci_checks.diagnostics import Diagnostic, Occurrence
+from ci_checks.dockerfile import Dockerfile
+from ci_checks.globs import compile_glob
+from ci_checks.loading import LoadedFile, Workspace
+from ci_checks.model import Action, Workflow
+from ci_checks.model.values import occurrences
+from ci_checks.policy import PolicyRule
+from ci_checks.repository import WORKFLOW_DIR, FileKind, Repository, find_root
+
+
+class CIRepository:
+    """A repository found from `path` (its root: the nearest folder with `.git`, else `.github`)."""
+
+    def __init__(self, path: str | Path = ".") -> None:
+        self.repository = Repository(find_root(Path(path)))
+        self._workspace = Workspace(self.repository)
+
+    @property
+    def root(self) -> Path:
+        return self.repository.root
+
+    def file(self, path: str) -> LoadedFile:
+        """Any file of the repository, by its repo-relative path, read and (for its kind) parsed."""
+        relative = path.removeprefix("./")
+        if not self.repository.exists(relative) or (self.root / relative).is_dir():
+            raise LookupError(f"{self.root} has no file {relative!r}")
+        loaded = self._workspace.load(relative)
+        if loaded.source.problem is not None:
+            raise ValueError(f"{relative}: {loaded.source.problem.message}")
+        return loaded
+
+    def workflow(self, name: str) -> Workflow:
+        """A workflow by file name in `.github/workflows` (`ci.yml`) or by repo-relative path."""
+        relative = name if "/" in name else f"{WORKFLOW_DIR}/{name}"
+        if not self.repository.exists(relative):
+            known = ", ".join(Path(path).name for path in self.repository.workflows)
+            raise LookupError(f"no workflow {name!r}; workflows: {known or 'none'}")
+        loaded = self._workspace.load(relative, FileKind.WORKFLOW)
+        if loaded.workflow is None:
+            raise ValueError(_unusable(loaded))
+        return loaded.workflow
+
+    def action(self, path: str) -> Action:
+        """A composite action by its folder (`.github/actions/setup`) or its `action.yml` path."""
+        relative = path.removeprefix("./").rstrip("/")
+        if not relative.endswith((".yml", ".yaml")):
+            relative = next(
+                (
+                    f"{relative}/{name}"
+                    for name in ("action.yml", "action.yaml")
+                    if self.repository.exists(f"{relative}/{name}")
+                ),
+                f"{relative}/action.yml",
+            )
+        if not self.repository.exists(relative):
+            raise LookupError(f"no action {path!r}; actions: {', '.join(self.repository.actions) or 'none'}")
+        loaded = self._workspace.load(relative, FileKind.ACTION)
+        if loaded.action is None:
+            raise ValueError(_unusable(loaded))
+        return loaded.action
+
+    def dockerfile(self, path: str) -> Dockerfile:
+        loaded = self.file(path)
+        if loaded.dockerfile is None:
+            raise ValueError(f"{path} is not a Dockerfile (expected Dockerfile, Dockerfile.* or *.dockerfile)")
+        return loaded.dockerfile
+
+    def occurrences(self, text: str, files: str | Sequence[str] = "**") -> list[Occurrence]:
+        """Where `text` occurs in the files matching the path globs `files`, in path order."""
+        globs = [compile_glob(pattern) for pattern in ([files] if isinstance(files, str) else files)]
+        found: list[Occurrence] = []
+        for path in self.repository.files:
+            if any(glob.matches(path) for glob in globs):
+                loaded = self._workspace.load(path)
+                if loaded.source.problem is None:
+                    found.extend(occurrences(loaded.source, None, text))
+        return found
+
+    @cached_property
+    def config(self) -> config.Config:
+        """The repository's configuration (ConfigError, positioned, when it is invalid)."""
+        found = config.find(self.repository)
+        return config.load(*found) if found is not None else config.Config()
+
+    @property
+    def policy(self) -> list[PolicyRule]:
+        return self.config.rules
+
+    def check(self, policy_rules: Sequence[PolicyRule] | None = None, built_in: bool = True) -> Outcome:
+        """Run ci-checks over the whole repository: the built-in rules (unless `built_in` is False) and the policy
+        rules (all of the configuration's by default)."""
+        settings = self.config
+        self.repository.exclude = settings.exclude
+        rules, _ = registry.select(settings.select, settings.ignore)
+        if not built_in:
+            rules = [rule for rule in registry.RULES if rule.check is None or rule.code in _SOURCE_CODES]
+        chosen = list(settings.rules if policy_rules is None else policy_rules)
+        max_bytes = settings.max_file_size or self._workspace.max_bytes
+        return run(self.repository, Request.whole(), rules, settings, chosen, max_bytes)
+
+    def findings(self, rule_id: str) -> list[Diagnostic]:
+        """The findings of one policy rule, by id."""
+        rules = [rule for rule in self.policy if rule.id == rule_id]
+        if not rules:
+            raise LookupError(f"no policy rule {rule_id!r}; rules: {', '.join(r.id for r in self.policy) or 'none'}")
+        return self.check(rules, built_in=False).diagnostics
+
+
+_SOURCE_CODES = {"CC001", "CC002", "CC003", "CC004"}
+"""Files a policy rule reads but cannot read are findings of these, and are kept when only policy rules run."""
+
+
+def _unusable(loaded: LoadedFile) -> str:
+    if loaded.source.problem is not None:
+        return f"{loaded.path}: {loaded.source.problem.message}"
+    issues = "; ".join(f"{i.span.line}:{i.span.column}: {i.message}" for i in loaded.document.issues)
+    return f"{loaded.path} cannot be read as a {loaded.kind.value}: {issues or 'its top level is not a mapping'}"

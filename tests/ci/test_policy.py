@@ -1,0 +1,246 @@
+"""Policy files: what a bad one reports, and how each matcher and scope behaves."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from tests.ci.conftest import run_cli
+
+WORKFLOW = """on: push
+jobs:
+  build:
+    runs-on: ubuntu-latest
+    env:
+      MODE: fast
+    steps:
+      - uses: actions/checkout@v4
+        with:
+          persist-credentials: false
+      - name: Install
+        id: install
+        run: |
+          if [ -n "$REF" ]; then
+            git checkout -f FETCH_HEAD
+            if python -c 'import torch'; then
+              pip install -e . --no-deps
+            fi
+          fi
+      - name: Test
+        run: |
+          for suite in unit integration; do
+            pytest "tests/$suite" | tee log.txt
+          done
+  release:
+    uses: ./.github/workflows/release.yml
+"""
+
+
+def check(make_repo, policy: str, files: dict[str, str] | None = None, *args: str):  # type: ignore[no-untyped-def]
+    root = make_repo({".github/workflows/ci.yml": WORKFLOW, ".github/ci-checks.yml": policy, **(files or {})})
+    return run_cli("check", root, "--select", "CC1", *args)
+
+
+def rule(kind: str, body: str, where: str = "{workflow: .github/workflows/ci.yml}") -> str:
+    return f"version: 1\nrules:\n  - id: r\n    kind: {kind}\n    where: {where}\n{body}"
+
+
+@pytest.mark.parametrize(
+    ("policy", "expected"),
+    [
+        (
+            "rules:\n  - id: r\n    kind: ordr\n",
+            "3:11: error: rules.0.kind: unknown value 'ordr' (did you mean 'order'?); "
+            "expected one of order, forbid, require, parity",
+        ),
+        (
+            rule("forbid", "    forbid: [{text: x}]\n    mesage: hi\n"),
+            "7:5: error: unknown configuration key 'mesage' (did you mean 'message'?); "
+            "known keys: forbid, id, kind, message, severity, where",
+        ),
+        (
+            rule("forbid", "    forbid: [{regex: 'a(b'}]\n"),
+            "6:22: error: invalid regular expression 'a(b': missing ) at position 3",
+        ),
+        (rule("order", "    order: [{command: make}]\n"), "6:12: error: rules.0.order needs at least 2 items"),
+        (
+            rule("forbid", "    forbid: [{comand: make}]\n"),
+            "6:15: error: unknown configuration key 'comand' (did you mean 'command'?); "
+            "known keys: command, env, python, regex, step, text, with",
+        ),
+        (
+            rule("forbid", "    forbid: [{command: make, text: x}]\n"),
+            "6:14: error: rules.0.forbid.0 needs exactly one of command, step, text, regex, python, with or env; "
+            "found: command, text",
+        ),
+        (
+            rule("forbid", "    forbid: [{text: x}]\n", "{files: ['../outside/*']}"),
+            "5:21: error: invalid glob '../outside/*': a path glob cannot leave the repository ('..')",
+        ),
+        (
+            rule("forbid", "    forbid: [{text: x}]\n", "{files: ['docs/[abc']}"),
+            "5:21: error: invalid glob 'docs/[abc': '[' opens a character set that is never closed",
+        ),
+        (
+            rule("forbid", "    forbid: [{text: x}]\n", "{files: ['a**/b']}"),
+            "5:21: error: invalid glob 'a**/b': '**' must be a whole path segment, as in 'a/**/b'",
+        ),
+        (
+            rule("forbid", "    forbid: [{text: x}]\n", "{files: '*.yml', step: Install}"),
+            "5:29: error: `where: files` selects whole files and cannot be combined with step",
+        ),
+        (
+            rule("forbid", "    forbid: [{command: 'echo \"unclosed'}]\n"),
+            "6:24: error: invalid command pattern 'echo \"unclosed': No closing quotation",
+        ),
+        (
+            rule("order", "    order: [{text: a}, {text: b}]\n", "{workflow: '*', branch: 'if then'}"),
+            "5:36: error: branch condition 'if then' is not a shell command",
+        ),
+        (
+            rule("forbid", "    forbid: [{text: x}]\n") + "  - id: r\n    kind: forbid\n    where: {files: x}\n"
+            "    forbid: [{text: y}]\n",
+            "7:9: error: duplicate rule id 'r'; first used at 3:9",
+        ),
+        (
+            rule("forbid", "    forbid: [{text: x}]\n").replace("id: r", "id: duplicate-key"),
+            "3:9: error: rule id 'duplicate-key' is taken by a built-in rule; choose another",
+        ),
+        (
+            rule("require", "    forbid: [{text: x}]\n"),
+            "6:5: error: unknown configuration key 'forbid'; known keys: id, kind, message, require, severity, where",
+        ),
+        (rule("require", ""), "3:5: error: rules.0: 'require' is required"),
+        (
+            rule("forbid", "    forbid: [{text: x}]\n", "{}"),
+            "5:12: error: rules.0.where cannot be empty",
+        ),
+    ],
+    ids=lambda value: value[:40] if isinstance(value, str) else value,
+)
+def test_a_bad_policy_is_a_positioned_error_with_exit_2(make_repo, policy: str, expected: str) -> None:  # type: ignore[no-untyped-def]
+    result = check(make_repo, policy)
+    assert (result.code, result.out) == (2, "")
+    assert result.err == f".github/ci-checks.yml:{expected}\n"
+
+
+def test_a_where_that_matches_nothing_is_a_finding_not_a_crash(make_repo) -> None:  # type: ignore[no-untyped-def]
+    result = check(make_repo, rule("forbid", "    forbid: [{text: x}]\n", "{workflow: ci.yml, job: deploy}"))
+    assert result.code == 1
+    assert result.headers == [
+        ".github/ci-checks.yml:5:5: CC104 `where` selects nothing: no file matches 'ci.yml' [r]",
+    ]
+    result = check(make_repo, rule("forbid", "    forbid: [{text: x}]\n", "{workflow: '**/ci.yml', job: deploy}"))
+    assert result.headers == [
+        ".github/ci-checks.yml:5:5: CC104 `where` selects nothing: no job in .github/workflows/ci.yml matches "
+        "'deploy' (jobs: build, release) [r]",
+    ]
+
+
+def test_commands_in_conditions_loops_pipelines_and_nested_branches_are_found(make_repo) -> None:  # type: ignore[no-untyped-def]
+    body = "    forbid:\n" + "".join(
+        f"      - command: {pattern}\n" for pattern in ("python -c", "pip install -e .", "pytest", "tee log.txt")
+    )
+    result = check(make_repo, rule("forbid", body))
+    assert [h.split(": CC101 ")[0] for h in result.headers] == [
+        ".github/workflows/ci.yml:16:16",
+        ".github/workflows/ci.yml:17:15",
+        ".github/workflows/ci.yml:23:13",
+        ".github/workflows/ci.yml:23:37",
+    ]
+
+
+def test_order_is_checked_job_by_job_and_skips_jobs_without_steps(make_repo) -> None:  # type: ignore[no-untyped-def]
+    body = "    order:\n      - step: {uses: actions/checkout}\n      - step: Install\n      - command: pytest\n"
+    assert check(make_repo, rule("order", body)).code == 0
+    swapped = "    order:\n      - command: pytest\n      - step: {id: install}\n"
+    result = check(make_repo, rule("order", swapped))
+    assert result.headers == [
+        ".github/workflows/ci.yml:11:9: CC100 a step {id: install} at 11:9 comes before `pytest` at 23:13 in job "
+        "'build' [r]"
+    ]
+
+
+def test_missing_items_are_findings_unless_ignored(make_repo) -> None:  # type: ignore[no-untyped-def]
+    body = "    order:\n      - command: make\n      - command: pytest\n"
+    result = check(make_repo, rule("order", body))
+    assert result.headers == [".github/workflows/ci.yml:3:3: CC100 `make` is missing from job 'build' [r]"]
+    assert check(make_repo, rule("order", body + "    missing: ignore\n")).code == 0
+
+
+def test_require_with_values_compare_as_github_reads_them(make_repo) -> None:  # type: ignore[no-untyped-def]
+    where = "{workflow: .github/workflows/ci.yml, step: {uses: 'actions/*'}}"
+    assert check(make_repo, rule("require", "    require: [{with: {persist-credentials: false}}]\n", where)).code == 0
+    quoted = rule("require", "    require: [{with: {persist-credentials: 'false'}}]\n", where)
+    assert check(make_repo, quoted).code == 0
+    wrong = check(make_repo, rule("require", "    require: [{with: {persist-credentials: true}}]\n", where))
+    assert wrong.headers == [
+        ".github/workflows/ci.yml:8:9: CC102 step 'actions/checkout@v4' lacks `with: {persist-credentials: true}` [r]"
+    ]
+    env = check(make_repo, rule("require", "    require: [{env: {MODE: fast}}]\n", "{workflow: '**', job: b*}"))
+    assert env.code == 0
+
+
+def test_regex_matches_are_positioned_and_multiline(make_repo) -> None:  # type: ignore[no-untyped-def]
+    result = check(make_repo, rule("forbid", "    forbid: [{regex: '^ +pytest .*$'}]\n"))
+    assert result.headers == [
+        """.github/workflows/ci.yml:23:1: CC101 /^ +pytest .*$/ is forbidden here (found '            pytest "tests/$suite" | tee log.txt') [r]"""
+    ]
+
+
+def test_a_catastrophic_regex_times_out_instead_of_hanging(make_repo) -> None:  # type: ignore[no-untyped-def]
+    text = "a" * 40 + "!"
+    started = time.monotonic()
+    result = check(make_repo, rule("forbid", "    forbid: [{regex: '(a|aa)+$'}]\n", "{files: slow.txt}"), {"slow.txt": text})
+    assert time.monotonic() - started < 30
+    assert result.headers == [
+        ".github/ci-checks.yml:6:22: CC106 /(a|aa)+$/ took over 2 s on slow.txt; the rule is not fully checked [r]"
+    ]
+
+
+def test_dockerfile_copy_and_run_heredoc(make_repo) -> None:  # type: ignore[no-untyped-def]
+    dockerfile = (
+        "FROM rocm/pytorch\n"
+        "COPY --chown=1000 docker/patches/megatron.patch /tmp/\n"
+        "RUN <<EOF\nset -e\ngit apply /tmp/megatron.patch\nEOF\n"
+        'RUN ["git", "apply", "/tmp/x.patch"]\n'
+    )
+    body = "    forbid:\n      - command: COPY docker/patches/megatron.patch\n      - command: git apply\n"
+    result = check(make_repo, rule("forbid", body, "{files: 'docker/Dockerfile*'}"), {"docker/Dockerfile.rocm": dockerfile})
+    assert [h.split(" [")[0] for h in result.headers] == [
+        "docker/Dockerfile.rocm:2:1: CC101 `COPY docker/patches/megatron.patch` is forbidden here",
+        "docker/Dockerfile.rocm:5:1: CC101 `git apply` is forbidden here",
+        "docker/Dockerfile.rocm:7:5: CC101 `git apply` is forbidden here",
+    ]
+
+
+def test_policy_ids_work_in_select_and_ignore(make_repo) -> None:  # type: ignore[no-untyped-def]
+    policy = rule("forbid", "    forbid: [{command: pytest}]\n")
+    root = make_repo({".github/workflows/ci.yml": WORKFLOW, ".github/ci-checks.yml": policy})
+    assert [h.split()[1] for h in run_cli("check", root, "--select", "r").headers] == ["CC101"]
+    assert run_cli("check", root, "--select", "CC1", "--ignore", "r").code == 0
+
+
+def test_a_policy_in_pyproject_toml_points_at_its_table(make_repo) -> None:  # type: ignore[no-untyped-def]
+    pyproject = '[tool.ci-checks]\nversion = 1\n\n[[tool.ci-checks.rules]]\nid = "r"\nkind = "forbd"\n'
+    root = make_repo({".github/workflows/ci.yml": WORKFLOW, "pyproject.toml": pyproject})
+    result = run_cli("check", root)
+    assert result.code == 2
+    assert result.err.startswith("pyproject.toml:6:8: error: rules.0.kind: unknown value 'forbd' (did you mean")
+
+
+def test_a_file_the_rule_cannot_read_is_reported_as_such_not_as_matching_nothing(make_repo) -> None:  # type: ignore[no-untyped-def]
+    policy = rule("forbid", "    forbid: [{text: x}]\n")
+    root = make_repo({".github/workflows/ci.yml": WORKFLOW, ".github/ci-checks.yml": policy})
+    result = run_cli("check", root, "--select", "CC0,CC1", "--max-file-size", "100")
+    assert [h.split(" (")[0] for h in result.headers] == [
+        ".github/workflows/ci.yml:1:1: CC001 file is larger than the 100 bytes limit"
+    ]
+    (root / ".github" / "workflows" / "ci.yml").write_text("on: push\njobs: [\n")
+    result = run_cli("check", root, "--select", "CC010,CC1")
+    assert result.headers == [
+        ".github/workflows/ci.yml:3:1: CC010 did not find expected node content (while parsing a flow node at 3:1)",
+        ".github/workflows/ci.yml:3:1: CC106 not a usable workflow (did not find expected node content (while "
+        "parsing a flow node at 3:1)); not checked by this rule [r]",
+    ]

@@ -1,0 +1,87 @@
+"""Inline ignores in every kind of file, on the finding's line or on its step, job or instruction."""
+
+from __future__ import annotations
+
+from tests.ci.conftest import run_cli
+
+POLICY = """version: 1
+rules:
+  - id: no-amd-patch
+    kind: forbid
+    where: {files: ["**/*.yml", "**/Dockerfile*", "**/*.sh", "**/*.py"]}
+    forbid:
+      - text: amd_patch
+"""
+
+
+def headers(make_repo, files: dict[str, str], *args: str) -> list[str]:  # type: ignore[no-untyped-def]
+    root = make_repo({".github/ci-checks.yml": POLICY, **files})
+    return run_cli("check", root, "--select", "CC1", *args).headers
+
+
+WORKFLOW = """on: push
+jobs:
+  build:  # ci-checks: ignore[CC101] this job still builds the 0.5 image
+    runs-on: ubuntu-latest
+    steps:
+      - run: git apply /tmp/amd_patch/a.patch
+  test:
+    runs-on: ubuntu-latest
+    steps:
+      - name: Patch  # ci-checks: ignore[no-amd-patch]
+        run: |
+          git apply /tmp/amd_patch/b.patch
+          git apply /tmp/amd_patch/c.patch
+      - run: |
+          git apply /tmp/amd_patch/d.patch  # ci-checks: ignore[no-amd-patch] reason
+          git apply /tmp/amd_patch/e.patch
+"""
+
+
+def test_ignores_on_the_job_the_step_and_the_line_of_a_workflow(make_repo) -> None:  # type: ignore[no-untyped-def]
+    assert headers(make_repo, {".github/workflows/ci.yml": WORKFLOW}) == [
+        ".github/workflows/ci.yml:16:26: CC101 'amd_patch' is forbidden here [no-amd-patch]"
+    ]
+
+
+def test_an_ignore_for_another_rule_suppresses_nothing(make_repo) -> None:  # type: ignore[no-untyped-def]
+    text = "jobs: {}\n# amd_patch  # ci-checks: ignore[CC031]\n"
+    assert len(headers(make_repo, {".github/workflows/x.yml": text})) == 1
+
+
+def test_dockerfile_ignores_cover_the_whole_instruction(make_repo) -> None:  # type: ignore[no-untyped-def]
+    dockerfile = (
+        "FROM base\n"
+        "# ci-checks: ignore[no-amd-patch] on its own line covers nothing below it\n"
+        "COPY amd_patch /tmp/\n"
+        "RUN cd /x && \\\n"
+        "    git apply /tmp/amd_patch  # ci-checks: ignore[no-amd-patch]\n"
+        "RUN echo amd_patch \\\n"
+        "    done\n"
+    )
+    dockerfile = dockerfile.replace("RUN cd /x && \\\n", "RUN cd /x && \\\n")
+    assert headers(make_repo, {"docker/Dockerfile": dockerfile}) == [
+        "docker/Dockerfile:3:6: CC101 'amd_patch' is forbidden here [no-amd-patch]",
+        "docker/Dockerfile:6:10: CC101 'amd_patch' is forbidden here [no-amd-patch]",
+    ]
+    continued = dockerfile.replace("RUN echo amd_patch \\\n", "RUN echo amd_patch \\  # ci-checks: ignore[CC101]\n")
+    assert "docker/Dockerfile:6:10" not in " ".join(headers(make_repo, {"docker/Dockerfile": continued}))
+
+
+def test_shell_script_and_python_comments(make_repo) -> None:  # type: ignore[no-untyped-def]
+    files = {
+        "scripts/build.sh": "git apply amd_patch.diff  # ci-checks: ignore[no-amd-patch]\necho amd_patch\n",
+        "tools/patch.py": 'PATCH = "amd_patch"  # ci-checks: ignore[no-amd-patch]\nNOTE = "# ci-checks: ignore[x] amd_patch"\n',
+    }
+    assert headers(make_repo, files) == [
+        "scripts/build.sh:2:6: CC101 'amd_patch' is forbidden here [no-amd-patch]",
+        "tools/patch.py:2:32: CC101 'amd_patch' is forbidden here [no-amd-patch]",
+    ]
+
+
+def test_unused_ignores_are_reported_only_when_asked(make_repo) -> None:  # type: ignore[no-untyped-def]
+    files = {"tools/patch.py": 'PATCH = "x"  # ci-checks: ignore[no-amd-patch]\n'}
+    assert headers(make_repo, files) == []
+    assert headers(make_repo, files, "--report-unused-ignores") == [
+        "tools/patch.py:1:34: CC105 ignore[no-amd-patch] suppresses nothing here"
+    ]
