@@ -29,4 +29,10 @@ def test_cuda_and_rocm_paths_take_the_same_inputs(workflow) -> None:  # type: ig
     cuda, rocm = workflow("_run-ci.yml"), workflow("_run-ci-rocm.yml")
     assert cuda.workflow_call is not None and rocm.workflow_call is not None
     assert list(cuda.workflow_call.inputs) == list(rocm.workflow_call.inputs)
-    assert list(rocm.workflow_call.inputs) == ["runs_on", "container_image", "skip_dependency_install", "ref", "megatron_ref"]
+    assert list(rocm.workflow_call.inputs) == [
+        "runs_on",
+        "container_image",
+        "skip_dependency_install",
+        "ref",
+        "megatron_ref",
+    ]

@@ -185,14 +185,17 @@ def test_require_with_values_compare_as_github_reads_them(make_repo) -> None:  #
 def test_regex_matches_are_positioned_and_multiline(make_repo) -> None:  # type: ignore[no-untyped-def]
     result = check(make_repo, rule("forbid", "    forbid: [{regex: '^ +pytest .*$'}]\n"))
     assert result.headers == [
-        """.github/workflows/ci.yml:23:1: CC101 /^ +pytest .*$/ is forbidden here (found '            pytest "tests/$suite" | tee log.txt') [r]"""
+        ".github/workflows/ci.yml:23:1: CC101 /^ +pytest .*$/ is forbidden here "
+        """(found '            pytest "tests/$suite" | tee log.txt') [r]"""
     ]
 
 
 def test_a_catastrophic_regex_times_out_instead_of_hanging(make_repo) -> None:  # type: ignore[no-untyped-def]
     text = "a" * 40 + "!"
     started = time.monotonic()
-    result = check(make_repo, rule("forbid", "    forbid: [{regex: '(a|aa)+$'}]\n", "{files: slow.txt}"), {"slow.txt": text})
+    result = check(
+        make_repo, rule("forbid", "    forbid: [{regex: '(a|aa)+$'}]\n", "{files: slow.txt}"), {"slow.txt": text}
+    )
     assert time.monotonic() - started < 30
     assert result.headers == [
         ".github/ci-checks.yml:6:22: CC106 /(a|aa)+$/ took over 2 s on slow.txt; the rule is not fully checked [r]"
@@ -207,7 +210,9 @@ def test_dockerfile_copy_and_run_heredoc(make_repo) -> None:  # type: ignore[no-
         'RUN ["git", "apply", "/tmp/x.patch"]\n'
     )
     body = "    forbid:\n      - command: COPY docker/patches/megatron.patch\n      - command: git apply\n"
-    result = check(make_repo, rule("forbid", body, "{files: 'docker/Dockerfile*'}"), {"docker/Dockerfile.rocm": dockerfile})
+    result = check(
+        make_repo, rule("forbid", body, "{files: 'docker/Dockerfile*'}"), {"docker/Dockerfile.rocm": dockerfile}
+    )
     assert [h.split(" [")[0] for h in result.headers] == [
         "docker/Dockerfile.rocm:2:1: CC101 `COPY docker/patches/megatron.patch` is forbidden here",
         "docker/Dockerfile.rocm:5:1: CC101 `git apply` is forbidden here",

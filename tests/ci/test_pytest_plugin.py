@@ -124,8 +124,8 @@ def test_fixtures_in_a_hand_written_test(project: pytest.Pytester) -> None:
     result.assert_outcomes(passed=2, failed=1)
     result.stdout.fnmatch_lines(
         [
-            "E       AssertionError: assert `pip install -e . --no-deps` (.github/workflows/rocm.yml:14:13) is not written before "
-            "`git checkout -f FETCH_HEAD` (.github/workflows/rocm.yml:13:13)*"
+            "E       AssertionError: assert `pip install -e . --no-deps` (.github/workflows/rocm.yml:14:13) "
+            "is not written before `git checkout -f FETCH_HEAD` (.github/workflows/rocm.yml:13:13)*"
         ]
     )
 

@@ -41,7 +41,7 @@ def test_dockerfile_continuations_comments_and_directives() -> None:
         "RUN echo a `\n"
         "# dropped by Docker\n"
         "    b\n"
-        "SHELL [\"pwsh\", \"-c\"]\n"
+        'SHELL ["pwsh", "-c"]\n'
         "RUN Write-Host `\n"
         "    hi\n"
     )

@@ -24,7 +24,7 @@ AFTER = (FIXTURES / "seed" / "_run-ci-rocm.yml").read_text(encoding="utf-8")
 BEFORE = (FIXTURES / "seed" / "_run-ci-rocm.before.yml").read_text(encoding="utf-8")
 INSTALL_LINE = "            pip install -e . --no-deps --break-system-packages\n"
 MOVED = AFTER.replace(INSTALL_LINE, "").replace(
-    '            git checkout -f FETCH_HEAD\n', INSTALL_LINE + "            git checkout -f FETCH_HEAD\n"
+    "            git checkout -f FETCH_HEAD\n", INSTALL_LINE + "            git checkout -f FETCH_HEAD\n"
 )
 WORKFLOW = ".github/workflows/_run-ci-rocm.yml"
 BRANCH = 'if [ -n "$MEGATRON_PR" ]; then'
@@ -104,7 +104,7 @@ def test_install_above_the_checkout_fails_both_ways(make_repo, variant) -> None:
     assert code == 1
     assert headers == [
         f"{WORKFLOW}:{install[0]}:{install[1]}: CC100 `pip install -e .` at {install[0]}:{install[1]} comes before "
-        f"`git checkout -f FETCH_HEAD` at {checkout[0]}:{checkout[1]} in the `[ -n \"$MEGATRON_PR\" ]` branch of "
+        f'`git checkout -f FETCH_HEAD` at {checkout[0]}:{checkout[1]} in the `[ -n "$MEGATRON_PR" ]` branch of '
         "step 'Install Megatron' [override-order]"
     ]
     with pytest.raises(AssertionError) as failure:

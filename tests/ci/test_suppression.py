@@ -71,7 +71,9 @@ def test_dockerfile_ignores_cover_the_whole_instruction(make_repo) -> None:  # t
 def test_shell_script_and_python_comments(make_repo) -> None:  # type: ignore[no-untyped-def]
     files = {
         "scripts/build.sh": "git apply amd_patch.diff  # ci-checks: ignore[no-amd-patch]\necho amd_patch\n",
-        "tools/patch.py": 'PATCH = "amd_patch"  # ci-checks: ignore[no-amd-patch]\nNOTE = "# ci-checks: ignore[x] amd_patch"\n',
+        "tools/patch.py": (
+            'PATCH = "amd_patch"  # ci-checks: ignore[no-amd-patch]\nNOTE = "# ci-checks: ignore[x] amd_patch"\n'
+        ),
     }
     assert headers(make_repo, files) == [
         "scripts/build.sh:2:6: CC101 'amd_patch' is forbidden here [no-amd-patch]",
