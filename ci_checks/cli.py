@@ -7,6 +7,7 @@ Exit codes (decided in `exit_code` and `main` only):
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -15,7 +16,7 @@ from typing import NoReturn, TextIO
 from ci_checks import __version__, config, registry
 from ci_checks.check import Outcome, Request, UsageError, run
 from ci_checks.policy import PolicyRule
-from ci_checks.reporters import json_output, text
+from ci_checks.reporters.formats import FORMATS
 from ci_checks.repository import Repository, find_root
 from ci_checks.rule import Rule
 from ci_checks.source import DEFAULT_MAX_BYTES
@@ -32,6 +33,15 @@ class _Parser(argparse.ArgumentParser):
 
 def _codes(value: str) -> list[str]:
     return [part.strip() for part in value.split(",") if part.strip()]
+
+
+def _output(value: str) -> tuple[str, Path]:
+    name, separator, path = value.partition("=")
+    if not separator or not path:
+        raise argparse.ArgumentTypeError(f"{value!r} is not FORMAT=FILE, e.g. sarif=results.sarif")
+    if name not in FORMATS:
+        raise argparse.ArgumentTypeError(f"unknown format {name!r}; formats: {', '.join(FORMATS)}")
+    return name, Path(path)
 
 
 def _size(value: str) -> int:
@@ -54,7 +64,15 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PATH",
         help="a repository root, a folder or a file (default: the repository containing the working directory)",
     )
-    check.add_argument("--output-format", choices=("text", "json"), default="text")
+    check.add_argument("--output-format", choices=tuple(FORMATS), default="text", help="what goes to standard output")
+    check.add_argument(
+        "--output",
+        type=_output,
+        action="append",
+        default=[],
+        metavar="FORMAT=FILE",
+        help="also write FORMAT to FILE, e.g. sarif=results.sarif (repeatable)",
+    )
     check.add_argument("--select", type=_codes, metavar="CODES", help="only these rules (codes, prefixes or names)")
     check.add_argument("--ignore", type=_codes, default=[], metavar="CODES", help="skip these rules")
     check.add_argument("--config", type=Path, metavar="FILE", help="configuration file to use instead of the repo's")
@@ -95,17 +113,29 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     outcome = Outcome()
     for repository, request in groups.values():
         settings = _settings(repository, args.config)
+        if settings.path in request.files:  # a changed policy may change findings anywhere: check everything
+            request.folders.append("")
         repository.exclude = settings.exclude
         rules, policy_rules = _selection(args.select or settings.select, [*settings.ignore, *args.ignore], settings)
         max_bytes = args.max_file_size or settings.max_file_size or DEFAULT_MAX_BYTES
         run(repository, request, rules, settings, policy_rules, max_bytes, args.report_unused_ignores, outcome)
-    if args.output_format == "json":
-        out.write(json_output.render(outcome.diagnostics))
-    else:
-        out.write(text.render(outcome.diagnostics, outcome.sources, outcome.files))
+    out.write(FORMATS[args.output_format](outcome))
+    for name, path in args.output:
+        _write(path, FORMATS[name](outcome), append=False)
+    summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary:
+        _write(Path(summary), FORMATS["markdown"](outcome), append=True)
     for message in outcome.internal_errors:
         err.write(f"ci-checks: internal error: {message}\n")
     return exit_code(outcome)
+
+
+def _write(path: Path, content: str, append: bool) -> None:
+    try:
+        with path.open("a" if append else "w", encoding="utf-8") as stream:
+            stream.write(content)
+    except OSError as error:
+        raise UsageError(f"{path}: cannot write output: {error.strerror}") from None
 
 
 def _settings(repository: Repository, explicit: Path | None) -> config.Config:

@@ -1,0 +1,56 @@
+"""JUnit XML: a test suite per checked file with findings, a test case per finding.
+
+Errors and warnings are failures; info findings are passing cases that say
+what they noticed. A clean run is one passing case, so that CI dashboards show
+that the check ran.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from xml.etree import ElementTree
+
+from ci_checks.check import Outcome
+from ci_checks.diagnostics import Diagnostic
+from ci_checks.reporters import text
+
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _xml_text(value: str) -> str:
+    """Characters XML 1.0 cannot hold (a checked file may contain any) written as `\\xNN`."""
+    return _NOT_XML.sub(lambda match: f"\\x{ord(match.group()):02x}", value)
+
+
+def _case(suite: ElementTree.Element, diagnostic: Diagnostic, excerpt: str) -> None:
+    span = diagnostic.span
+    name = f"{diagnostic.code} {diagnostic.rule} at {span.line}:{span.column}"
+    case = ElementTree.SubElement(suite, "testcase", name=_xml_text(name), classname=_xml_text(span.path))
+    body = _xml_text(f"{text.header(diagnostic)}\n{excerpt}".rstrip())
+    if diagnostic.severity.fails:
+        failure = ElementTree.SubElement(case, "failure", message=_xml_text(diagnostic.message), type=diagnostic.code)
+        failure.text = body
+    else:
+        ElementTree.SubElement(case, "system-out").text = body
+
+
+def render(outcome: Outcome) -> str:
+    by_file: dict[str, list[Diagnostic]] = defaultdict(list)
+    for diagnostic in outcome.diagnostics:
+        by_file[diagnostic.span.path].append(diagnostic)
+    failures = sum(1 for d in outcome.diagnostics if d.severity.fails)
+    root = ElementTree.Element("testsuites", name="ci-checks", tests=str(max(len(outcome.diagnostics), 1)))
+    root.set("failures", str(failures))
+    if not by_file:
+        suite = ElementTree.SubElement(root, "testsuite", name="ci-checks", tests="1", failures="0", errors="0")
+        ElementTree.SubElement(suite, "testcase", name=f"{outcome.files} files checked", classname="ci-checks")
+    for path, found in by_file.items():
+        failed = sum(1 for d in found if d.severity.fails)
+        suite = ElementTree.SubElement(
+            root, "testsuite", name=_xml_text(path), tests=str(len(found)), failures=str(failed), errors="0"
+        )
+        for diagnostic in found:
+            _case(suite, diagnostic, "\n".join(text.excerpt(diagnostic.span, outcome.sources.get(path))))
+    ElementTree.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ElementTree.tostring(root, encoding="unicode") + "\n"
