@@ -7,6 +7,13 @@ because `ci_checks = true` is set in pyproject.toml.
 
 from __future__ import annotations
 
+import json
+import shutil
+import subprocess
+import sysconfig
+
+from tests.ci.conftest import PROJECT
+
 
 def test_megatron_override_installs_the_checked_out_ref_unpatched(workflow) -> None:  # type: ignore[no-untyped-def]
     override = workflow("_run-ci-rocm.yml").step("Install Megatron").script.branch('[ -n "$MEGATRON_PR" ]')
@@ -36,3 +43,25 @@ def test_cuda_and_rocm_paths_take_the_same_inputs(workflow) -> None:  # type: ig
         "ref",
         "megatron_ref",
     ]
+
+
+def _tool(name: str) -> str:
+    """A linter binary installed by the `linters` extra, next to this Python."""
+    found = shutil.which(name, path=sysconfig.get_path("scripts")) or shutil.which(name)
+    assert found is not None, f"{name} is missing: install the linters extra"
+    return found
+
+
+def test_own_workflows_pass_actionlint_with_shellcheck() -> None:
+    workflows = sorted(str(path) for path in (PROJECT / ".github" / "workflows").glob("*.yml"))
+    command = [_tool("actionlint"), f"-shellcheck={_tool('shellcheck')}", "-no-color", *workflows]
+    result = subprocess.run(command, cwd=PROJECT, capture_output=True, text=True, check=False)
+    assert (result.returncode, result.stdout) == (0, ""), result.stdout + result.stderr
+
+
+def test_own_workflows_have_nothing_at_medium_or_above_under_zizmor() -> None:
+    command = [_tool("zizmor"), "--offline", "--format", "json", ".github/workflows"]
+    result = subprocess.run(command, cwd=PROJECT, capture_output=True, text=True, check=False)
+    findings = json.loads(result.stdout)
+    serious = [f for f in findings if f["determinations"]["severity"] in ("Medium", "High")]
+    assert serious == [], json.dumps(serious, indent=1)[:2000]
