@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ci_checks import policy, registry, suppression
+from ci_checks.backends.external import EQUIVALENT, BackendSettings, run_backends
 from ci_checks.config import CONFIG_FILES, Config
 from ci_checks.diagnostics import Diagnostic, sorted_diagnostics
 from ci_checks.loading import YAML_KINDS, LoadedFile, Workspace
@@ -72,38 +73,64 @@ class Request:
         return sorted(found)
 
 
+@dataclass
+class Plan:
+    """What to run: built-in rules, policy rules and external linters, and which of their findings to keep."""
+
+    rules: list[Rule]
+    policy_rules: list[PolicyRule] = field(default_factory=list)
+    backends: list[str] = field(default_factory=list)
+    backend_settings: BackendSettings = field(default_factory=BackendSettings)
+    backend_codes: BackendCodes = field(default_factory=lambda: BackendCodes(None, []))
+    max_bytes: int = DEFAULT_MAX_BYTES
+    report_unused_ignores: bool = False
+
+    def keeps(self, diagnostic: Diagnostic) -> bool:
+        if diagnostic.code in registry.BY_CODE:
+            return diagnostic.code in {rule.code for rule in self.rules}
+        return self.backend_codes.keeps(diagnostic.code)
+
+
+@dataclass
+class BackendCodes:
+    """`--select`/`--ignore` for external linters' codes: exact (`SC2086`) or prefixes (`SC`, `ZZ-`, `AL-expr`)."""
+
+    selected: list[str] | None
+    ignored: list[str]
+
+    def keeps(self, code: str) -> bool:
+        if self.selected is not None and not any(code.startswith(prefix) for prefix in self.selected):
+            return False
+        return not any(code.startswith(prefix) for prefix in self.ignored)
+
+
 def run(
     repository: Repository,
     request: Request,
-    rules: list[Rule],
+    plan: Plan,
     config: Config | None = None,
-    policy_rules: list[PolicyRule] | None = None,
-    max_bytes: int = DEFAULT_MAX_BYTES,
-    report_unused_ignores: bool = False,
     outcome: Outcome | None = None,
 ) -> Outcome:
-    """Check what `request` names in one repository with `rules` and policy rules, adding to `outcome`.
-
-    `policy_rules` defaults to all of the configuration's.
-    """
+    """Check what `request` names in one repository as `plan` says, adding to `outcome`."""
     outcome = outcome or Outcome()
     config = config or Config()
-    if policy_rules is None:
-        policy_rules = config.rules
-    workspace = Workspace(repository, max_bytes)
+    workspace = Workspace(repository, plan.max_bytes)
     found: list[Diagnostic] = []
-    for relative, kind in request.targets(repository):
-        found.extend(_check_file(workspace.load(relative, kind), rules, outcome))
-    selected = {rule.code for rule in rules}
-    if policy_rules:
+    targets = [workspace.load(relative, kind) for relative, kind in request.targets(repository)]
+    for file in targets:
+        found.extend(_check_file(file, plan.rules, outcome))
+    if plan.backends:
+        yaml_files = [file for file in targets if file.kind in YAML_KINDS]
+        found = _merged(found, run_backends(plan.backends, yaml_files, repository.root, plan.backend_settings))
+    if plan.policy_rules:
         policy_files = frozenset({*CONFIG_FILES, *([config.path] if config.path else [])})
-        found.extend(policy.evaluate(policy_rules, workspace, request.covers, policy_files))
-    found = [diagnostic for diagnostic in found if diagnostic.code in selected]
+        found.extend(policy.evaluate(plan.policy_rules, workspace, request.covers, policy_files))
+    found = [diagnostic for diagnostic in found if plan.keeps(diagnostic)]
     sources = {path: file.source for path, file in workspace.loaded.items()}
     if config.source is not None and config.path is not None:
         sources[config.path] = config.source
-    unused_in = [path for path in sources if request.covers(path)] if report_unused_ignores else []
-    if report_unused_ignores and config.path is not None and config.rules:
+    unused_in = [path for path in sources if request.covers(path)] if plan.report_unused_ignores else []
+    if plan.report_unused_ignores and config.path is not None and config.rules:
         unused_in.append(config.path)
     known = {*registry.BY_CODE, *registry.BY_NAME, *(rule.id for rule in config.rules)}
     kept = suppression.apply(found, sources, workspace.loaded, known, unused_in)
@@ -111,6 +138,19 @@ def run(
     outcome.sources.update(sources)
     outcome.files += sum(1 for path in workspace.loaded if request.covers(path))
     return outcome
+
+
+def _merged(own: list[Diagnostic], external: list[Diagnostic]) -> list[Diagnostic]:
+    """Own findings plus the linters', less those a linter reports on a line where one of ours says the same."""
+    said = {(d.span.path, d.span.line, d.code) for d in own}
+    kept = [
+        diagnostic
+        for diagnostic in external
+        if not any(
+            (diagnostic.span.path, diagnostic.span.line, code) in said for code in EQUIVALENT.get(diagnostic.code, ())
+        )
+    ]
+    return [*own, *kept]
 
 
 def _check_file(file: LoadedFile, rules: list[Rule], outcome: Outcome) -> list[Diagnostic]:

@@ -8,17 +8,17 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn, TextIO
 
 from ci_checks import __version__, config, registry
-from ci_checks.check import Outcome, Request, UsageError, run
-from ci_checks.policy import PolicyRule
+from ci_checks.backends.external import BACKENDS, BackendSettings
+from ci_checks.check import BackendCodes, Outcome, Plan, Request, UsageError, run
 from ci_checks.reporters.formats import FORMATS
 from ci_checks.repository import Repository, find_root
-from ci_checks.rule import Rule
 from ci_checks.source import DEFAULT_MAX_BYTES
 
 EXIT_OK = 0
@@ -42,6 +42,32 @@ def _output(value: str) -> tuple[str, Path]:
     if name not in FORMATS:
         raise argparse.ArgumentTypeError(f"unknown format {name!r}; formats: {', '.join(FORMATS)}")
     return name, Path(path)
+
+
+def _backends(value: str) -> list[str]:
+    names = _codes(value)
+    if names == ["all"]:
+        return list(BACKENDS)
+    if names == ["none"]:
+        return []
+    unknown = [name for name in names if name not in BACKENDS]
+    if unknown:
+        raise argparse.ArgumentTypeError(f"unknown backend {unknown[0]!r}; use all, none or {', '.join(BACKENDS)}")
+    return names
+
+
+def _binary_variable(name: str) -> str:
+    return f"CI_CHECKS_{name.upper()}"
+
+
+def _seconds(value: str) -> float:
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = -1.0
+    if not seconds > 0:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a positive number of seconds")
+    return seconds
 
 
 def _size(value: str) -> int:
@@ -80,6 +106,21 @@ def build_parser() -> argparse.ArgumentParser:
         "--max-file-size", type=_size, metavar="SIZE", help=f"largest file read (default {DEFAULT_MAX_BYTES >> 20}MiB)"
     )
     check.add_argument(
+        "--backends",
+        type=_backends,
+        metavar="NAMES",
+        help="external linters to run: all, none or some of "
+        + ", ".join(BACKENDS)
+        + " (default: $CI_CHECKS_BACKENDS, else the configuration's backends, else all)",
+    )
+    for name in BACKENDS:
+        check.add_argument(
+            f"--{name}", metavar="PATH", help=f"the {name} binary (default: ${_binary_variable(name)}, then PATH)"
+        )
+    check.add_argument(
+        "--backend-timeout", type=_seconds, default=120.0, metavar="SECONDS", help="time limit of each linter"
+    )
+    check.add_argument(
         "--report-unused-ignores",
         action="store_true",
         help="report `# ci-checks: ignore[...]` comments that suppress nothing (CC105)",
@@ -116,9 +157,8 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if settings.path in request.files:  # a changed policy may change findings anywhere: check everything
             request.folders.append("")
         repository.exclude = settings.exclude
-        rules, policy_rules = _selection(args.select or settings.select, [*settings.ignore, *args.ignore], settings)
-        max_bytes = args.max_file_size or settings.max_file_size or DEFAULT_MAX_BYTES
-        run(repository, request, rules, settings, policy_rules, max_bytes, args.report_unused_ignores, outcome)
+        plan = _plan(args, settings)
+        run(repository, request, plan, settings, outcome)
     out.write(FORMATS[args.output_format](outcome))
     for name, path in args.output:
         _write(path, FORMATS[name](outcome), append=False)
@@ -150,25 +190,49 @@ def _settings(repository: Repository, explicit: Path | None) -> config.Config:
     return config.load(*found) if found is not None else config.Config()
 
 
-def _selection(
-    selected: list[str] | None, ignored: list[str], settings: config.Config
-) -> tuple[list[Rule], list[PolicyRule]]:
-    """Built-in rules and policy rules left after `--select` and `--ignore`, which take codes, names and policy ids.
+_BACKEND_CODE = re.compile(r"(SC[0-9]*|AL(-[a-z0-9-]*)?|ZZ(-[a-z0-9-]*)?)\Z")
 
-    Selecting only policy rules by id keeps the policy codes (CC1xx) on, so that their findings show.
-    """
+
+def _plan(args: argparse.Namespace, settings: config.Config) -> Plan:
+    """What to run, from the options and the configuration; `--select` and `--ignore` take codes, code prefixes,
+    rule names, policy rule ids and external linters' codes (`SC2086`, `ZZ-unpinned-uses`, `AL`)."""
+    selected: list[str] | None = args.select or settings.select
+    ignored = [*settings.ignore, *args.ignore]
     ids = {rule.id for rule in settings.rules}
     policy_rules = [rule for rule in settings.rules if rule.id not in ignored]
-    codes = selected
+    external = BackendCodes(None, [code for code in ignored if _BACKEND_CODE.match(code)])
+    ignored = [code for code in ignored if code not in ids and not _BACKEND_CODE.match(code)]
     if selected is not None:
+        backend_codes = [code for code in selected if _BACKEND_CODE.match(code)]
         chosen = [selector for selector in selected if selector in ids]
         if chosen:
             policy_rules = [rule for rule in policy_rules if rule.id in chosen]
-            codes = [selector for selector in selected if selector not in ids] + ["CC1"]
-    rules, unknown = registry.select(codes, [selector for selector in ignored if selector not in ids])
+        external.selected = backend_codes
+        selected = [code for code in selected if code not in ids and code not in backend_codes]
+        if chosen:
+            selected.append("CC1")  # selecting policy rules by id keeps their codes, so that their findings show
+        if backend_codes:
+            selected.append("CC09")  # and selecting a linter's codes keeps its unavailable/failed notices
+    rules, unknown = registry.select(selected, ignored)
     if unknown:
         raise UsageError(f"unknown rule {unknown[0]!r}{registry.suggestion(unknown[0])}; see `ci-checks rules`")
-    return rules, policy_rules
+    backends = args.backends
+    if backends is None:
+        from_environment = os.environ.get("CI_CHECKS_BACKENDS")
+        try:
+            backends = _backends(from_environment) if from_environment is not None else settings.backends
+        except argparse.ArgumentTypeError as error:
+            raise UsageError(f"CI_CHECKS_BACKENDS: {error}") from None
+    binaries = {name: getattr(args, name) for name in BACKENDS if getattr(args, name) is not None}
+    return Plan(
+        rules,
+        policy_rules,
+        list(BACKENDS) if backends is None else backends,
+        BackendSettings(binaries, args.backend_timeout),
+        external,
+        args.max_file_size or settings.max_file_size or DEFAULT_MAX_BYTES,
+        args.report_unused_ignores,
+    )
 
 
 def _rules(out: TextIO) -> int:

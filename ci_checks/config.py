@@ -46,6 +46,7 @@ class Config:
     exclude: list[str] = field(default_factory=list)
     max_file_size: int | None = None
     rules: list[PolicyRule] = field(default_factory=list)
+    backends: list[str] | None = None
     source: SourceFile | None = None
     """The file's text, for excerpts and ignore comments in it."""
 
@@ -94,6 +95,7 @@ def load(display: str, path: Path) -> Config:
     except PolicyError as error:
         raise ConfigError(error.message, error.span) from None
     config.select = data.get("select")
+    config.backends = data.get("backends")
     config.ignore = data.get("ignore", [])
     config.exclude = data.get("exclude", [])
     size = data.get("max-file-size")

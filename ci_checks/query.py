@@ -19,7 +19,7 @@ from functools import cached_property
 from pathlib import Path
 
 from ci_checks import config, registry
-from ci_checks.check import Outcome, Request, run
+from ci_checks.check import Outcome, Plan, Request, run
 from ci_checks.diagnostics import Diagnostic, Occurrence
 from ci_checks.dockerfile import Dockerfile
 from ci_checks.globs import compile_glob
@@ -118,7 +118,7 @@ class CIRepository:
             rules = [rule for rule in registry.RULES if rule.check is None or rule.code in _SOURCE_CODES]
         chosen = list(settings.rules if policy_rules is None else policy_rules)
         max_bytes = settings.max_file_size or self._workspace.max_bytes
-        return run(self.repository, Request.whole(), rules, settings, chosen, max_bytes)
+        return run(self.repository, Request.whole(), Plan(rules, chosen, max_bytes=max_bytes), settings)
 
     def findings(self, rule_id: str) -> list[Diagnostic]:
         """The findings of one policy rule, by id."""

@@ -17,7 +17,6 @@ from ci_checks.diagnostics import Diagnostic, Severity, Span
 
 _LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
 _SRCROOT = "%SRCROOT%"
-INFORMATION_URI = "https://github.com/ci-checks/ci-checks"
 
 
 def rule_id(diagnostic: Diagnostic) -> str:
@@ -101,7 +100,6 @@ def document(outcome: Outcome) -> dict[str, Any]:
     driver = {
         "name": "ci-checks",
         "version": __version__,
-        "informationUri": INFORMATION_URI,
         "rules": list(rules.values()),
     }
     run = {"tool": {"driver": driver}, "columnKind": "unicodeCodePoints", "results": results}

@@ -18,6 +18,8 @@ RULE_NAMES = (
     "cc030_invalid_uses",
     "cc031_deprecated_workflow_command",
     "cc032_mangled_number",
+    "cc090_backend_unavailable",
+    "cc091_backend_failed",
     "cc100_policy_order",
     "cc101_policy_forbid",
     "cc102_policy_require",

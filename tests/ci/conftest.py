@@ -38,6 +38,13 @@ def run_cli(*args: str | Path) -> Result:
     return Result(code, out.getvalue(), err.getvalue())
 
 
+@pytest.fixture(autouse=True)
+def no_external_linters_unless_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests see ci-checks' own findings only; the ones about linters ask for them with `--backends`."""
+    monkeypatch.setenv("CI_CHECKS_BACKENDS", "none")
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+
+
 @pytest.fixture
 def make_repo(tmp_path: Path):  # type: ignore[no-untyped-def]
     """Write files (text or bytes) into a fresh repository folder with a `.git` marker."""

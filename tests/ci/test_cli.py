@@ -261,3 +261,19 @@ def test_a_crashing_rule_is_an_internal_error_and_the_others_still_report(make_r
 def test_version_and_help_exit_0() -> None:
     assert run_cli("--version").code == 0
     assert run_cli("check", "--help").code == 0
+
+
+def test_backends_come_from_the_option_the_environment_or_the_configuration(make_repo, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    root = make_repo({".github/workflows/a.yml": CLEAN, ".github/ci-checks.yml": "backends: [shellcheck]\n"})
+    missing = ["--shellcheck", str(root / "no-shellcheck"), "--actionlint", str(root / "no-actionlint")]
+    monkeypatch.delenv("CI_CHECKS_BACKENDS")
+    assert [h.split(": ")[1] for h in run_cli("check", root, *missing).headers] == [
+        "CC090 --shellcheck names '" + str(root / "no-shellcheck") + "', which is not an executable file"
+    ]
+    monkeypatch.setenv("CI_CHECKS_BACKENDS", "actionlint")
+    assert "CC090 --actionlint" in run_cli("check", root, *missing).out
+    assert run_cli("check", root, *missing, "--backends", "none").headers == []
+    monkeypatch.setenv("CI_CHECKS_BACKENDS", "pylint")
+    result = run_cli("check", root)
+    assert result.code == 2 and "CI_CHECKS_BACKENDS: unknown backend 'pylint'" in result.err
+    assert run_cli("check", root, "--backends", "pylint").code == 2

@@ -11,6 +11,7 @@ import jsonschema
 import pytest
 from junitparser import Failure, JUnitXml
 
+from ci_checks import own_schemas
 from ci_checks.check import Outcome
 from ci_checks.diagnostics import Diagnostic, Severity, Span
 from ci_checks.reporters import github, markdown
@@ -180,3 +181,45 @@ def test_several_outputs_at_once_and_bad_output_options(repo: Path, tmp_path: Pa
     assert bad.code == 2 and "unknown format 'pdf'" in bad.err
     missing = run_cli("check", repo, "--output", f"sarif={tmp_path / 'no' / 'such' / 'dir.sarif'}")
     assert missing.code == 2 and "cannot write output" in missing.err
+
+
+LINTED = """on: pull_request_target
+jobs:
+  test:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+        with:
+          ref: ${{ github.event.pull_request.head.sha }}
+      - run: echo ${{ github.event.pull_request.title }}
+      - run: |
+          cd $HOME/src
+          echo "${{ matrix.missing }}"
+      - run: echo "::set-output name=x::1"
+"""
+
+
+@needs_sarif_schema
+def test_sarif_with_findings_from_every_backend_validates(make_repo) -> None:  # type: ignore[no-untyped-def]
+    assert SARIF_SCHEMA is not None
+    root = make_repo({".github/workflows/ci.yml": LINTED, ".github/ci-checks.yml": POLICY})
+    result = run_cli("check", root, "--backends", "all", "--output-format", "sarif")
+    assert result.code == 1
+    log = json.loads(result.out)
+    schema = json.loads(Path(SARIF_SCHEMA).read_text(encoding="utf-8"))
+    jsonschema.validators.validator_for(schema)(schema).validate(log)
+    rule_ids = {result["ruleId"] for result in log["runs"][0]["results"]}
+    prefixes = {rule_id.split("-")[0] if rule_id[:2] in ("AL", "ZZ") else rule_id[:2] for rule_id in rule_ids}
+    assert {"AL", "ZZ", "SC", "CC"} <= prefixes, rule_ids
+    assert "CC031" in rule_ids and "AL-deprecated-commands" not in rule_ids  # one finding, merged into ours
+    as_json = json.loads(run_cli("check", root, "--backends", "all", "--output-format", "json").out)
+    jsonschema.Draft202012Validator(own_schemas.load(own_schemas.OUTPUT)).validate(as_json)
+    assert len(as_json["diagnostics"]) == len(log["runs"][0]["results"])
+
+
+def test_this_repository_is_clean_with_every_linter() -> None:
+    from tests.ci.conftest import PROJECT
+
+    result = run_cli("check", PROJECT, "--backends", "all")
+    assert result.code == 0, result.out
+    assert "CC090" not in result.out and "CC091" not in result.out

@@ -1,0 +1,131 @@
+"""actionlint over workflow files: one process, its JSON findings, positions in ci-checks' columns.
+
+actionlint runs without its per-step shellcheck (the shellcheck backend
+batches that) and without pyflakes. It is given workflows only: it would read
+a composite action as a broken workflow. The actions a workflow uses from
+`./` it reads itself.
+
+Positions. actionlint gives a node's column in characters, but a place inside
+a scalar as the scalar's column plus a byte offset into its value: in
+`run: echo "€ ${{ x }}"` it puts `x` two columns right of where it is, and a
+place in a `|` block is reported on the block's first line, at the `|`
+column plus the byte offset in the whole script. So a column past the start
+of a scalar that begins on the reported line is read as a byte offset into
+that scalar's value and mapped back through the scalar's source map; any
+other column is a character column. The end column is in the same mixed
+units, so it is used only where the start needed no conversion; elsewhere
+the span runs to the end of the word, which is what actionlint underlines
+when a rule gives no end.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from ci_checks.backends import tools
+from ci_checks.diagnostics import Diagnostic, Severity, Span
+from ci_checks.loading import LoadedFile
+from ci_checks.model.steps import ScalarLocator
+from ci_checks.repository import FileKind
+from ci_checks.yamlpos import Mapping, Node, Scalar, Sequence
+
+MIN_VERSION = (1, 7)
+_VERSION = re.compile(r"(\d+)\.(\d+)(?:\.\d+)?")
+_FINDINGS = (0, 1)
+
+
+def inputs(files: list[LoadedFile]) -> list[LoadedFile]:
+    return [file for file in files if file.kind is FileKind.WORKFLOW and file.readable]
+
+
+def run(binary: str, files: list[LoadedFile], root: Path, limit: tools.TimeLimit) -> list[Diagnostic]:
+    _check_version(binary, root, limit)
+    paths = {tools.path_key(root / file.path): file for file in files}
+    argv = [binary, "-format", "{{json .}}", "-shellcheck=", "-pyflakes=", "-no-color", "--", *paths]
+    output = tools.run([argv], root, limit)[0].output(_FINDINGS)
+    try:
+        # Without findings, some versions print `null` or nothing.
+        return _diagnostics(json.loads(output) if output.strip() else None, paths, root)
+    except (KeyError, TypeError, ValueError) as error:
+        raise tools.unreadable("actionlint's JSON", error, output) from None
+
+
+def _check_version(binary: str, root: Path, limit: tools.TimeLimit) -> None:
+    """Unavailable for a version before 1.7; a version it cannot read is given the benefit of the doubt."""
+    output = tools.run([[binary, "-version"]], root, limit)[0].output((0,))
+    match = _VERSION.search(output)
+    if match is not None and (int(match[1]), int(match[2])) < MIN_VERSION:
+        raise tools.Unavailable(
+            f"actionlint {match[0]} at {binary} is older than 1.7, which ci-checks needs; "
+            "install a newer one with `pip install 'ci-checks[linters]'`"
+        )
+
+
+def _diagnostics(errors: list[dict[str, Any]] | None, paths: dict[str, LoadedFile], root: Path) -> list[Diagnostic]:
+    found = []
+    scalars: dict[str, dict[int, list[Scalar]]] = {}
+    for error in errors or []:
+        kind, message = str(error["kind"]), str(error["message"])
+        line, column = int(error["line"]), int(error["column"])
+        end_column = int(error.get("end_column", column))
+        # A finding in a file that was not asked about (an action a workflow uses) is left to that file's own check.
+        file = paths.get(tools.path_key(root / str(error["filepath"])))
+        if file is None:
+            continue
+        starts = scalars.setdefault(file.path, _scalar_starts(file.document.root))
+        span = _span(file, starts, line, column, end_column)
+        found.append(Diagnostic(f"AL-{kind}", f"actionlint-{kind}", Severity.ERROR, message, span))
+    return found
+
+
+def _scalar_starts(root: Node | None) -> dict[int, list[Scalar]]:
+    """The scalars (keys included) that begin on each line, rightmost first."""
+    starts: dict[int, list[Scalar]] = {}
+    seen: set[int] = set()
+    stack = [root] if root is not None else []
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, Scalar):
+            starts.setdefault(node.span.line, []).append(node)
+        elif isinstance(node, Mapping):
+            stack.extend(item for pair in node.pairs for item in pair)
+        elif isinstance(node, Sequence):
+            stack.extend(node.items)
+    for line in starts.values():
+        line.sort(key=lambda scalar: scalar.span.column, reverse=True)
+    return starts
+
+
+def _span(file: LoadedFile, starts: dict[int, list[Scalar]], line: int, column: int, end_column: int) -> Span:
+    source = file.source
+    line = min(max(line, 1), len(source.line_starts))
+    column = max(column, 1)
+    start_line, start_column = line, min(column, len(source.line_text(line)) + 1)
+    for scalar in starts.get(line, []):
+        begin = scalar.span.column
+        if column == begin:
+            break
+        if column < begin:
+            continue
+        offset = column - begin - (1 if scalar.style in ("'", '"') else 0)
+        value = scalar.value.encode("utf-8")
+        if offset > len(value):
+            continue
+        index = len(value[:offset].decode("utf-8", errors="ignore"))
+        place = ScalarLocator(source, scalar).span(index, index)
+        start_line, start_column = place.line, place.column
+        break
+    text = source.line_text(start_line)
+    if (start_line, start_column) == (line, column) and end_column >= column:
+        end = min(end_column + 1, len(text) + 1)
+    else:
+        end = start_column
+        while end <= len(text) and text[end - 1] not in " \t":
+            end += 1
+    return Span(file.path, start_line, start_column, start_line, max(end, start_column + 1))

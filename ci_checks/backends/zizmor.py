@@ -1,0 +1,84 @@
+"""zizmor's offline audits over workflows and composite actions: one process, its JSON findings.
+
+Only files ci-checks could read as a workflow or action are given: zizmor
+stops with "no inputs collected" when none of its inputs parses, and skips
+(with a warning) any one that does not; ci-checks' own rules report why such
+a file does not parse. zizmor reads a `zizmor.yml` of the checked repository
+for its ignore rules, which is what its users expect; `--offline` keeps it
+from the network.
+
+Positions: zizmor's rows and columns count from 0 and its columns in UTF-8
+bytes; they become ci-checks' 1-based character columns. Each finding is
+reported at its primary location, with its related locations attached.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ci_checks.backends import tools
+from ci_checks.diagnostics import Diagnostic, Related, Severity, Span
+from ci_checks.loading import LoadedFile
+
+# zizmor exits with 10 plus the highest severity it found (unknown 10 ... high 14).
+_FINDINGS = (0, 10, 11, 12, 13, 14)
+_SEVERITIES = {"High": Severity.ERROR, "Medium": Severity.WARNING}
+
+
+def inputs(files: list[LoadedFile]) -> list[LoadedFile]:
+    return [file for file in files if file.readable and (file.workflow is not None or file.action is not None)]
+
+
+def run(binary: str, files: list[LoadedFile], root: Path, limit: tools.TimeLimit) -> list[Diagnostic]:
+    paths = {tools.path_key(root / file.path): file for file in files}
+    argv = [binary, "--offline", "--format", "json", "--no-progress", "--", *paths]
+    # With RUST_BACKTRACE set, a backtrace would push zizmor's error out of the stderr tail.
+    finished = tools.run([argv], root, limit, env={**os.environ, "RUST_BACKTRACE": "0"})[0]
+    if finished.returncode not in _FINDINGS and b"no inputs collected" in finished.stderr:
+        return []
+    output = finished.output(_FINDINGS)
+    try:
+        return list(_diagnostics(json.loads(output), paths))
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as error:
+        raise tools.unreadable("zizmor's JSON", error, output) from None
+
+
+def _diagnostics(findings: list[dict[str, Any]], paths: dict[str, LoadedFile]) -> Iterator[Diagnostic]:
+    for finding in findings:
+        if finding.get("ignored"):
+            continue
+        audit = str(finding["ident"])
+        located = [_location(location, paths) for location in finding["locations"]]
+        primary = next((place for place in located if place is not None and place[0] == "Primary"), None)
+        if primary is None:
+            continue
+        _, span, annotation = primary
+        related = tuple(Related(where, note) for kind, where, note in filter(None, located) if kind == "Related")
+        severity = _SEVERITIES.get(str(finding["determinations"]["severity"]), Severity.INFO)
+        message = f"{finding['desc']}: {annotation}" if annotation else str(finding["desc"])
+        yield Diagnostic(f"ZZ-{audit}", f"zizmor-{audit}", severity, message, span, related)
+
+
+def _location(location: dict[str, Any], paths: dict[str, LoadedFile]) -> tuple[str, Span, str] | None:
+    """(kind, span, annotation) of a location in one of `paths`; None for a place elsewhere."""
+    symbolic = location["symbolic"]
+    local = symbolic["key"].get("Local")
+    # Older zizmor releases call the path as given `given_path`.
+    given = local.get("verbatim_path", local.get("given_path")) if local else None
+    file = paths.get(tools.path_key(given)) if given else None
+    if file is None:
+        return None
+    where = location["concrete"]["location"]
+    line, column = _position(file, where["start_point"])
+    end_line, end_column = _position(file, where["end_point"])
+    span = Span(file.path, line, column, end_line, end_column)
+    return str(symbolic["kind"]), span, str(symbolic.get("annotation") or "")
+
+
+def _position(file: LoadedFile, point: dict[str, Any]) -> tuple[int, int]:
+    line = int(point["row"]) + 1
+    return line, tools.char_column(file.source.line_text(line), int(point["column"]) + 1)

