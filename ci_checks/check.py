@@ -99,9 +99,10 @@ class BackendCodes:
     ignored: list[str]
 
     def keeps(self, code: str) -> bool:
-        if self.selected is not None and not any(code.startswith(prefix) for prefix in self.selected):
+        code = code.lower()
+        if self.selected is not None and not any(code.startswith(prefix.lower()) for prefix in self.selected):
             return False
-        return not any(code.startswith(prefix) for prefix in self.ignored)
+        return not any(code.startswith(prefix.lower()) for prefix in self.ignored)
 
 
 def run(

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn, TextIO
 
 from ci_checks import __version__, config, registry
-from ci_checks.backends.external import BACKENDS, BackendSettings
+from ci_checks.backends.external import BACKENDS, LINTER_CODE, BackendSettings
 from ci_checks.check import BackendCodes, Outcome, Plan, Request, UsageError, run
 from ci_checks.reporters.formats import FORMATS
 from ci_checks.repository import Repository, find_root
@@ -126,6 +125,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="report `# ci-checks: ignore[...]` comments that suppress nothing (CC105)",
     )
 
+    commands.add_parser(
+        "checkpoint",
+        add_help=False,
+        help="real checkpoint saves (PyTorch DCP, Megatron-Core), verified bit for bit; see `checkpoint --help`",
+    )
     commands.add_parser("rules", help="list the rules")
     rule = commands.add_parser("rule", help="show the documentation of one rule")
     rule.add_argument("code", metavar="CODE", help="a rule code or name, e.g. CC011 or duplicate-key")
@@ -190,9 +194,6 @@ def _settings(repository: Repository, explicit: Path | None) -> config.Config:
     return config.load(*found) if found is not None else config.Config()
 
 
-_BACKEND_CODE = re.compile(r"(SC[0-9]*|AL(-[a-z0-9-]*)?|ZZ(-[a-z0-9-]*)?)\Z")
-
-
 def _plan(args: argparse.Namespace, settings: config.Config) -> Plan:
     """What to run, from the options and the configuration; `--select` and `--ignore` take codes, code prefixes,
     rule names, policy rule ids and external linters' codes (`SC2086`, `ZZ-unpinned-uses`, `AL`)."""
@@ -200,10 +201,10 @@ def _plan(args: argparse.Namespace, settings: config.Config) -> Plan:
     ignored = [*settings.ignore, *args.ignore]
     ids = {rule.id for rule in settings.rules}
     policy_rules = [rule for rule in settings.rules if rule.id not in ignored]
-    external = BackendCodes(None, [code for code in ignored if _BACKEND_CODE.match(code)])
-    ignored = [code for code in ignored if code not in ids and not _BACKEND_CODE.match(code)]
+    external = BackendCodes(None, [code for code in ignored if LINTER_CODE.match(code)])
+    ignored = [code for code in ignored if code not in ids and not LINTER_CODE.match(code)]
     if selected is not None:
-        backend_codes = [code for code in selected if _BACKEND_CODE.match(code)]
+        backend_codes = [code for code in selected if LINTER_CODE.match(code)]
         chosen = [selector for selector in selected if selector in ids]
         if chosen:
             policy_rules = [rule for rule in policy_rules if rule.id in chosen]
@@ -253,8 +254,13 @@ def _rule(code: str, out: TextIO) -> int:
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: TextIO | None = None) -> int:
     out = out or sys.stdout
     err = err or sys.stderr
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if arguments[:1] == ["checkpoint"]:  # its own options and exit codes; torch is imported only there
+        from ci_checks.checkpoint import main as checkpoint_main
+
+        return checkpoint_main(arguments[1:], out=out, err=err)
     try:
-        args = build_parser().parse_args(argv)
+        args = build_parser().parse_args(arguments)
         if args.command == "check":
             return _check(args, out, err)
         if args.command == "rules":

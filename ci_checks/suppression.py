@@ -16,6 +16,7 @@ import tokenize
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from ci_checks.backends.external import LINTER_CODE
 from ci_checks.diagnostics import Diagnostic, Span
 from ci_checks.loading import LoadedFile
 from ci_checks.rules import cc105_unused_ignore
@@ -86,7 +87,7 @@ def anchor_lines(file: LoadedFile | None, line: int) -> list[int]:
 
 
 def _names_diagnostic(name: str, diagnostic: Diagnostic) -> bool:
-    return name.upper() == diagnostic.code or name == diagnostic.rule
+    return name.upper() == diagnostic.code.upper() or name == diagnostic.rule
 
 
 def apply(
@@ -124,7 +125,7 @@ def apply(
                 for name, span in ignore.names:
                     if name in ignore.used:
                         continue
-                    if name in known or name.upper() in known:
+                    if name in known or name.upper() in known or LINTER_CODE.match(name):
                         message = f"ignore[{name}] suppresses nothing here"
                     else:
                         message = f"ignore[{name}] names no rule code, rule name or policy rule id"

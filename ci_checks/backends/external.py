@@ -18,6 +18,7 @@ file arguments after `--`.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -30,6 +31,9 @@ from ci_checks.rules.cc090_backend_unavailable import RULE as UNAVAILABLE
 from ci_checks.rules.cc091_backend_failed import RULE as FAILED
 
 BACKENDS: tuple[str, ...] = ("actionlint", "shellcheck", "zizmor")
+
+LINTER_CODE = re.compile(r"(SC[0-9]*|AL(-[a-z0-9-]*)?|ZZ(-[a-z0-9-]*)?)\Z", re.IGNORECASE)
+"""The linters' codes, or prefixes of them, as `--select`, `--ignore` and inline ignores take them."""
 
 EQUIVALENT: dict[str, tuple[str, ...]] = {
     # YAML that does not parse (CC010), a repeated key (CC011), a recursive alias (CC012), an empty file

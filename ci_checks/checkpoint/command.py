@@ -1,0 +1,197 @@
+"""`ci-checks checkpoint` / `python -m ci_checks.checkpoint`: real checkpoint saves, verified and timed.
+
+Exit codes (decided in `report.exit_code` and `main` only):
+0 every save, verification and crash check passed; 1 one of them failed;
+2 usage or environment error (torch missing, bad option, unwritable folder).
+
+This module imports no torch: it is loaded by the linter's command line, and torch is an
+optional extra that is imported only once the options are known to be good.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import NoReturn, TextIO
+
+from ci_checks.checkpoint import report
+from ci_checks.checkpoint.options import (
+    BACKENDS,
+    EXTRA_HINT,
+    MEGATRON_ASYNC,
+    MEGATRON_HINT,
+    Options,
+    UsageError,
+    default_timeout,
+    installed,
+)
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)
+
+
+_SIZE = re.compile(r"(?P<number>[0-9]+) ?(?P<unit>[KMG]i?B|B)?\Z", re.IGNORECASE)
+_UNITS = {"": 1, "B": 1, "KB": 1000, "MB": 1000**2, "GB": 1000**3, "KIB": 1 << 10, "MIB": 1 << 20, "GIB": 1 << 30}
+
+
+def _size(value: str) -> int:
+    """Bytes in `64MiB`, `1GiB`, `500MB` or `1000000`, as `ci-checks check --max-file-size` reads them."""
+    match = _SIZE.match(value.strip())
+    if match is None or int(match.group("number")) <= 0:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a size such as 64MiB, 1GiB or 1000000")
+    return int(match.group("number")) * _UNITS[(match.group("unit") or "").upper()]
+
+
+def _count(minimum: int) -> Callable[[str], int]:
+    def parse(value: str) -> int:
+        try:
+            number = int(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
+        if number < minimum:
+            raise argparse.ArgumentTypeError(f"{value!r} is less than {minimum}")
+        return number
+
+    return parse
+
+
+def _seconds(value: str) -> float:
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number of seconds") from None
+    if not seconds > 0:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a positive number of seconds")
+    return seconds
+
+
+def build_parser(prog: str = "ci-checks checkpoint") -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog=prog,
+        description="Save a seeded state dict through PyTorch DCP and Megatron-Core, load it back bit for bit, "
+        "time it against a raw write, and optionally SIGKILL the writer to test crash consistency. "
+        "Run under `torchrun --nproc-per-node N` for N ranks.",
+    )
+    parser.add_argument("--size", type=_size, default=64 << 20, metavar="SIZE", help="state dict size (default 64MiB)")
+    parser.add_argument("--tensors", type=_count(1), default=16, metavar="N", help="number of tensors (default 16)")
+    parser.add_argument(
+        "--backend",
+        dest="backends",
+        action="extend",
+        nargs="+",
+        choices=BACKENDS,
+        metavar="NAME",
+        help=f"backends to run: {', '.join(BACKENDS)} (default: all that are installed)",
+    )
+    parser.add_argument("--threads", type=_count(1), default=2, metavar="N", help="writer threads per rank (default 2)")
+    parser.add_argument(
+        "--workdir", type=Path, metavar="DIR", help="existing folder to save in (default: a new temporary folder)"
+    )
+    parser.add_argument(
+        "--crash-test",
+        type=_count(0),
+        default=0,
+        metavar="N",
+        help="SIGKILL the writer N times per backend (default 0)",
+    )
+    parser.add_argument("--report-json", type=Path, metavar="FILE", help="write the JSON report here")
+    parser.add_argument("--junit", type=Path, metavar="FILE", help="write JUnit XML here")
+    parser.add_argument("--seed", type=_count(0), default=0, metavar="S", help="seed of the state dict (default 0)")
+    parser.add_argument(
+        "--timeout",
+        type=_seconds,
+        metavar="SECONDS",
+        help="give up on a save after this long (default: 60 s plus 1 s per 50 MB)",
+    )
+    return parser
+
+
+def _writable_folder(path: Path, what: str) -> None:
+    if not path.is_dir():
+        raise UsageError(f"{what} {path}: no such folder")
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise UsageError(f"{what} {path}: folder is not writable")
+
+
+def _options(args: argparse.Namespace) -> Options:
+    if args.workdir is not None:
+        _writable_folder(args.workdir, "--workdir")
+    for flag, path in (("--report-json", args.report_json), ("--junit", args.junit)):
+        if path is not None:
+            _writable_folder(path.parent, f"{flag}: the folder of")
+    return Options(
+        size=args.size,
+        tensors=args.tensors,
+        backends=tuple(dict.fromkeys(args.backends or ())),
+        threads=args.threads,
+        workdir=args.workdir,
+        crash_test=args.crash_test,
+        report_json=args.report_json,
+        junit=args.junit,
+        seed=args.seed,
+        timeout_s=args.timeout or default_timeout(args.size),
+    )
+
+
+def _check_installed(options: Options) -> None:
+    if not installed("torch"):
+        raise UsageError(f"the checkpoint harness needs torch, which is not installed: {EXTRA_HINT}")
+    if MEGATRON_ASYNC in options.backends and not installed("megatron.core"):
+        raise UsageError(f"--backend {MEGATRON_ASYNC} needs megatron-core, which is not installed: {MEGATRON_HINT}")
+
+
+def _write_reports(outcome: report.Outcome, options: Options, out: TextIO) -> None:
+    out.write(report.to_text(outcome))
+    if options.report_json is not None:
+        options.report_json.write_text(report.to_json(outcome), encoding="utf-8")
+    if options.junit is not None:
+        options.junit.write_text(report.to_junit(outcome), encoding="utf-8")
+    summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary:
+        with Path(summary).open("a", encoding="utf-8") as stream:
+            stream.write(report.to_markdown(outcome))
+
+
+def main(
+    argv: Sequence[str] | None = None,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+    prog: str = "ci-checks checkpoint",
+) -> int:
+    out = out or sys.stdout
+    err = err or sys.stderr
+    try:
+        options = _options(build_parser(prog).parse_args(argv))
+        _check_installed(options)
+        try:
+            from ci_checks.checkpoint import harness
+        except ImportError as error:
+            raise UsageError(f"torch is installed but cannot be imported ({error}): {EXTRA_HINT}") from None
+
+        outcome = harness.run(options, report.Progress(err, err.isatty()))
+        if outcome is not None:  # None on the ranks that do not report
+            _write_reports(outcome, options, out)
+            for message in outcome.environment_errors:
+                err.write(f"{prog}: error: {message}\n")
+            return report.exit_code(outcome)
+        return report.EXIT_OK
+    except UsageError as error:
+        err.write(f"{prog}: error: {error}\n")
+        return report.EXIT_ENVIRONMENT
+    except BrokenPipeError:
+        return report.EXIT_ENVIRONMENT
+    except OSError as error:
+        where = f": {error.filename}" if error.filename else ""
+        err.write(f"{prog}: error: {error.strerror or error}{where}\n")
+        return report.EXIT_ENVIRONMENT
+    except SystemExit as exit_request:  # argparse's --help
+        return int(exit_request.code or 0)
+    except Exception as error:  # never a traceback for the user; the message says where to look
+        err.write(f"{prog}: internal error: {error!r}\n")
+        return report.EXIT_ENVIRONMENT

@@ -1,0 +1,206 @@
+"""The process the harness runs in: its device, its process group, how it stages tensors, and the
+CPU stand-ins Megatron-Core's async writer needs on a build without an accelerator.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import importlib.metadata
+import os
+import platform
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.distributed as dist
+
+from ci_checks.checkpoint.options import UsageError
+
+CPU_EMULATED = "cpu-emulated"
+_TORCHRUN_VARIABLES = frozenset(
+    {"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "GROUP_RANK", "GROUP_WORLD_SIZE", "ROLE_RANK"}
+    | {"ROLE_NAME", "ROLE_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"}
+)
+
+
+@dataclass(frozen=True)
+class Runtime:
+    device: torch.device
+    rank: int
+    world_size: int
+    process_group_backend: str
+
+    @property
+    def accelerator(self) -> bool:
+        return self.device.type != "cpu"
+
+    @property
+    def device_kind(self) -> str:
+        if not self.accelerator:
+            return "cpu"
+        return "rocm" if torch.version.hip else "cuda"
+
+
+def under_torchrun() -> bool:
+    return "TORCHELASTIC_RUN_ID" in os.environ or {"RANK", "WORLD_SIZE", "MASTER_ADDR"} <= os.environ.keys()
+
+
+def leave_torchrun() -> None:
+    """Make this process a standalone one-rank program although it inherited torchrun's environment
+    (torchrun's agent store, in particular, would be joined instead of a store of its own)."""
+    for name in list(os.environ):
+        if name.startswith("TORCHELASTIC_") or name in _TORCHRUN_VARIABLES:
+            del os.environ[name]
+
+
+def start(timeout_s: float) -> Runtime:
+    """Pick the device and join (under torchrun) or start (otherwise, one rank) a process group.
+
+    Every backend needs one: DCP's process checkpointer and Megatron-Core both call collectives.
+    Collectives time out with the saves so that a dead rank cannot hang the others.
+    """
+    if not dist.is_available():
+        raise UsageError("this torch build has no torch.distributed")
+    if torch.cuda.is_available():
+        local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+        torch.cuda.set_device(local_rank)
+        device = torch.device("cuda", local_rank)
+        # DCP's async save needs a CPU backend beside NCCL (RCCL on ROCm).
+        backend = "cpu:gloo,cuda:nccl"
+    else:
+        device = torch.device("cpu")
+        backend = "gloo"
+    timeout = datetime.timedelta(seconds=timeout_s)
+    if under_torchrun():
+        dist.init_process_group(backend, timeout=timeout)
+    else:
+        # DCP's process checkpointer starts its helper's group on MASTER_ADDR (else this host's
+        # fully qualified name, which a sandboxed runner may not resolve).
+        os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+        # Port 0: the one-rank store listens wherever the system lets it; nobody else connects.
+        dist.init_process_group(backend, init_method="tcp://127.0.0.1:0", rank=0, world_size=1, timeout=timeout)
+    return Runtime(device, dist.get_rank(), dist.get_world_size(), backend)
+
+
+def stop() -> None:
+    _stop_dcp_checkpoint_process()
+    if dist.is_initialized():
+        dist.destroy_process_group()
+
+
+def _stop_dcp_checkpoint_process() -> None:
+    # DCP keeps its process checkpointer's helper in a module global for the life of the
+    # program and offers no public way to end it; dropping the reference makes it exit now.
+    from torch.distributed.checkpoint import _async_process_executor
+
+    if getattr(_async_process_executor, "_CHECKPOINT_PROCESS", None) is not None:
+        _async_process_executor._CHECKPOINT_PROCESS = None
+
+
+@dataclass(frozen=True)
+class Staging:
+    """How tensors are copied off the device before an async save."""
+
+    pinned_memory: bool
+    non_blocking: bool
+    shared_memory: bool = False
+
+    def describe(self) -> dict[str, bool]:
+        return {
+            "pinned_memory": self.pinned_memory,
+            "non_blocking": self.non_blocking,
+            "shared_memory": self.shared_memory,
+        }
+
+
+def staging(device: torch.device) -> Staging:
+    """Pinned host memory and non-blocking copies wherever the device supports them."""
+    if device.type == "cpu":
+        return Staging(pinned_memory=False, non_blocking=False)
+    try:
+        torch.empty(16, pin_memory=True)
+    except RuntimeError:
+        return Staging(pinned_memory=False, non_blocking=False)
+    return Staging(pinned_memory=True, non_blocking=True)
+
+
+def megatron_staging(device: torch.device) -> Staging:
+    """What Megatron-Core's `preload_tensors(..., non_blocking=True)` really does on this device.
+
+    It calls `tensor.to("cpu", non_blocking=True)`: on an accelerator torch then allocates
+    pinned host memory (the ROCm segfault came from that memory in a forked writer); CPU
+    tensors are not copied at all.
+    """
+    if device.type == "cpu":
+        return Staging(pinned_memory=False, non_blocking=True)
+    staged = torch.zeros(16, device=device).to("cpu", non_blocking=True)
+    torch.cuda.synchronize(device)
+    return Staging(pinned_memory=staged.is_pinned(), non_blocking=True)
+
+
+def _megatron_version() -> str | None:
+    try:
+        return importlib.metadata.version("megatron-core")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+@contextlib.contextmanager
+def megatron_device_calls(runtime_device: torch.device) -> Iterator[None]:
+    """Megatron-Core's async writer calls four `torch.cuda` functions unconditionally.
+
+    On an accelerator they are the real ones. On a CPU-only build they are replaced, for the
+    duration of the call only, by CPU stand-ins; results obtained this way are labelled
+    `cpu-emulated`. The stand-ins are refused whenever an accelerator is present.
+    """
+    if runtime_device.type != "cpu":
+        yield
+        return
+    if torch.cuda.is_available():
+        raise RuntimeError("refusing CPU stand-ins for torch.cuda while an accelerator is present")
+    stand_ins: dict[str, Callable[..., Any]] = {
+        "synchronize": lambda device=None: None,
+        # Megatron-Core allocates its collective flags on this "device"; gloo takes CPU tensors.
+        "current_device": lambda: "cpu",
+        "set_device": lambda device: None,
+        "device_count": lambda: 1,
+    }
+    originals = {name: getattr(torch.cuda, name) for name in stand_ins}
+    for name, function in stand_ins.items():
+        setattr(torch.cuda, name, function)
+    try:
+        yield
+    finally:
+        for name, function in originals.items():
+            setattr(torch.cuda, name, function)
+
+
+def _cpu_name() -> str:
+    try:
+        cpuinfo = Path("/proc/cpuinfo").read_text(encoding="utf-8")
+    except OSError:
+        cpuinfo = ""
+    for line in cpuinfo.splitlines():
+        if line.startswith("model name"):
+            return line.partition(":")[2].strip()
+    return platform.machine() or "cpu"
+
+
+def facts(runtime: Runtime, staging_by_backend: dict[str, Staging]) -> dict[str, Any]:
+    """Platform facts for the report; the caller adds what the run itself decided."""
+    device = runtime.device
+    return {
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        "hip": torch.version.hip,
+        "device": torch.cuda.get_device_name(device) if runtime.accelerator else _cpu_name(),
+        "device_kind": runtime.device_kind,
+        "megatron_core": _megatron_version(),
+        "world_size": runtime.world_size,
+        "process_group": runtime.process_group_backend,
+        "python": platform.python_version(),
+        "staging": {name: choice.describe() for name, choice in staging_by_backend.items()},
+    }

@@ -1,0 +1,83 @@
+"""One checkpoint save on every rank: fresh directory, save, atomic commit, timing."""
+
+from __future__ import annotations
+
+import shutil
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch.distributed as dist
+from torch.distributed.checkpoint.api import CheckpointException
+
+from ci_checks.checkpoint import commit
+from ci_checks.checkpoint.backends import Backends
+from ci_checks.checkpoint.state import LiveState, layout
+
+
+@dataclass(frozen=True)
+class Saved:
+    """How one rank's save went. `error` is set on every rank when any rank failed."""
+
+    directory: Path | None  # the committed checkpoint
+    blocking_s: float
+    total_s: float
+    error: str | None
+
+
+def _from_rank_zero(value: object) -> object:
+    box = [value]
+    dist.broadcast_object_list(box, src=0)
+    return box[0]
+
+
+def save_and_commit(saver: Backends, backend: str, live: LiveState, root: Path, name: str) -> Saved:
+    """Save `live` as checkpoint `root/name` on all ranks; commit it when every rank succeeded.
+
+    As soon as the save call returns, another thread overwrites the live tensors, as training
+    would go on. The total is the time until the backend has written everything plus the
+    commit: the overwriting runs beside it and is not the backend's cost.
+    """
+    rank0 = saver.runtime.rank == 0
+    partial = _from_rank_zero(commit.fresh_partial(root, name) if rank0 else None)
+    assert isinstance(partial, Path)
+    training = threading.Thread(target=live.overwrite, name="overwrite live tensors")
+    start = time.perf_counter()
+    error: str | None = None
+    blocking = 0.0
+    try:
+        blocking = saver.save(backend, live, partial, training.start)
+    except (Exception, CheckpointException) as failure:  # CheckpointException is a BaseException
+        error = f"rank {saver.runtime.rank}: {type(failure).__name__}: {failure}"
+    written_s = time.perf_counter() - start
+    if training.ident is not None:
+        training.join()
+        live.overwrite()  # undo, so that the next backend saves the same values
+    errors: list[str | None] = [None] * saver.runtime.world_size
+    dist.all_gather_object(errors, error)
+    error = next((e for e in errors if e is not None), None)
+    commit_s = 0.0
+    if error is None and rank0:
+        began = time.perf_counter()
+        try:
+            commit.commit(partial)
+        except (OSError, commit.CommitError) as failure:
+            error = f"commit failed: {failure}"
+        commit_s = time.perf_counter() - began
+    shared = _from_rank_zero((error, commit_s))  # also makes every rank wait for the commit
+    assert isinstance(shared, tuple)
+    error, commit_s = shared
+    return Saved(None if error else commit.final_name(partial), blocking, written_s + commit_s, error)
+
+
+def warm_up(saver: Backends, backend: str, root: Path) -> str | None:
+    """One tiny save first, so that helpers started once per program (DCP's checkpoint process,
+    Megatron-Core's result queue) are not counted in the measured save. The error, if any."""
+    world_size = saver.runtime.world_size
+    specs = layout(4096 * world_size, 1, world_size)
+    tiny = LiveState(specs, 0, saver.runtime.rank, world_size, saver.runtime.device)
+    saved = save_and_commit(saver, backend, tiny, root, f"warm-up-{backend}")
+    if saver.runtime.rank == 0 and saved.directory is not None:
+        shutil.rmtree(saved.directory)
+    return None if saved.error is None else f"warm-up save failed: {saved.error}"

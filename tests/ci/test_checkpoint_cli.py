@@ -1,0 +1,145 @@
+"""`python -m ci_checks.checkpoint` before any checkpoint is saved: options, bad input, missing extras.
+
+None of these need torch: bad input is refused before torch is imported, and the linter never
+imports it.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.ci.conftest import PROJECT
+
+pytestmark = pytest.mark.checkpoint
+
+
+def harness(*args: str | Path, prelude: str = "") -> subprocess.CompletedProcess[str]:
+    """The command in a fresh interpreter; `prelude` runs first (to make a package absent)."""
+    code = (
+        "import sys\n"
+        f"{prelude}\n"
+        "from ci_checks.checkpoint import main\n"
+        "if __name__ == '__main__':\n"
+        "    sys.exit(main(sys.argv[1:]))\n"
+    )
+    command = [sys.executable, "-c", code, *map(str, args)]
+    return subprocess.run(command, cwd=PROJECT, capture_output=True, text=True, timeout=120, check=False)
+
+
+# A package made absent in one interpreter: `None` in sys.modules is how Python itself marks a
+# module as not importable. It stands in for an environment without the extra installed,
+# which cannot be produced in an environment that has it.
+WITHOUT_TORCH = "sys.modules['torch'] = None"
+WITHOUT_MEGATRON = "sys.modules['megatron'] = None"
+
+
+def test_the_linter_and_the_harness_entry_point_import_no_torch() -> None:
+    code = (
+        "import sys\n"
+        "import ci_checks, ci_checks.cli, ci_checks.checkpoint\n"
+        "from ci_checks.checkpoint import main\n"
+        "ci_checks.cli.main(['rules'])\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'megatron', 'numpy')))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.splitlines()[-1] == "[]"
+
+
+def test_missing_torch_is_one_line_naming_the_extra() -> None:
+    result = harness("--size", "1MiB", prelude=WITHOUT_TORCH)
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1
+    assert "needs torch" in result.stderr
+    assert "ci-checks[checkpoint]" in result.stderr
+
+
+def test_missing_megatron_when_asked_for_is_one_line_naming_the_extra() -> None:
+    result = harness("--backend", "megatron-async", prelude=WITHOUT_MEGATRON)
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1
+    assert "needs megatron-core" in result.stderr
+    assert "ci-checks[checkpoint,megatron]" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--size", "0"], "'0' is not a size"),
+        (["--size", "lots"], "'lots' is not a size"),
+        (["--tensors", "0"], "'0' is less than 1"),
+        (["--threads", "two"], "'two' is not a whole number"),
+        (["--crash-test", "-1"], "'-1' is less than 0"),
+        (["--seed", "1.5"], "'1.5' is not a whole number"),
+        (["--timeout", "0"], "'0' is not a positive number of seconds"),
+        (["--backend", "dcp-fast"], "invalid choice: 'dcp-fast'"),
+        (["--workdir", "no/such/folder"], "--workdir no/such/folder: no such folder"),
+        (
+            ["--report-json", "no/such/folder/report.json"],
+            "--report-json: the folder of no/such/folder: no such folder",
+        ),
+        (["--junit", "no/such/folder/junit.xml"], "--junit: the folder of no/such/folder: no such folder"),
+        (["--frobnicate"], "unrecognized arguments: --frobnicate"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(args: list[str], message: str) -> None:
+    result = harness(*args)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr.startswith("ci-checks checkpoint: error: ")
+    assert message in result.stderr
+    assert result.stderr.count("\n") == 1
+
+
+def test_a_file_is_not_a_workdir(tmp_path: Path) -> None:
+    file = tmp_path / "file"
+    file.write_text("", encoding="utf-8")
+    result = harness("--workdir", file)
+    assert result.returncode == 2
+    assert result.stderr == f"ci-checks checkpoint: error: --workdir {file}: no such folder\n"
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux /proc")
+def test_a_folder_nobody_may_write_is_refused() -> None:
+    result = harness("--workdir", "/proc/self")
+    assert result.returncode == 2
+    assert result.stderr == "ci-checks checkpoint: error: --workdir /proc/self: folder is not writable\n"
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders")
+def test_an_unwritable_workdir_is_refused(tmp_path: Path) -> None:
+    folder = tmp_path / "read-only"
+    folder.mkdir(mode=0o500)
+    result = harness("--workdir", folder)
+    assert result.returncode == 2
+    assert result.stderr == f"ci-checks checkpoint: error: --workdir {folder}: folder is not writable\n"
+
+
+def test_help_lists_the_public_options() -> None:
+    result = harness("--help")
+    assert result.returncode == 0
+    text = "".join(result.stdout.split())  # argparse wraps lines at hyphens too
+    for option in ("--size", "--tensors", "--backend", "--threads", "--workdir", "--crash-test", "--report-json"):
+        assert option in text
+    for option in ("--junit", "--seed", "--timeout"):
+        assert option in text
+    for backend in ("dcp-sync", "dcp-async-thread", "dcp-async-process", "megatron-async"):
+        assert backend in text
+
+
+def test_python_dash_m_is_the_same_command() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "ci_checks.checkpoint", "--size", "nothing"],
+        cwd=PROJECT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert (
+        result.stderr
+        == "ci-checks checkpoint: error: argument --size: 'nothing' is not a size such as 64MiB, 1GiB or 1000000\n"
+    )

@@ -1,0 +1,131 @@
+"""The report forms and the exit code, from results as the harness produces them."""
+
+from __future__ import annotations
+
+import io
+import json
+from xml.etree import ElementTree
+
+import pytest
+
+from ci_checks.checkpoint import report
+from ci_checks.checkpoint.report import Outcome, Result
+
+pytestmark = pytest.mark.checkpoint
+
+PLATFORM = {
+    "size_bytes": 64 << 20,
+    "tensors": 16,
+    "world_size": 2,
+    "device": "AMD Instinct MI300X",
+    "device_kind": "rocm",
+    "torch": "2.13.0",
+    "hip": "6.4",
+    "cuda": None,
+    "megatron_core": "0.16.0",
+    "emulation": None,
+}
+
+
+def outcome(*results: Result) -> Outcome:
+    return Outcome(dict(PLATFORM), list(results))
+
+
+SAVED = Result("dcp-sync", report.SAVE, True, "saved", blocking_s=0.5, total_s=0.5)
+VERIFIED = Result("dcp-sync", report.VERIFY, True, "bit-exact")
+GOAL_MISSED = Result("dcp-async-thread", report.THROUGHPUT, False, "goal not met", 0.6, 0.47, 0.3, 1.1)
+RAW = Result(report.RAW, report.THROUGHPUT, None, "reference", 1.3, 1.0, None, 0.8)
+
+
+def test_all_passed_is_exit_0_even_when_a_throughput_goal_is_missed() -> None:
+    assert report.exit_code(outcome(RAW, SAVED, VERIFIED, GOAL_MISSED)) == 0
+
+
+@pytest.mark.parametrize("check", [report.SAVE, report.VERIFY, report.CRASH])
+def test_a_failed_save_verification_or_crash_check_is_exit_1(check: str) -> None:
+    assert report.exit_code(outcome(SAVED, Result("megatron-async", check, False, "tensor 't' differs"))) == 1
+
+
+def test_an_environment_error_is_exit_2_whatever_else_happened() -> None:
+    broken = outcome(Result("megatron-async", report.SAVE, False, "timed out"))
+    broken.environment_errors.append("psutil is not installed")
+    assert report.exit_code(broken) == 2
+
+
+def test_a_skipped_check_does_not_fail() -> None:
+    assert report.exit_code(outcome(Result("megatron-async", report.SAVE, None, "skipped"))) == 0
+
+
+def test_json_has_the_public_shape() -> None:
+    document = json.loads(report.to_json(outcome(SAVED)))
+    assert document["version"] == 1
+    assert document["platform"]["device_kind"] == "rocm"
+    assert document["results"] == [
+        {
+            "backend": "dcp-sync",
+            "check": "save",
+            "passed": True,
+            "detail": "saved",
+            "gb_per_s": None,
+            "ratio_to_raw": None,
+            "blocking_s": 0.5,
+            "total_s": 0.5,
+        }
+    ]
+
+
+def test_junit_has_a_case_per_backend_and_check_but_none_for_the_raw_reference() -> None:
+    skipped = Result("megatron-async", report.SAVE, None, "skipped: megatron-core is not installed")
+    failed = Result("dcp-sync", report.CRASH, False, "previous checkpoint bit-exact 19/20")
+    junit = report.to_junit(outcome(RAW, SAVED, failed, skipped, GOAL_MISSED))
+    suite = ElementTree.fromstring(junit).find("testsuite")
+    assert suite is not None
+    cases = suite.findall("testcase")
+    assert [(c.get("classname"), c.get("name")) for c in cases] == [
+        ("checkpoint.dcp-sync", "save"),
+        ("checkpoint.dcp-sync", "crash"),
+        ("checkpoint.megatron-async", "save"),
+        ("checkpoint.dcp-async-thread", "throughput"),
+    ]
+    assert (suite.get("tests"), suite.get("failures"), suite.get("skipped")) == ("4", "2", "1")
+    failure = cases[1].find("failure")
+    assert failure is not None
+    assert (failure.get("type"), failure.get("message")) == ("check", "previous checkpoint bit-exact 19/20")
+    assert cases[2].find("skipped") is not None
+    goal = cases[3].find("failure")
+    assert goal is not None and goal.get("type") == "goal"
+    properties = {p.get("name"): p.get("value") for p in suite.iter("property")}
+    assert properties["device_kind"] == "rocm"
+    assert properties["world_size"] == "2"
+
+
+def test_markdown_summary_is_a_table_with_platform_facts() -> None:
+    text = report.to_markdown(outcome(RAW, SAVED, GOAL_MISSED))
+    assert text.startswith("### ci-checks checkpoint\n")
+    assert "AMD Instinct MI300X (rocm), torch 2.13.0, HIP 6.4, megatron-core 0.16.0" in text
+    assert "| dcp-async-thread | throughput | missed | 0.60 | 0.47 | 0.300 | 1.100 | goal not met |" in text
+
+
+def test_markdown_cells_escape_pipes() -> None:
+    text = report.to_markdown(outcome(Result("dcp-sync", report.VERIFY, False, "a | b")))
+    assert "| a \\| b |" in text
+
+
+def test_text_table_lines_up_and_names_environment_errors() -> None:
+    broken = outcome(RAW, SAVED)
+    broken.environment_errors.append("psutil is not installed")
+    lines = report.to_text(broken).splitlines()
+    assert lines[0].startswith("ci-checks checkpoint: 64.0 MiB in 16 tensors, world size 2")
+    header, raw, saved = lines[1:4]
+    assert header.index("GB/s") == raw.index("1.30") == saved.index("-    ")
+    assert lines[-1] == "environment error: psutil is not installed"
+
+
+def test_progress_rewrites_one_line_on_a_terminal_only() -> None:
+    terminal, pipe = io.StringIO(), io.StringIO()
+    report.Progress(terminal, enabled=True).show("dcp-sync: saving")
+    report.Progress(terminal, enabled=True).muted().show("rank 1")
+    report.Progress(pipe, enabled=False).show("dcp-sync: saving")
+    report.Progress(terminal, enabled=True).clear()
+    assert terminal.getvalue() == "\r\x1b[Kdcp-sync: saving\r\x1b[K"
+    assert pipe.getvalue() == ""
