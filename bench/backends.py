@@ -15,7 +15,10 @@ Timed, best of --repeat runs after one warm-up, the runs taken in turns:
 - ci-checks' batched shellcheck backend, with one process per CPU and with
   one process;
 - `run_backends` with all three, as `ci-checks check --backends ...` runs it,
-  and the loading (parse and model) that it needs and ci-checks does anyway.
+  and the loading (parse and model) that it needs and ci-checks does anyway;
+- the whole `ci-checks check --backends all` (every rule, the schema, the
+  linters, JSON output) over every repository folder, one run per repository
+  as a user would run it.
 
 Then the SC findings of the two shellcheck runs are compared on workflows
 (actionlint reads no composite action on its own), as sets of
@@ -29,6 +32,7 @@ its class.
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import re
@@ -40,6 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ci_checks import cli
 from ci_checks.backends import shellcheck, tools
 from ci_checks.backends.external import BACKENDS, BackendSettings, run_backends
 from ci_checks.diagnostics import Diagnostic
@@ -163,6 +168,17 @@ def explain(key: Key, positioned: bool, workflows: dict[str, LoadedFile], script
     )
 
 
+def check_all(corpus: Path) -> Counter[str]:
+    """`ci-checks check --backends all` over each repository folder; the findings counted by their source."""
+    counts: Counter[str] = Counter()
+    for folder in sorted(p for p in corpus.iterdir() if (p / ".github").is_dir()):
+        out = io.StringIO()
+        cli.main(["check", str(folder), "--backends", "all", "--output-format", "json"], out=out, err=io.StringIO())
+        for diagnostic in json.loads(out.getvalue())["diagnostics"]:
+            counts[_BACKEND_OF.get(diagnostic["code"][:2], "ci-checks rules")] += 1
+    return counts
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("corpus", type=Path)
@@ -198,6 +214,7 @@ def main() -> None:
             "ci-checks shellcheck, 1 process": ours(1),
             everything: lambda: run_backends(BACKENDS, files, corpus, settings),
             "ci-checks loading (parse + model)": lambda: load_corpus(corpus),
+            "ci-checks check --backends all": lambda: check_all(corpus),
         },
     )
     timings["ci-checks loading + run_backends"] = timings["ci-checks loading (parse + model)"] + timings[everything]
@@ -208,6 +225,7 @@ def main() -> None:
     print(f"files: {len(files)} ({len(workflows)} workflows, {len(files) - len(workflows)} actions); ", end="")
     print(f"run: scripts given to shellcheck: {len(shellcheck.scripts(files))}")
     print(f"findings of run_backends: {dict(per_backend)}")
+    print(f"findings of ci-checks check --backends all: {dict(results['ci-checks check --backends all'])}")
     load = os.getloadavg()[0]
     print(f"machine: {shellcheck.CPUS} CPUs, load average {load:.1f} after the runs; best of {args.repeat}, in turns\n")
     print(f"{'':40} {'wall s':>8} {'/ base':>7} {'CPU s':>8} {'/ base':>7}")

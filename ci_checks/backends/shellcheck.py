@@ -130,7 +130,7 @@ def run(
 
 def _check(binary: str, unique: list[Script], limit: tools.TimeLimit, processes: int) -> list[str]:
     """shellcheck's outputs for the scripts, written to `<index>.sh` in a private folder removed afterwards."""
-    with tempfile.TemporaryDirectory(prefix="ci-checks-shellcheck-") as folder:
+    with tempfile.TemporaryDirectory(prefix="ci-checks-shellcheck-", dir=_scratch_parent()) as folder:
         batches: list[list[str]] = [[] for _ in range(min(processes, len(unique)))]
         loads = [0] * len(batches)
         # Largest first, each to the least loaded process, so that the processes end at about the same time.
@@ -142,6 +142,19 @@ def _check(binary: str, unique: list[Script], limit: tools.TimeLimit, processes:
         options = ["--norc", "--format=json1", f"--exclude={','.join(EXCLUDED)}", "--"]
         commands = [[binary, *options, *names] for names in batches]
         return [finished.output(_FINDINGS) for finished in tools.run(commands, Path(folder), limit)]
+
+
+def _scratch_parent() -> str | None:
+    """A memory-backed folder for the script files when the system has one, else the default temporary folder.
+
+    Writing a thousand small files costs more than shellcheck's own start-up on
+    some disks: 0.7 s of 2.5 s for the 910 distinct scripts of a 262-file corpus
+    on a disk-backed /tmp, 0.05 s in /dev/shm. The folder made there is private
+    (mode 0700) and removed afterwards, as in /tmp.
+    """
+    shared_memory = Path("/dev/shm")
+    usable = shared_memory.is_dir() and os.access(shared_memory, os.W_OK | os.X_OK)
+    return str(shared_memory) if usable else None
 
 
 def _diagnostics(comments: list[dict[str, Any]], unique: list[list[Script]]) -> Iterator[Diagnostic]:
