@@ -7,9 +7,11 @@ Exit codes (decided in `exit_code` and `main` only):
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import NoReturn, TextIO
 
@@ -144,7 +146,29 @@ def exit_code(outcome: Outcome) -> int:
     return EXIT_OK
 
 
+@contextmanager
+def _few_collections() -> Iterator[None]:
+    """Collect garbage less often while checking.
+
+    A run builds millions of small objects (YAML nodes, models, command trees)
+    that live until it ends; the default threshold of 700 allocations spent a
+    quarter of the CPU time of the 262-file corpus in collections that freed
+    nothing.
+    """
+    before = gc.get_threshold()
+    gc.set_threshold(50_000, 20, 100)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
+
+
 def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    with _few_collections():
+        return _checked(args, out, err)
+
+
+def _checked(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     paths: list[Path] = args.paths or [find_root(Path.cwd())]
     if args.config is not None and not args.config.is_file():
         raise UsageError(f"{args.config}: configuration file not found")

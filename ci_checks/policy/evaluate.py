@@ -97,6 +97,8 @@ def _scoped(
         yield from _unreadable(rule, file)
     if not selection.regions and not selection.unreadable:
         if len(covered) < len(paths):  # judged over the whole repository, not only what was asked for
+            if where.files:
+                return  # whole files: that the globs name some is enough, nothing needs reading
             selection = select(where, [workspace.load(path) for path in paths])
             if selection.regions or selection.unreadable:
                 return
