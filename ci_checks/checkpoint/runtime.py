@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import datetime
 import importlib.metadata
+import importlib.util
 import os
 import platform
 from collections.abc import Callable, Iterator
@@ -142,9 +143,12 @@ def megatron_staging(device: torch.device) -> Staging:
 
 
 def _megatron_version() -> str | None:
+    """The version of the megatron-core this interpreter can import; None when it cannot."""
     try:
+        if importlib.util.find_spec("megatron.core") is None:
+            return None
         return importlib.metadata.version("megatron-core")
-    except importlib.metadata.PackageNotFoundError:
+    except (ImportError, importlib.metadata.PackageNotFoundError):
         return None
 
 
