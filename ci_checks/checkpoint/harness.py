@@ -235,11 +235,9 @@ def _run(options: Options, rt: runtime.Runtime, progress: report.Progress) -> re
 
 
 def _crash_tests(options: Options, backends: list[str], folder: Path, progress: report.Progress) -> list[Result]:
-    results = []
-    for backend in backends:
-        area = folder / f"crash-{backend}"
+    def job(backend: str, area: Path) -> crash.Job:
         (area / "checkpoints").mkdir(parents=True)
-        job = crash.Job(
+        return crash.Job(
             backend,
             options.size,
             options.tensors,
@@ -248,18 +246,11 @@ def _crash_tests(options: Options, backends: list[str], folder: Path, progress: 
             log=area / "writers.log",
             root=area / "checkpoints",
         )
-        results.append(crash.crash_test(job, options.crash_test, options.seed, progress))
-    area = folder / "in-place"
-    (area / "checkpoints").mkdir(parents=True)
+
+    results = [
+        crash.crash_test(job(backend, folder / f"crash-{backend}"), options.crash_test, options.seed, progress)
+        for backend in backends
+    ]
     progress.show("in-place hazard demonstration")
-    job = crash.Job(
-        DCP_SYNC,
-        options.size,
-        options.tensors,
-        options.threads,
-        options.timeout_s,
-        log=area / "writers.log",
-        root=area / "checkpoints",
-    )
-    results.append(crash.in_place_hazard(job, options.seed))
+    results.append(crash.in_place_hazard(job(DCP_SYNC, folder / "in-place"), options.seed))
     return results
