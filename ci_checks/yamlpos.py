@@ -467,16 +467,6 @@ class ScalarMap:
         self.exact = "".join(builder.chars) == scalar.value
         self.offsets = builder.offsets if self.exact else _greedy(text, start, end, scalar.value)
 
-    def source_range(self, start: int, end: int) -> tuple[int, int]:
-        """File offsets (end exclusive) of the value characters `start:end`."""
-        if not self.offsets:
-            return 0, 0
-        last = len(self.offsets) - 1
-        first = self.offsets[min(start, last)]
-        if end <= start:
-            return first, first
-        return first, self.offsets[min(end, len(self.offsets)) - 1] + 1
-
 
 class _Chars:
     __slots__ = ("chars", "offsets")

@@ -12,7 +12,7 @@ from ci_checks import shell
 from ci_checks.diagnostics import Occurrence, Span
 from ci_checks.model.values import Entry, entries, entry, is_expression, occurrences, text
 from ci_checks.shell import Script
-from ci_checks.source import SourceFile
+from ci_checks.source import FileLocator, SourceFile
 from ci_checks.yamlpos import Mapping, Scalar, ScalarMap
 
 if TYPE_CHECKING:
@@ -100,10 +100,7 @@ class ScalarLocator:
     def span(self, start: int, end: int) -> Span:
         if not self.node.value:
             return self.node.span
-        first, last = self.map.source_range(start, end)
-        line, column = self.source.position(first)
-        end_line, end_column = self.source.position(last)
-        return Span(self.source.path, line, column, end_line, end_column)
+        return FileLocator(self.source, self.map.offsets).span(start, end)
 
 
 def find_step(steps: Iterable[Step], name_or_id: str, where: str) -> Step:
