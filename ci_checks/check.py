@@ -8,6 +8,7 @@ ignores then drop what they name.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from ci_checks import policy, registry, suppression
@@ -85,9 +86,13 @@ class Plan:
     max_bytes: int = DEFAULT_MAX_BYTES
     report_unused_ignores: bool = False
 
+    @cached_property
+    def _rule_codes(self) -> frozenset[str]:
+        return frozenset(rule.code for rule in self.rules)
+
     def keeps(self, diagnostic: Diagnostic) -> bool:
         if diagnostic.code in registry.BY_CODE:
-            return diagnostic.code in {rule.code for rule in self.rules}
+            return diagnostic.code in self._rule_codes
         return self.backend_codes.keeps(diagnostic.code)
 
 

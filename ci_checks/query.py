@@ -57,10 +57,9 @@ class CIRepository:
         if not self.repository.exists(relative):
             known = ", ".join(Path(path).name for path in self.repository.workflows)
             raise LookupError(f"no workflow {name!r}; workflows: {known or 'none'}")
-        loaded = self._workspace.load(relative, FileKind.WORKFLOW)
-        if loaded.workflow is None:
-            raise ValueError(_unusable(loaded))
-        return loaded.workflow
+        workflow = self._modelled(relative, FileKind.WORKFLOW).workflow
+        assert workflow is not None
+        return workflow
 
     def action(self, path: str) -> Action:
         """A composite action by its folder (`.github/actions/setup`) or its `action.yml` path."""
@@ -76,10 +75,16 @@ class CIRepository:
             )
         if not self.repository.exists(relative):
             raise LookupError(f"no action {path!r}; actions: {', '.join(self.repository.actions) or 'none'}")
-        loaded = self._workspace.load(relative, FileKind.ACTION)
-        if loaded.action is None:
+        action = self._modelled(relative, FileKind.ACTION).action
+        assert action is not None
+        return action
+
+    def _modelled(self, relative: str, kind: FileKind) -> LoadedFile:
+        """The file read as a workflow or action; ValueError with its positioned problems when it cannot be."""
+        loaded = self._workspace.load(relative, kind)
+        if loaded.workflow is None and loaded.action is None:
             raise ValueError(_unusable(loaded))
-        return loaded.action
+        return loaded
 
     def dockerfile(self, path: str) -> Dockerfile:
         loaded = self.file(path)

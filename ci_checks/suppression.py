@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from ci_checks.backends.external import LINTER_CODE
 from ci_checks.diagnostics import Diagnostic, Span
 from ci_checks.loading import LoadedFile
+from ci_checks.repository import FileKind, kind_of
 from ci_checks.rules import cc105_unused_ignore
 from ci_checks.source import SourceFile
 
@@ -102,7 +103,7 @@ def apply(
     `known` holds every code, rule name and policy id, to tell a stale ignore from a misspelt one.
     """
     tables = {
-        path: comments(source, python=path.endswith(".py"))
+        path: comments(source, python=kind_of(path) is FileKind.PYTHON)
         for path, source in sources.items()
         if source.problem is None
     }

@@ -17,25 +17,11 @@ from pathlib import Path
 import pytest
 
 from ci_checks import registry
-from ci_checks.backends import external, tools
+from ci_checks.backends import external
 from ci_checks.backends.external import EQUIVALENT, BackendSettings, run_backends
 from ci_checks.diagnostics import Diagnostic, Related, Severity, Span
 from ci_checks.loading import LoadedFile, Workspace
 from ci_checks.repository import Repository
-
-
-def _installed(name: str) -> bool:
-    try:
-        tools.find_binary(name, None)
-    except tools.Unavailable:
-        return False
-    return True
-
-
-pytestmark = pytest.mark.skipif(
-    not all(_installed(name) for name in external.BACKENDS),
-    reason="actionlint, shellcheck or zizmor is not installed (pip install 'ci-checks[linters]')",
-)
 
 WORKFLOW = ".github/workflows/ci.yml"
 
