@@ -13,12 +13,13 @@ Timed, best of --repeat runs after one warm-up, the runs taken in turns:
   shellcheck binary), one process over all workflows: the baseline;
 - actionlint alone (`-shellcheck= -pyflakes=`), and zizmor alone;
 - ci-checks' batched shellcheck backend, with one process per CPU and with
-  one process;
+  one process, both without a cache, and with a cache the warm-up run filled;
 - `run_backends` with all three, as `ci-checks check --backends ...` runs it,
   and the loading (parse and model) that it needs and ci-checks does anyway;
 - the whole `ci-checks check --backends all` (every rule, the schema, the
   linters, JSON output) over every repository folder, one run per repository
-  as a user would run it.
+  as a user would run it: with `--no-cache`, and with a cache the warm-up run
+  filled.
 
 Then the SC findings of the two shellcheck runs are compared on workflows
 (actionlint reads no composite action on its own), as sets of
@@ -37,6 +38,7 @@ import json
 import os
 import re
 import subprocess
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -46,6 +48,7 @@ from typing import Any
 
 from ci_checks import cli
 from ci_checks.backends import shellcheck, tools
+from ci_checks.backends.cache import ResultCache
 from ci_checks.backends.external import BACKENDS, BackendSettings, run_backends
 from ci_checks.diagnostics import Diagnostic
 from ci_checks.loading import LoadedFile, load
@@ -168,12 +171,13 @@ def explain(key: Key, positioned: bool, workflows: dict[str, LoadedFile], script
     )
 
 
-def check_all(corpus: Path) -> Counter[str]:
+def check_all(corpus: Path, cache_options: list[str]) -> Counter[str]:
     """`ci-checks check --backends all` over each repository folder; the findings counted by their source."""
     counts: Counter[str] = Counter()
     for folder in sorted(p for p in corpus.iterdir() if (p / ".github").is_dir()):
         out = io.StringIO()
-        cli.main(["check", str(folder), "--backends", "all", "--output-format", "json"], out=out, err=io.StringIO())
+        argv = ["check", str(folder), "--backends", "all", "--output-format", "json", *cache_options]
+        cli.main(argv, out=out, err=io.StringIO())
         for diagnostic in json.loads(out.getvalue())["diagnostics"]:
             counts[_BACKEND_OF.get(diagnostic["code"][:2], "ci-checks rules")] += 1
     return counts
@@ -198,25 +202,42 @@ def main() -> None:
     zizmor = [binaries["zizmor"], "--offline", "--format", "json", "--no-progress", "--"]
     zizmor += [file.path for file in files if file.workflow is not None or file.action is not None]
 
-    def ours(processes: int) -> Callable[[], list[Diagnostic]]:
-        return lambda: shellcheck.run(binaries["shellcheck"], files, corpus, tools.TimeLimit(limit), processes)
+    def ours(processes: int, cache_folder: Path | None = None) -> Callable[[], list[Diagnostic]]:
+        def run() -> list[Diagnostic]:
+            results = ResultCache(cache_folder) if cache_folder is not None else None
+            try:
+                return shellcheck.run(
+                    binaries["shellcheck"], files, corpus, tools.TimeLimit(limit), processes, cache=results
+                )
+            finally:
+                if results is not None:
+                    results.close()
+
+        return run
 
     base = "actionlint + per-step shellcheck (base)"
     per_cpu = f"ci-checks shellcheck, {shellcheck.CPUS} processes"
+    warm = "ci-checks shellcheck, warm cache"
     everything = "ci-checks run_backends, all three"
-    timings, results = measure(
-        args.repeat,
-        {
-            base: lambda: run_json(with_shellcheck, corpus),
-            "actionlint alone": lambda: run_json(alone, corpus),
-            "zizmor alone": lambda: run_json(zizmor, corpus),
-            per_cpu: ours(shellcheck.CPUS),
-            "ci-checks shellcheck, 1 process": ours(1),
-            everything: lambda: run_backends(BACKENDS, files, corpus, settings),
-            "ci-checks loading (parse + model)": lambda: load_corpus(corpus),
-            "ci-checks check --backends all": lambda: check_all(corpus),
-        },
-    )
+    # The warm-up run of each action fills its cache; the timed runs read it.
+    with tempfile.TemporaryDirectory(prefix="bench-cache-") as caches:
+        timings, results = measure(
+            args.repeat,
+            {
+                base: lambda: run_json(with_shellcheck, corpus),
+                "actionlint alone": lambda: run_json(alone, corpus),
+                "zizmor alone": lambda: run_json(zizmor, corpus),
+                per_cpu: ours(shellcheck.CPUS),
+                "ci-checks shellcheck, 1 process": ours(1),
+                warm: ours(shellcheck.CPUS, Path(caches) / "shellcheck"),
+                everything: lambda: run_backends(BACKENDS, files, corpus, settings),
+                "ci-checks loading (parse + model)": lambda: load_corpus(corpus),
+                "ci-checks check --backends all": lambda: check_all(corpus, ["--no-cache"]),
+                "ci-checks check --backends all, warm": lambda: check_all(
+                    corpus, ["--cache-dir", str(Path(caches) / "check")]
+                ),
+            },
+        )
     timings["ci-checks loading + run_backends"] = timings["ci-checks loading (parse + model)"] + timings[everything]
     timings["actionlint + shellcheck, then zizmor"] = timings[base] + timings["zizmor alone"]
     baseline = timings[base]
@@ -226,6 +247,8 @@ def main() -> None:
     print(f"run: scripts given to shellcheck: {len(shellcheck.scripts(files))}")
     print(f"findings of run_backends: {dict(per_backend)}")
     print(f"findings of ci-checks check --backends all: {dict(results['ci-checks check --backends all'])}")
+    print(f"warm-cache findings equal the cold ones: shellcheck {results[warm] == results[per_cpu]}, ", end="")
+    print(f"check {results['ci-checks check --backends all, warm'] == results['ci-checks check --backends all']}")
     load = os.getloadavg()[0]
     print(f"machine: {shellcheck.CPUS} CPUs, load average {load:.1f} after the runs; best of {args.repeat}, in turns\n")
     print(f"{'':40} {'wall s':>8} {'/ base':>7} {'CPU s':>8} {'/ base':>7}")

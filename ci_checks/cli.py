@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import NoReturn, TextIO
 
 from ci_checks import __version__, config, registry
+from ci_checks.backends.cache import default_folder
 from ci_checks.backends.external import BACKENDS, LINTER_CODE, BackendSettings
 from ci_checks.check import BackendCodes, Outcome, Plan, Request, UsageError, run
 from ci_checks.reporters.formats import FORMATS
@@ -121,6 +122,15 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument(
         "--backend-timeout", type=_seconds, default=120.0, metavar="SECONDS", help="time limit of each linter"
     )
+    caching = check.add_mutually_exclusive_group()
+    caching.add_argument(
+        "--cache-dir",
+        type=Path,
+        metavar="DIR",
+        help="where shellcheck's findings are kept between runs "
+        "(default: $CI_CHECKS_CACHE_DIR, else $XDG_CACHE_HOME/ci-checks or ~/.cache/ci-checks)",
+    )
+    caching.add_argument("--no-cache", action="store_true", help="check every script again; keep nothing")
     check.add_argument(
         "--report-unused-ignores",
         action="store_true",
@@ -253,11 +263,20 @@ def _plan(args: argparse.Namespace, settings: config.Config) -> Plan:
         rules,
         policy_rules,
         list(BACKENDS) if backends is None else backends,
-        BackendSettings(binaries, args.backend_timeout),
+        BackendSettings(binaries, args.backend_timeout, _cache_folder(args)),
         external,
         args.max_file_size or settings.max_file_size or DEFAULT_MAX_BYTES,
         args.report_unused_ignores,
     )
+
+
+def _cache_folder(args: argparse.Namespace) -> Path | None:
+    if args.no_cache:
+        return None
+    if args.cache_dir is not None:
+        return Path(args.cache_dir)
+    from_environment = os.environ.get("CI_CHECKS_CACHE_DIR")
+    return Path(from_environment) if from_environment else default_folder()
 
 
 def _rules(out: TextIO) -> int:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ci_checks.backends import actionlint, shellcheck, tools, zizmor
+from ci_checks.backends.cache import ResultCache
 from ci_checks.diagnostics import Diagnostic, Span, sorted_diagnostics
 from ci_checks.loading import LoadedFile
 from ci_checks.rules.cc090_backend_unavailable import RULE as UNAVAILABLE
@@ -60,6 +61,8 @@ class BackendSettings:
     binaries: Mapping[str, str] = field(default_factory=dict)
     """Backend name to the binary given by option; the others are looked up (see `tools.find_binary`)."""
     timeout_s: float = 120.0
+    cache_folder: Path | None = None
+    """Where findings are kept between runs (see `ResultCache`); None keeps nothing."""
 
 
 _Runner = Callable[[str, list[LoadedFile], Path, tools.TimeLimit], list[Diagnostic]]
@@ -91,7 +94,15 @@ def _run(name: str, inputs: list[LoadedFile], root: Path, settings: BackendSetti
     where = Span.point(inputs[0].path)
     try:
         binary = tools.find_binary(name, settings.binaries.get(name))
-        return _BACKENDS[name][1](binary, inputs, root, tools.TimeLimit(settings.timeout_s))
+        limit = tools.TimeLimit(settings.timeout_s)
+        if name == "shellcheck" and settings.cache_folder is not None:
+            # Only shellcheck's findings follow from one input's text alone, so only they are kept between runs.
+            results = ResultCache(settings.cache_folder)
+            try:
+                return shellcheck.run(binary, inputs, root, limit, cache=results)
+            finally:
+                results.close()
+        return _BACKENDS[name][1](binary, inputs, root, limit)
     except tools.Unavailable as unavailable:
         return [UNAVAILABLE.diagnostic(where, str(unavailable))]
     except tools.BackendFailed as failure:

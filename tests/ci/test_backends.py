@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from ci_checks import registry
-from ci_checks.backends import external
+from ci_checks.backends import external, shellcheck
 from ci_checks.backends.external import EQUIVALENT, BackendSettings, run_backends
 from ci_checks.diagnostics import Diagnostic, Related, Severity, Span
 from ci_checks.loading import LoadedFile, Workspace
@@ -275,6 +275,9 @@ def test_a_tiny_timeout_stops_every_backend(make_repo, tmp_path, monkeypatch) ->
     temporary = tmp_path / "tmp"
     temporary.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(temporary))
+    # shellcheck's scripts go to /dev/shm where there is one, else to the temporary folder.
+    scratch = Path(shellcheck._scratch_parent() or temporary)
+    before = set(scratch.glob("ci-checks-shellcheck-*"))
     started = time.monotonic()
     found = _check(root, *external.BACKENDS, settings=BackendSettings(timeout_s=0.001))
     assert time.monotonic() - started < 10
@@ -283,6 +286,7 @@ def test_a_tiny_timeout_stops_every_backend(make_repo, tmp_path, monkeypatch) ->
         ("CC091", Severity.WARNING, Span(WORKFLOW, 1, 1, 1, 2), f"{name} {expected}") for name in external.BACKENDS
     ]
     assert list(temporary.iterdir()) == []
+    assert set(scratch.glob("ci-checks-shellcheck-*")) <= before
 
 
 def test_a_broken_configuration_in_the_repository_fails_the_backend(make_repo) -> None:  # type: ignore[no-untyped-def]
