@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from ci_checks.backends.cache import FILE_NAME
 from tests.ci.conftest import PROJECT
 
 CLEAN = """on: push
@@ -22,7 +23,7 @@ jobs:
   build:
     runs-on: ubuntu-latest
     steps:
-      - uses: actions/checkout@v4
+      - uses: actions/checkout@3d3c42e5aac5ba805825da76410c181273ba90b1 # v7.0.1
         with:
           persist-credentials: false
       - run: make
@@ -53,7 +54,10 @@ def git_repo(root: Path, files: dict[str, str]) -> Path:
 def try_repo(root: Path, home: Path) -> subprocess.CompletedProcess[str]:
     pre_commit = shutil.which("pre-commit", path=str(Path(sys.executable).parent)) or "pre-commit"
     environment = {**os.environ, "PRE_COMMIT_HOME": str(home), "PRE_COMMIT_COLOR": "never"}
-    environment.pop("GITHUB_STEP_SUMMARY", None)
+    # The hook runs as a user's would: every linter, and a shellcheck cache of its own.
+    for name in ("GITHUB_STEP_SUMMARY", "CI_CHECKS_BACKENDS", "CI_CHECKS_CACHE_DIR"):
+        environment.pop(name, None)
+    environment["XDG_CACHE_HOME"] = str(home / "cache")
     return subprocess.run(
         [pre_commit, "try-repo", str(PROJECT), "ci-checks", "--all-files", "--verbose"],
         cwd=root,
@@ -70,6 +74,9 @@ def test_the_hook_passes_on_a_clean_repository(tmp_path: Path, pre_commit_home: 
     result = try_repo(root, pre_commit_home)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "ci-checks" in result.stdout and "Passed" in result.stdout
+    # --verbose shows the hook's output: had a linter been missing from its environment, CC090 would say so.
+    assert "CC090" not in result.stdout
+    assert (pre_commit_home / "cache" / "ci-checks" / FILE_NAME).is_file()
 
 
 def test_the_hook_fails_with_positions_on_a_rule_violation(tmp_path: Path, pre_commit_home: Path) -> None:
@@ -82,3 +89,12 @@ def test_the_hook_fails_with_positions_on_a_rule_violation(tmp_path: Path, pre_c
     assert result.returncode == 1, result.stdout + result.stderr
     assert "Failed" in result.stdout
     assert "docker/Dockerfile.rocm:2:13: CC101 'amd_patch' is forbidden here [no-amd-patch]" in result.stdout
+
+
+def test_the_hook_runs_the_linters(tmp_path: Path, pre_commit_home: Path) -> None:
+    workflow = CLEAN.replace("run: make", "run: echo $unquoted").replace("permissions: {}\n", "")
+    root = git_repo(tmp_path, {".github/workflows/ci.yml": workflow})
+    result = try_repo(root, pre_commit_home)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert ".github/workflows/ci.yml:9:19: SC2086 Double quote to prevent globbing" in result.stdout
+    assert ".github/workflows/ci.yml:3:3: ZZ-excessive-permissions overly broad permissions" in result.stdout
