@@ -195,7 +195,7 @@ def _checked(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if settings.path in request.files:  # a changed policy may change findings anywhere: check everything
             request.folders.append("")
         repository.exclude = settings.exclude
-        plan = _plan(args, settings)
+        plan = _plan(args, settings, repository)
         run(repository, request, plan, settings, outcome)
     out.write(FORMATS[args.output_format](outcome))
     for name, path in args.output:
@@ -228,7 +228,7 @@ def _settings(repository: Repository, explicit: Path | None) -> config.Config:
     return config.load(*found) if found is not None else config.Config()
 
 
-def _plan(args: argparse.Namespace, settings: config.Config) -> Plan:
+def _plan(args: argparse.Namespace, settings: config.Config, repository: Repository) -> Plan:
     """What to run, from the options and the configuration; `--select` and `--ignore` take codes, code prefixes,
     rule names, policy rule ids and external linters' codes (`SC2086`, `ZZ-unpinned-uses`, `AL`)."""
     selected: list[str] | None = args.select or settings.select
@@ -258,25 +258,42 @@ def _plan(args: argparse.Namespace, settings: config.Config) -> Plan:
             backends = _backends(from_environment) if from_environment is not None else settings.backends
         except argparse.ArgumentTypeError as error:
             raise UsageError(f"CI_CHECKS_BACKENDS: {error}") from None
+    backends = list(BACKENDS) if backends is None else backends
     binaries = {name: getattr(args, name) for name in BACKENDS if getattr(args, name) is not None}
+    cache_folder = _cache_folder(args, repository) if "shellcheck" in backends else None
     return Plan(
         rules,
         policy_rules,
-        list(BACKENDS) if backends is None else backends,
-        BackendSettings(binaries, args.backend_timeout, _cache_folder(args)),
+        backends,
+        BackendSettings(binaries, args.backend_timeout, cache_folder),
         external,
         args.max_file_size or settings.max_file_size or DEFAULT_MAX_BYTES,
         args.report_unused_ignores,
     )
 
 
-def _cache_folder(args: argparse.Namespace) -> Path | None:
+def _cache_folder(args: argparse.Namespace, repository: Repository) -> Path | None:
+    """Where shellcheck's findings are kept: anywhere but inside the checked repository.
+
+    A pull request could commit a cache file there with rows that clear its
+    own scripts of every finding.
+    """
     if args.no_cache:
         return None
-    if args.cache_dir is not None:
-        return Path(args.cache_dir)
     from_environment = os.environ.get("CI_CHECKS_CACHE_DIR")
-    return Path(from_environment) if from_environment else default_folder()
+    folder: Path | None
+    if args.cache_dir is not None:
+        folder, origin = Path(args.cache_dir), "--cache-dir"
+    elif from_environment:
+        folder, origin = Path(from_environment), "$CI_CHECKS_CACHE_DIR"
+    else:
+        folder, origin = default_folder(), "the default cache folder"
+    if folder is not None and folder.resolve().is_relative_to(repository.real_root):
+        raise UsageError(
+            f"{origin} {str(folder)!r} is inside the checked repository, where a pull request could plant "
+            "findings; choose a folder outside it, or --no-cache"
+        )
+    return folder
 
 
 def _rules(out: TextIO) -> int:

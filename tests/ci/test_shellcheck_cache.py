@@ -183,3 +183,17 @@ def test_a_cache_another_run_is_writing_still_serves_its_rows(make_repo, tmp_pat
     finally:
         writer.execute("ROLLBACK")
         writer.close()
+
+
+@pytest.mark.parametrize("inside", ["cache", ".git/cache", "."])
+def test_a_cache_folder_inside_the_checked_repository_is_refused(make_repo, monkeypatch, inside) -> None:  # type: ignore[no-untyped-def]
+    root = make_repo({WORKFLOW: SCRIPTS})
+    result = run_cli("check", root, "--backends", "shellcheck", "--cache-dir", root / inside)
+    assert result.code == 2
+    assert "is inside the checked repository, where a pull request could plant findings" in result.err
+    assert not (root / inside / FILE_NAME).exists()
+    monkeypatch.setenv("CI_CHECKS_CACHE_DIR", str(root / inside))
+    assert run_cli("check", root, "--backends", "shellcheck").code == 2
+    # Without shellcheck there is no cache to refuse.
+    without_shellcheck = run_cli("check", root, "--backends", "actionlint,zizmor")
+    assert (without_shellcheck.code, without_shellcheck.err) == (1, "")  # zizmor's finding on the job
