@@ -52,6 +52,7 @@ _SEVERITIES = {"error": Severity.ERROR, "warning": Severity.WARNING, "info": Sev
 _FINDINGS = (0, 1)
 _OPTIONS = ("--norc", "--format=json1", f"--exclude={','.join(EXCLUDED)}")
 _CACHE_FORMAT = 1
+_FIELDS = ("line", "column", "endLine", "endColumn", "level", "code", "message")
 _HEADER_LINES = 2
 # One process per CPU: on the 262-file corpus, two processes on two idle CPUs take 0.6 of the time of one.
 CPUS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
@@ -148,11 +149,17 @@ def run(
                     checked[index].append(finding)
             except (KeyError, TypeError, ValueError, IndexError) as error:
                 raise tools.unreadable("shellcheck's json1", error, output) from None
-        if cache is not None:
+        if cache is not None and keys:
             cache.put({keys[index]: json.dumps(findings) for index, findings in checked.items()})
         found.update(checked)
     return [
-        Diagnostic(f"SC{code}", "shellcheck", _SEVERITIES.get(level, Severity.INFO), message, script.span(*place))
+        Diagnostic(
+            f"SC{code}",
+            "shellcheck",
+            _SEVERITIES.get(level, Severity.INFO),
+            message.removesuffix("."),
+            script.span(*place),
+        )
         for index, findings in sorted(found.items())
         for (*place, level, code, message) in findings
         for script in unique[index]
@@ -207,24 +214,10 @@ def _scratch_parent() -> str | None:
 def _findings(comments: list[dict[str, Any]]) -> Iterator[tuple[int, Finding]]:
     """The index of the script each json1 comment is about, and the comment as a finding."""
     for comment in comments:
-        index = int(str(comment["file"]).removesuffix(".sh"))
-        yield (
-            index,
-            _finding(
-                [comment[name] for name in ("line", "column", "endLine", "endColumn", "level", "code", "message")]
-            ),
-        )
+        yield int(str(comment["file"]).removesuffix(".sh")), _finding([comment[name] for name in _FIELDS])
 
 
 def _finding(item: Any) -> Finding:
     """A finding from its seven fields; TypeError or ValueError when they are not that."""
     line, column, end_line, end_column, level, code, message = item
-    return (
-        int(line),
-        int(column),
-        int(end_line),
-        int(end_column),
-        str(level),
-        int(code),
-        str(message).removesuffix("."),
-    )
+    return (int(line), int(column), int(end_line), int(end_column), str(level), int(code), str(message))
