@@ -5,15 +5,17 @@ A comment suppresses the findings whose code (`CC011`), rule name
 on the finding's own line, or on the first line of the step or the key line of
 the job that contains the finding (in workflows and composite actions), or on
 the first line of the Dockerfile instruction. The same comment works in YAML,
-in `run:` scripts, in Dockerfiles, in shell scripts and in Python.
+in `run:` scripts, in Dockerfiles, in shell scripts and in Python; a `#`
+inside a quoted YAML scalar or a Python string is text, not a comment.
 """
 
 from __future__ import annotations
 
+import bisect
 import io
 import re
 import tokenize
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from ci_checks.backends.external import LINTER_CODE
@@ -22,6 +24,7 @@ from ci_checks.loading import LoadedFile
 from ci_checks.repository import FileKind, kind_of
 from ci_checks.rules import cc105_unused_ignore
 from ci_checks.source import SourceFile
+from ci_checks.yamlpos import Mapping, Node, Scalar, Sequence
 
 _IGNORE = re.compile(r"(?:^|(?<=\s))#\s*ci-checks:\s*ignore\[(?P<names>[^\]\n]*)\](?P<reason>[^\n]*)", re.MULTILINE)
 _NAME = re.compile(r"[^,\s]+")
@@ -35,18 +38,14 @@ class Ignore:
     used: set[str] = field(default_factory=set)
 
 
-def comments(source: SourceFile, python: bool = False) -> dict[int, list[Ignore]]:
-    """The ignore comments of a file, by line: a `#` that starts a line or follows a space.
-
-    In Python only real comments count, not `#` inside strings.
-    """
+def comments(source: SourceFile, counts: Callable[[int], bool] = lambda offset: True) -> dict[int, list[Ignore]]:
+    """The ignore comments of a file, by line: a `#` that starts a line or follows a space, at an offset `counts`."""
     found: dict[int, list[Ignore]] = {}
     text = source.text
     if "ci-checks:" not in text:
         return found
-    comment_starts = _python_comments(text) if python else None
     for match in _IGNORE.finditer(text):
-        if comment_starts is not None and source.position(match.start()) not in comment_starts:
+        if not counts(match.start()):
             continue
         names_start = match.start("names")
         names = [
@@ -56,6 +55,49 @@ def comments(source: SourceFile, python: bool = False) -> dict[int, list[Ignore]
         line, _ = source.position(match.start())
         found.setdefault(line, []).append(Ignore(line, names, match.group("reason").strip()))
     return found
+
+
+def _comment_test(source: SourceFile, file: LoadedFile | None) -> Callable[[int], bool]:
+    """Whether a `#` at an offset of the file may start a comment.
+
+    In Python only comment tokens count, not `#` inside strings. In YAML a `#`
+    inside a quoted scalar is text; one in a block scalar counts, as that is a
+    comment of the `run:` script it holds.
+    """
+    if kind_of(source.path) is FileKind.PYTHON:
+        comment_starts = _python_comments(source.text)
+        if comment_starts is not None:
+            return lambda offset: source.position(offset) in comment_starts
+    elif file is not None and file.document.root is not None:
+        quoted = _quoted_ranges(source, file.document.root)
+        quoted_starts = [start for start, _ in quoted]
+
+        def outside_quotes(offset: int) -> bool:
+            index = bisect.bisect_right(quoted_starts, offset) - 1
+            return index < 0 or offset >= quoted[index][1]
+
+        return outside_quotes
+    return lambda offset: True
+
+
+def _quoted_ranges(source: SourceFile, root: Node) -> list[tuple[int, int]]:
+    """The offsets of the quoted scalars of a YAML tree, in order (an aliased node counts once)."""
+    ranges: list[tuple[int, int]] = []
+    seen: set[int] = set()
+    pending = [root]
+    while pending:
+        node = pending.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, Scalar) and node.style in ("'", '"'):
+            span = node.span
+            ranges.append((source.offset(span.line, span.column), source.offset(span.end_line, span.end_column)))
+        elif isinstance(node, Mapping):
+            pending.extend(item for pair in node.pairs for item in pair)
+        elif isinstance(node, Sequence):
+            pending.extend(node.items)
+    return sorted(ranges)
 
 
 def _python_comments(text: str) -> set[tuple[int, int]] | None:
@@ -103,7 +145,7 @@ def apply(
     `known` holds every code, rule name and policy id, to tell a stale ignore from a misspelt one.
     """
     tables = {
-        path: comments(source, python=kind_of(path) is FileKind.PYTHON)
+        path: comments(source, _comment_test(source, files.get(path)))
         for path, source in sources.items()
         if source.problem is None
     }

@@ -87,3 +87,25 @@ def test_unused_ignores_are_reported_only_when_asked(make_repo) -> None:  # type
     assert headers(make_repo, files, "--report-unused-ignores") == [
         "tools/patch.py:1:34: CC105 ignore[no-amd-patch] suppresses nothing here"
     ]
+
+
+def test_an_ignore_inside_a_quoted_yaml_string_is_text(make_repo) -> None:  # type: ignore[no-untyped-def]
+    workflow = (
+        "on: push\n"
+        "jobs:\n"
+        "  build:\n"
+        "    runs-on: ubuntu-latest\n"
+        "    steps:\n"
+        '      - run: "git apply amd_patch # ci-checks: ignore[no-amd-patch]"\n'
+        "      - run: 'git apply amd_patch # ci-checks: ignore[no-amd-patch]'\n"
+        "      - run: git apply amd_patch # ci-checks: ignore[no-amd-patch]\n"
+        '      - run: "git apply amd_patch" # ci-checks: ignore[no-amd-patch]\n'
+        "      - run: |\n"
+        "          git apply amd_patch # ci-checks: ignore[no-amd-patch] a comment of the script\n"
+        '      - run: "echo \\"a # ci-checks: ignore[no-amd-patch]\\" amd_patch"\n'
+    )
+    assert headers(make_repo, {".github/workflows/ci.yml": workflow}) == [
+        ".github/workflows/ci.yml:6:25: CC101 'amd_patch' is forbidden here [no-amd-patch]",
+        ".github/workflows/ci.yml:7:25: CC101 'amd_patch' is forbidden here [no-amd-patch]",
+        ".github/workflows/ci.yml:12:60: CC101 'amd_patch' is forbidden here [no-amd-patch]",
+    ]
