@@ -38,12 +38,13 @@ class Ignore:
     used: set[str] = field(default_factory=set)
 
 
-def comments(source: SourceFile, counts: Callable[[int], bool] = lambda offset: True) -> dict[int, list[Ignore]]:
-    """The ignore comments of a file, by line: a `#` that starts a line or follows a space, at an offset `counts`."""
+def comments(source: SourceFile, file: LoadedFile | None) -> dict[int, list[Ignore]]:
+    """The ignore comments of a file, by line: a `#` that starts a line or follows a space and may start a comment."""
     found: dict[int, list[Ignore]] = {}
     text = source.text
     if "ci-checks:" not in text:
         return found
+    counts = _comment_test(source, file)
     for match in _IGNORE.finditer(text):
         if not counts(match.start()):
             continue
@@ -144,11 +145,7 @@ def apply(
 
     `known` holds every code, rule name and policy id, to tell a stale ignore from a misspelt one.
     """
-    tables = {
-        path: comments(source, _comment_test(source, files.get(path)))
-        for path, source in sources.items()
-        if source.problem is None
-    }
+    tables = {path: comments(source, files.get(path)) for path, source in sources.items() if source.problem is None}
     kept = []
     for diagnostic in diagnostics:
         table = tables.get(diagnostic.span.path, {})
