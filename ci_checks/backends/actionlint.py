@@ -15,7 +15,10 @@ that scalar's value and mapped back through the scalar's source map; any
 other column is a character column. The end column is in the same mixed
 units, so it is used only where the start needed no conversion; elsewhere
 the span runs to the end of the word, which is what actionlint underlines
-when a rule gives no end.
+when a rule gives no end. An expression written over several lines of a `|`
+block (a multi-line `if:`) is the exception: a place on one of its later lines
+is reported at the `|` line plus the line within the expression, and is mapped
+back the same way (see `_in_expression_lines`).
 """
 
 from __future__ import annotations
@@ -107,6 +110,10 @@ def _span(file: LoadedFile, starts: dict[int, list[Scalar]], line: int, column: 
     line = min(max(line, 1), len(source.line_starts))
     column = max(column, 1)
     start_line, start_column = line, min(column, len(source.line_text(line)) + 1)
+    if line not in starts:
+        in_expression = _in_expression_lines(file, starts, line, column)
+        if in_expression is not None:
+            start_line, start_column = in_expression
     for scalar in starts.get(line, []):
         begin = scalar.span.column
         if column == begin:
@@ -129,3 +136,35 @@ def _span(file: LoadedFile, starts: dict[int, list[Scalar]], line: int, column: 
         while end <= len(text) and text[end - 1] not in " \t":
             end += 1
     return Span(file.path, start_line, start_column, start_line, max(end, start_column + 1))
+
+
+def _in_expression_lines(
+    file: LoadedFile, starts: dict[int, list[Scalar]], line: int, column: int
+) -> tuple[int, int] | None:
+    """Where a place on a later line of an expression written over several lines of a `|` block is.
+
+    actionlint adds the line within the expression to the `|` line, and the
+    character column within that line to the `|` column (plus, for a `${{`
+    that opens on the block's first line, the column after it). Elsewhere, or
+    for an expression it cannot tell apart, None: the position is kept.
+    """
+    for begin in range(line - 1, 0, -1):
+        for scalar in starts.get(begin, []):
+            if scalar.style != "|" or scalar.span.end_line < line:
+                continue
+            lines = scalar.value.split("\n")
+            index = line - begin
+            opening = lines[0].rfind("${{")
+            if "${{" not in scalar.value:
+                after = 0
+            elif opening >= 0 and "}}" not in lines[0][opening:]:
+                after = opening + 3
+            else:
+                return None
+            within = column - scalar.span.column - after
+            if index >= len(lines) or not 0 <= within <= len(lines[index]):
+                return None
+            offset = sum(len(text) + 1 for text in lines[:index]) + within
+            place = ScalarLocator(file.source, scalar).span(offset, offset)
+            return place.line, place.column
+    return None

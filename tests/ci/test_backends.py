@@ -199,6 +199,38 @@ def test_actionlint_positions_become_character_positions(make_repo) -> None:  # 
     assert found[0].message == 'property "nope" is not defined in object type {}'
 
 
+MULTI_LINE_CONDITIONS = """\
+on: push
+jobs:
+  test:
+    runs-on: ubuntu-latest
+    if: |
+      github.event_name == 'push' &&
+        nofunc(1)
+    steps:
+      - if: |
+          ${{ github.event_name == 'push' &&
+          nofunc(2) }}
+        run: echo hi
+      - if: |
+          github.event_name == 'push' &&
+          '€€' == nofunc(3)
+        run: echo hi
+"""
+
+
+def test_actionlint_places_on_later_lines_of_a_multi_line_condition(make_repo) -> None:  # type: ignore[no-untyped-def]
+    found = _check(make_repo({WORKFLOW: MULTI_LINE_CONDITIONS}), "actionlint")
+    assert [_where(d)[3:] for d in found if d.code == "AL-expression"] == [
+        # Reported at 6:11: the line within the condition added to the `|` line, its column to the `|` column.
+        (7, 9, 7, 18),
+        # Reported at 10:16: the same, plus the column after the `${{` that opens on the first line.
+        (11, 11, 11, 20),
+        # Reported at 14:21: `'€€' == ` is eight characters (and twelve bytes).
+        (15, 19, 15, 28),
+    ]
+
+
 def test_actionlint_reads_a_workflow_whose_name_looks_like_an_option(make_repo) -> None:  # type: ignore[no-untyped-def]
     name = ".github/workflows/-shellcheck=oops.yml"
     found = _check(make_repo({name: ACTIONLINT}), "actionlint")
