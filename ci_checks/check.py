@@ -127,7 +127,8 @@ def run(
         found.extend(_check_file(file, plan.rules, outcome))
     if plan.backends:
         yaml_files = [file for file in targets if file.kind in YAML_KINDS]
-        found = _merged(found, run_backends(plan.backends, yaml_files, repository.root, plan.backend_settings))
+        external = run_backends(plan.backends, yaml_files, repository.root, plan.backend_settings)
+        found = _merged(found, external, workspace.loaded)
     if plan.policy_rules:
         policy_files = frozenset({*CONFIG_FILES, *([config.path] if config.path else [])})
         found.extend(policy.evaluate(plan.policy_rules, workspace, request.covers, policy_files))
@@ -146,9 +147,19 @@ def run(
     return outcome
 
 
-def _merged(own: list[Diagnostic], external: list[Diagnostic]) -> list[Diagnostic]:
-    """Own findings plus the linters', less those a linter reports on a line where one of ours says the same."""
+def _merged(own: list[Diagnostic], external: list[Diagnostic], files: dict[str, LoadedFile]) -> list[Diagnostic]:
+    """Own findings plus the linters', less those a linter reports on a line where one of ours says the same.
+
+    A finding of ours inside a `run:` script also counts on the script's first
+    line, where actionlint reports what it finds in the script as a whole (a
+    deprecated workflow command).
+    """
     said = {(d.span.path, d.span.line, d.code) for d in own}
+    for diagnostic in own:
+        file = files.get(diagnostic.span.path)
+        for step in file.steps if file is not None else ():
+            if step.run is not None and step.run.span.line < diagnostic.span.line <= step.run.span.end_line:
+                said.add((diagnostic.span.path, step.run.span.line, diagnostic.code))
     kept = [
         diagnostic
         for diagnostic in external

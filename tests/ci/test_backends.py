@@ -8,6 +8,7 @@ skipped, and reported as skipped.
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import tempfile
@@ -22,6 +23,7 @@ from ci_checks.backends.external import EQUIVALENT, BackendSettings, run_backend
 from ci_checks.diagnostics import Diagnostic, Related, Severity, Span
 from ci_checks.loading import LoadedFile, Workspace
 from ci_checks.repository import Repository
+from tests.ci.conftest import run_cli
 
 WORKFLOW = ".github/workflows/ci.yml"
 
@@ -384,4 +386,33 @@ jobs:
         ("AL-syntax-check", 5, 5),  # CC011 duplicate key
         ("AL-action", 7, 15),  # CC030 invalid uses
         ("AL-deprecated-commands", 8, 14),  # CC031
+    ]
+
+
+def test_a_deprecated_command_in_a_block_is_one_finding_of_ours(make_repo) -> None:  # type: ignore[no-untyped-def]
+    workflow = """\
+on: push
+jobs:
+  test:
+    runs-on: ubuntu-latest
+    steps:
+      - run: |
+          echo "::set-output name=x::1"
+          echo "::save-state name=y::2"
+      - run: |
+          echo ok
+      - run: echo "::set-output name=z::3"
+"""
+    root = make_repo({WORKFLOW: workflow})
+    # actionlint reports each command once per script, at the script's first line.
+    assert [(d.code, d.span.line, d.span.column) for d in _check(root, "actionlint")] == [
+        ("AL-deprecated-commands", 6, 14),
+        ("AL-deprecated-commands", 6, 14),
+        ("AL-deprecated-commands", 11, 14),
+    ]
+    result = run_cli("check", root, "--backends", "actionlint", "--output-format", "json")
+    assert [(d["code"], d["line"], d["column"]) for d in json.loads(result.out)["diagnostics"]] == [
+        ("CC031", 7, 11),
+        ("CC031", 8, 11),
+        ("CC031", 11, 14),
     ]
