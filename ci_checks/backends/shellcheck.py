@@ -167,12 +167,13 @@ def run(
 
 
 def _cache_keys(binary: str, scripts: list[Script]) -> list[str]:
-    """Each script's key in the cache: the binary, the options and the exact text given to shellcheck."""
+    """Each script's key in the cache: the binary, its options (`$SHELLCHECK_OPTS` too) and the exact text."""
     try:
         identity = binary_identity(binary)
     except OSError:
         return []
-    return [digest("shellcheck", _CACHE_FORMAT, identity, _OPTIONS, script.content) for script in scripts]
+    options = [*_OPTIONS, os.environ.get("SHELLCHECK_OPTS", "")]
+    return [digest("shellcheck", _CACHE_FORMAT, identity, options, script.content) for script in scripts]
 
 
 def _read(results: ResultCache | None, keys: list[str]) -> dict[int, list[Finding]]:

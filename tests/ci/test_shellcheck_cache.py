@@ -197,3 +197,12 @@ def test_a_cache_folder_inside_the_checked_repository_is_refused(make_repo, monk
     # Without shellcheck there is no cache to refuse.
     without_shellcheck = run_cli("check", root, "--backends", "actionlint,zizmor")
     assert (without_shellcheck.code, without_shellcheck.err) == (1, "")  # zizmor's finding on the job
+
+
+def test_options_from_the_environment_are_part_of_the_key(make_repo, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    root = make_repo({WORKFLOW: SCRIPTS})
+    first, _, _ = _counted_run(root, tmp_path / "cache")
+    monkeypatch.setenv("SHELLCHECK_OPTS", "--exclude=SC2086")
+    found, hits, misses = _counted_run(root, tmp_path / "cache")
+    assert (hits, misses) == (0, 4)
+    assert [d for d in first if d.code != "SC2086"] == found != first
