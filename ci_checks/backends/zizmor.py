@@ -1,9 +1,9 @@
 """zizmor's offline audits over workflows and composite actions: one process, its JSON findings.
 
-Only files ci-checks could read as a workflow or action are given: zizmor
-stops with "no inputs collected" when none of its inputs parses, and skips
-(with a warning) any one that does not; ci-checks' own rules report why such
-a file does not parse. zizmor reads a `zizmor.yml` of the checked repository
+Only files ci-checks could read as a workflow or action are given. zizmor
+skips, with a warning, any input it cannot parse (one that starts with a
+byte-order mark, for one), and stops with "no inputs collected" when it can
+parse none; each such file gets a CC091, as it was not audited. zizmor reads a `zizmor.yml` of the checked repository
 for its ignore rules, which is what its users expect; `--offline` keeps it
 from the network.
 
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,10 +24,13 @@ from typing import Any
 from ci_checks.backends import tools
 from ci_checks.diagnostics import Diagnostic, Related, Severity, Span
 from ci_checks.loading import LoadedFile
+from ci_checks.rules.cc091_backend_failed import RULE as FAILED
 
 # zizmor exits with 10 plus the highest severity it found (unknown 10 ... high 14).
 _FINDINGS = (0, 10, 11, 12, 13, 14)
 _SEVERITIES = {"High": Severity.ERROR, "Medium": Severity.WARNING}
+_UNPARSED = "failed to parse input:"
+_AUDITED = re.compile(r"\bcompleted (.+)$", re.MULTILINE)
 
 
 def inputs(files: list[LoadedFile]) -> list[LoadedFile]:
@@ -38,13 +42,36 @@ def run(binary: str, files: list[LoadedFile], root: Path, limit: tools.TimeLimit
     argv = [binary, "--offline", "--format", "json", "--no-progress", "--", *paths]
     # With RUST_BACKTRACE set, a backtrace would push zizmor's error out of the stderr tail.
     finished = tools.run([argv], root, limit, env={**os.environ, "RUST_BACKTRACE": "0"})[0]
+    unread = _unread(finished.stderr.decode("utf-8", errors="replace"), paths)
     if finished.returncode not in _FINDINGS and b"no inputs collected" in finished.stderr:
-        return []
+        return unread
     output = finished.output(_FINDINGS)
     try:
-        return list(_diagnostics(json.loads(output), paths))
+        return [*_diagnostics(json.loads(output), paths), *unread]
     except (KeyError, TypeError, ValueError, IndexError, AttributeError) as error:
         raise tools.unreadable("zizmor's JSON", error, output) from None
+
+
+def _unread(stderr: str, paths: dict[str, LoadedFile]) -> list[Diagnostic]:
+    """A CC091 at each input zizmor could not parse (and skipped), although ci-checks could.
+
+    zizmor logs a reason for each without naming the file, and names each file
+    it audited. The inputs it did not audit, in the order given, get the
+    reasons in the order logged; when the counts differ, one CC091 at the first
+    input gives them all.
+    """
+    reasons = [line.split(_UNPARSED, 1)[1].strip() for line in stderr.splitlines() if _UNPARSED in line]
+    if not reasons:
+        return []
+    audited = {tools.path_key(match[1].strip()) for match in _AUDITED.finditer(stderr)}
+    skipped = [file for key, file in paths.items() if key not in audited]
+    if len(skipped) != len(reasons):
+        first = next(iter(paths.values()))
+        message = f"zizmor could not read {len(reasons)} of the files, so it audited nothing in them: "
+        return [FAILED.diagnostic(Span.point(first.path), message + "; ".join(reasons))]
+    message = "zizmor could not read this file, so it audited nothing in it: "
+    pairs = zip(skipped, reasons, strict=True)
+    return [FAILED.diagnostic(Span.point(file.path), message + reason) for file, reason in pairs]
 
 
 def _diagnostics(findings: list[dict[str, Any]], paths: dict[str, LoadedFile]) -> Iterator[Diagnostic]:

@@ -8,6 +8,10 @@ output ci-checks cannot read. The message gives the reason and the last
 lines the linter printed on stderr. None of that linter's findings are
 reported for the run; the other linters' and ci-checks' own are.
 
+Also reported, at the file, when zizmor skips a file that ci-checks reads as
+a workflow or action (zizmor 1.32 cannot parse one that starts with a UTF-8
+byte-order mark): its other files' findings are kept.
+
 ## Why it matters
 A linter that fails silently looks exactly like a linter that found nothing.
 The warning fails the run, so a broken or hanging linter is noticed rather

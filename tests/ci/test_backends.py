@@ -272,6 +272,22 @@ def test_zizmor_findings_with_severities_and_character_columns(make_repo) -> Non
     assert injection.related == (Related(Span(WORKFLOW, 9, 9, 9, 12), "this run block"),)
 
 
+def test_a_file_zizmor_cannot_parse_is_reported_at_that_file(make_repo) -> None:  # type: ignore[no-untyped-def]
+    with_bom = ".github/workflows/bom.yml"
+    other = ".github/workflows/other.yml"
+    # ci-checks reads a UTF-8 byte-order mark; zizmor 1.32 skips such a file with a warning that names no file.
+    root = make_repo({with_bom: b"\xef\xbb\xbf" + ZIZMOR.encode("utf-8"), other: ZIZMOR})
+    found = _check(root, "zizmor")
+    unread = [(d.code, d.severity, d.span, d.message) for d in found if d.code == "CC091"]
+    reason = "zizmor could not read this file, so it audited nothing in it: deserializing from YAML"
+    assert [where[:3] for where in unread] == [("CC091", Severity.WARNING, Span(with_bom, 1, 1, 1, 2))]
+    assert unread[0][3].startswith(reason)
+    assert {d.span.path for d in found if d.code.startswith("ZZ-")} == {other}
+    # With no file it can parse, zizmor audits nothing at all; the file is still reported.
+    (root / other).unlink()
+    assert [(d.code, d.span.path) for d in _check(root, "zizmor")] == [("CC091", with_bom)]
+
+
 # --- unavailable, failing, timing out ----------------------------------------------------------------------
 
 
