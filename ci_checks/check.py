@@ -14,7 +14,7 @@ from pathlib import Path
 from ci_checks import policy, registry, suppression
 from ci_checks.backends.external import EQUIVALENT, BackendSettings, run_backends
 from ci_checks.config import CONFIG_FILES, Config
-from ci_checks.diagnostics import Diagnostic, sorted_diagnostics
+from ci_checks.diagnostics import Diagnostic, Span, sorted_diagnostics
 from ci_checks.loading import YAML_KINDS, LoadedFile, Workspace
 from ci_checks.policy import PolicyRule
 from ci_checks.repository import FileKind, Repository, kind_of
@@ -155,11 +155,15 @@ def _merged(own: list[Diagnostic], external: list[Diagnostic], files: dict[str, 
     deprecated workflow command).
     """
     said = {(d.span.path, d.span.line, d.code) for d in own}
+    scripts: dict[str, list[Span]] = {}
     for diagnostic in own:
-        file = files.get(diagnostic.span.path)
-        for step in file.steps if file is not None else ():
-            if step.run is not None and step.run.span.line < diagnostic.span.line <= step.run.span.end_line:
-                said.add((diagnostic.span.path, step.run.span.line, diagnostic.code))
+        path = diagnostic.span.path
+        if path not in scripts:
+            file = files.get(path)
+            scripts[path] = [step.run.span for step in file.steps if step.run is not None] if file is not None else []
+        for script in scripts[path]:
+            if script.line < diagnostic.span.line <= script.end_line:
+                said.add((path, script.line, diagnostic.code))
     kept = [
         diagnostic
         for diagnostic in external

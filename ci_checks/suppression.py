@@ -24,7 +24,7 @@ from ci_checks.loading import LoadedFile
 from ci_checks.repository import FileKind, kind_of
 from ci_checks.rules import cc105_unused_ignore
 from ci_checks.source import SourceFile
-from ci_checks.yamlpos import Mapping, Node, Scalar, Sequence
+from ci_checks.yamlpos import Node, scalars
 
 _IGNORE = re.compile(r"(?:^|(?<=\s))#\s*ci-checks:\s*ignore\[(?P<names>[^\]\n]*)\](?P<reason>[^\n]*)", re.MULTILINE)
 _NAME = re.compile(r"[^,\s]+")
@@ -82,23 +82,9 @@ def _comment_test(source: SourceFile, file: LoadedFile | None) -> Callable[[int]
 
 
 def _quoted_ranges(source: SourceFile, root: Node) -> list[tuple[int, int]]:
-    """The offsets of the quoted scalars of a YAML tree, in order (an aliased node counts once)."""
-    ranges: list[tuple[int, int]] = []
-    seen: set[int] = set()
-    pending = [root]
-    while pending:
-        node = pending.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        if isinstance(node, Scalar) and node.style in ("'", '"'):
-            span = node.span
-            ranges.append((source.offset(span.line, span.column), source.offset(span.end_line, span.end_column)))
-        elif isinstance(node, Mapping):
-            pending.extend(item for pair in node.pairs for item in pair)
-        elif isinstance(node, Sequence):
-            pending.extend(node.items)
-    return sorted(ranges)
+    """The offsets of the quoted scalars of a YAML tree, in order."""
+    quoted = [scalar.span for scalar in scalars(root) if scalar.style in ("'", '"')]
+    return sorted((source.offset(s.line, s.column), source.offset(s.end_line, s.end_column)) for s in quoted)
 
 
 def _python_comments(text: str) -> set[tuple[int, int]] | None:

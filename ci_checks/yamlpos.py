@@ -401,6 +401,23 @@ def to_plain(node: Node) -> Plain:
     return convert(node)
 
 
+def scalars(root: Node, keys: bool = True) -> Iterator[Scalar]:
+    """Each scalar under `root` once, however many aliases reach it; mapping keys too, unless `keys` is False."""
+    stack = [root]
+    seen: set[int] = set()
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, Scalar):
+            yield node
+        elif isinstance(node, Mapping):
+            stack.extend(item for key, value in node.pairs for item in ((key, value) if keys else (value,)))
+        elif isinstance(node, Sequence):
+            stack.extend(node.items)
+
+
 def node_at(root: Node, path: Iterator[str | int] | list[str | int]) -> tuple[Node, Scalar | None]:
     """The node at a JSON path, and the key node that leads to it (None for the root or an item)."""
     node, key_node = root, None

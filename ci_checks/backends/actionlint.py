@@ -33,7 +33,7 @@ from ci_checks.diagnostics import Diagnostic, Severity, Span
 from ci_checks.loading import LoadedFile
 from ci_checks.model.steps import ScalarLocator
 from ci_checks.repository import FileKind
-from ci_checks.yamlpos import Mapping, Node, Scalar, Sequence
+from ci_checks.yamlpos import Node, Scalar, scalars
 
 MIN_VERSION = (1, 7)
 _VERSION = re.compile(r"(\d+)\.(\d+)(?:\.\d+)?")
@@ -87,19 +87,8 @@ def _diagnostics(errors: list[dict[str, Any]] | None, paths: dict[str, LoadedFil
 def _scalar_starts(root: Node | None) -> dict[int, list[Scalar]]:
     """The scalars (keys included) that begin on each line, rightmost first."""
     starts: dict[int, list[Scalar]] = {}
-    seen: set[int] = set()
-    stack = [root] if root is not None else []
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        if isinstance(node, Scalar):
-            starts.setdefault(node.span.line, []).append(node)
-        elif isinstance(node, Mapping):
-            stack.extend(item for pair in node.pairs for item in pair)
-        elif isinstance(node, Sequence):
-            stack.extend(node.items)
+    for scalar in scalars(root) if root is not None else ():
+        starts.setdefault(scalar.span.line, []).append(scalar)
     for line in starts.values():
         line.sort(key=lambda scalar: scalar.span.column, reverse=True)
     return starts

@@ -35,7 +35,7 @@ from ci_checks.diagnostics import Diagnostic, Severity
 from ci_checks.loading import LoadedFile
 from ci_checks.model import Entry
 from ci_checks.rule import YAML_KINDS, Rule
-from ci_checks.yamlpos import Mapping, Node, Scalar, Sequence
+from ci_checks.yamlpos import Node, Scalar, scalars
 
 
 def check(file: LoadedFile) -> Iterator[Diagnostic]:
@@ -50,7 +50,7 @@ def check(file: LoadedFile) -> Iterator[Diagnostic]:
             if job.strategy is not None and job.strategy.matrix is not None:
                 values.append(job.strategy.matrix)
     for node in values:
-        for scalar in _scalars(node):
+        for scalar in scalars(node, keys=False):
             shown = _as_github_text(scalar)
             if shown is not None:
                 message = f"{scalar.value} is read as the number {shown}; quote it to keep it as written"
@@ -59,22 +59,6 @@ def check(file: LoadedFile) -> Iterator[Diagnostic]:
 
 def _values(entries: dict[str, Entry]) -> list[Node]:
     return [entry.value for entry in entries.values()]
-
-
-def _scalars(node: Node) -> Iterator[Scalar]:
-    stack = [node]
-    seen: set[int] = set()
-    while stack:
-        current = stack.pop()
-        if id(current) in seen:
-            continue
-        seen.add(id(current))
-        if isinstance(current, Scalar):
-            yield current
-        elif isinstance(current, Mapping):
-            stack.extend(value for _, value in current.items())
-        elif isinstance(current, Sequence):
-            stack.extend(current.items)
 
 
 def _as_github_text(scalar: Scalar) -> str | None:
