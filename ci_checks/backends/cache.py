@@ -64,13 +64,12 @@ class ResultCache:
     """
 
     def __init__(self, folder: Path) -> None:
-        self.path = folder / FILE_NAME
         self._connection: sqlite3.Connection | None = None
         self.hits = 0
         self.misses = 0
         try:
             folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-            self._connection = sqlite3.connect(self.path, timeout=_LOCK_WAIT_S, isolation_level=None)
+            self._connection = sqlite3.connect(folder / FILE_NAME, timeout=_LOCK_WAIT_S, isolation_level=None)
             self._connection.execute(_SCHEMA)
         except (OSError, sqlite3.Error):
             self.close()
