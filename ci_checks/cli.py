@@ -332,6 +332,12 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: Text
     except config.ConfigError as error:
         span = error.span
         err.write(f"{span.path}:{span.line}:{span.column}: error: {error.message}\n")
+        for related in error.related:
+            where = related.span
+            place = f"{where.line}:{where.column}"
+            if where.path != span.path:
+                place = f"{where.path}:{place}"
+            err.write(f"  = note: {related.message} at {place}\n")
         return EXIT_ERROR
     except BrokenPipeError:
         return EXIT_ERROR

@@ -6,19 +6,17 @@ It is data read from the checked repository, validated against
 
 from __future__ import annotations
 
-import difflib
 import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
-import jsonschema
-
-from ci_checks import own_schemas, registry, source, yamlpos
-from ci_checks.diagnostics import Span
+from ci_checks import config_schema, registry, source, yamlpos
+from ci_checks.diagnostics import Related, Span
 from ci_checks.policy import PolicyError, PolicyRule, compile_rules
-from ci_checks.policy.model import Locate
+from ci_checks.policy.compiling import Locate
+from ci_checks.policy.validation import first_error
 from ci_checks.repository import Repository
 from ci_checks.source import SourceFile
 
@@ -28,14 +26,12 @@ _SIZE = re.compile(r"(?P<number>[0-9]+) ?(?P<unit>[KMG]i?B|B)?\Z", re.IGNORECASE
 _UNITS = {"": 1, "B": 1, "KB": 1000, "MB": 1000**2, "GB": 1000**3, "KIB": 1 << 10, "MIB": 1 << 20, "GIB": 1 << 30}
 
 
-_ITEM_LISTS = ("order", "forbid", "require")
-
-
 class ConfigError(Exception):
-    def __init__(self, message: str, span: Span) -> None:
+    def __init__(self, message: str, span: Span, related: tuple[Related, ...] = ()) -> None:
         super().__init__(message)
         self.message = message
         self.span = span
+        self.related = related
 
 
 @dataclass
@@ -71,8 +67,11 @@ def find(repository: Repository) -> tuple[str, Path] | None:
     return None
 
 
-def load(display: str, path: Path) -> Config:
-    """Read and validate a configuration file; `display` is the path shown in errors."""
+def load(display: str, path: Path, repository: Repository | None = None) -> Config:
+    """Read and validate a configuration file; `display` is the path shown in errors.
+
+    `repository` is where policy values written as `from: {python: FILE, ...}` are read.
+    """
     text = _read(display, path)
     if path.name == PYPROJECT or path.suffix == ".toml":
         data, locate = _from_toml(text)
@@ -80,20 +79,16 @@ def load(display: str, path: Path) -> Config:
         data, locate = _from_yaml(text)
     if data is None or locate is None:
         return Config(display, source=text)
-    validator = jsonschema.Draft202012Validator(own_schemas.load(own_schemas.CONFIG))
-    errors = sorted(validator.iter_errors(data), key=_error_order)
-    if errors:
-        error = errors[0]
-        where = list(error.absolute_path)
-        if error.validator == "additionalProperties":
-            raise ConfigError(_message(error), locate([*where, _unknown_keys(error)[0]], True))
-        raise ConfigError(_message(error), locate(where, error.validator == "required"))
+    problem = first_error(data, config_schema.build(precise=False))
+    if problem is not None:
+        message, where, at_key = problem
+        raise ConfigError(message, locate(where, at_key))
     config = Config(display, source=text)
     reserved = {*registry.BY_CODE, *registry.BY_NAME}
     try:
-        config.rules = compile_rules(data.get("rules", []), locate, reserved)
+        config.rules = compile_rules(data.get("rules", []), locate, reserved, repository)
     except PolicyError as error:
-        raise ConfigError(error.message, error.span) from None
+        raise ConfigError(error.message, error.span, error.related) from None
     config.select = data.get("select")
     config.backends = data.get("backends")
     config.ignore = data.get("ignore", [])
@@ -173,57 +168,3 @@ def _from_toml(file: SourceFile) -> tuple[dict[str, Any] | None, Locate | None]:
         return Span.point(file.path, header, 1)
 
     return section, locate
-
-
-def _error_order(error: jsonschema.ValidationError) -> tuple[list[str], int]:
-    """First by place in the file; at one place, the error that says most (an unknown kind before its consequences)."""
-    specific = {"enum": 0, "additionalProperties": 1, "required": 2}
-    return list(map(str, error.absolute_path)), specific.get(str(error.validator), 3)
-
-
-def _known_keys(error: jsonschema.ValidationError) -> list[str]:
-    schema = cast(dict[str, Any], error.schema)
-    return sorted(schema.get("properties", {}))
-
-
-def _unknown_keys(error: jsonschema.ValidationError) -> list[str]:
-    known = _known_keys(error)
-    return [key for key in cast(dict[str, Any], error.instance) if key not in known]
-
-
-def _message(error: jsonschema.ValidationError) -> str:
-    if error.validator == "additionalProperties":
-        known = _known_keys(error)
-        hints = []
-        for key in _unknown_keys(error):
-            close = difflib.get_close_matches(key, known, n=1)
-            hints.append(f"{key!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
-        return f"unknown configuration key {', '.join(hints)}; known keys: {', '.join(known)}"
-    where = ".".join(str(part) for part in error.absolute_path) or "the configuration"
-    if error.validator == "enum":
-        choices = [str(choice) for choice in cast(list[object], error.validator_value)]
-        close = difflib.get_close_matches(str(error.instance), choices, n=1)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
-        return f"{where}: unknown value {error.instance!r}{hint}; expected one of {', '.join(choices)}"
-    if error.validator == "minItems":
-        count = error.validator_value
-        return f"{where} needs at least {count} item{'s' if count != 1 else ''}"
-    if error.validator == "required":
-        return f"{where or 'the rule'}: {error.message.replace(' is a required property', ' is required')}"
-    path = list(error.absolute_path)
-    if error.validator in ("minProperties", "maxProperties") and len(path) >= 2 and path[-2] in _ITEM_LISTS:
-        keys = ", ".join(cast(dict[str, object], error.instance)) or "none"
-        return f"{where} needs exactly one of command, step, text, regex, python, with or env; found: {keys}"
-    if error.validator == "minProperties":
-        return f"{where} cannot be empty"
-    if error.validator == "maxProperties":
-        return f"{where} takes exactly one key"
-    if error.validator == "pattern":
-        return f"{where}: {error.instance!r} must match {error.validator_value}"
-    if error.validator == "const":
-        return f"{where} must be {error.validator_value!r}"
-    if error.validator == "type":
-        return f"{where} must be of type {error.validator_value}"
-    if error.validator == "oneOf" and where == "max-file-size":
-        return "max-file-size must be a number of bytes or a size such as 4MiB"
-    return f"{where}: {error.message}"

@@ -88,12 +88,16 @@ class Diagnostic:
     related: tuple[Related, ...] = field(default=())
     fix: Fix | None = None
 
-    def sort_key(self) -> tuple[str, int, int, int, int, str, str]:
+    def sort_key(self) -> tuple[str, int, int, int, int, str, str, str]:
         s = self.span
-        return (s.path, s.line, s.column, s.end_line, s.end_column, self.code, self.message)
+        return (s.path, s.line, s.column, s.end_line, s.end_column, self.code, self.rule, self.message)
 
 
 def sorted_diagnostics(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
-    """Deterministic output order: by file, position, code, then message; exact repeats dropped."""
-    unique = {(d.sort_key(), d.related, d.fix): d for d in diagnostics}
+    """Deterministic output order: by file, position, code, rule, then message.
+
+    Only exact repeats of one rule's finding are dropped: two policy rules that
+    say the same thing at the same place are two verdicts.
+    """
+    unique = {(d.sort_key(), d.related, d.fix, d.severity): d for d in diagnostics}
     return [unique[k] for k in sorted(unique, key=lambda k: k[0])]

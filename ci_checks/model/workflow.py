@@ -201,6 +201,25 @@ class Job:
         return self.uses_node is not None
 
     @property
+    def needs_ids(self) -> list[str]:
+        """The ids of the jobs this one names in `needs:` (`needs: a` and `needs: [a]` alike)."""
+        return [need.value for need in self.needs]
+
+    def transitive_needs(self) -> set[str]:
+        """Every job this one waits for: the jobs it needs, the jobs those need, and so on."""
+        seen: set[str] = set()
+        waiting = list(self.needs_ids)
+        while waiting:
+            job_id = waiting.pop()
+            if job_id in seen:
+                continue
+            seen.add(job_id)
+            needed = self.workflow.jobs.get(job_id)
+            if needed is not None:
+                waiting.extend(needed.needs_ids)
+        return seen
+
+    @property
     def span(self) -> Span:
         return self.key.span
 

@@ -1,254 +1,188 @@
-"""Policy rules as compiled from the configuration file, each part with its span there.
+"""What a compiled policy is made of: rules, their scopes and items, and what an item finds.
 
-The file has already passed `schemas/ci-checks.schema.json`; compiling checks
-what a schema cannot (regular expressions, globs, command patterns, ids) and
-reports the first problem as a positioned `PolicyError`.
+Each item kind (`ci_checks/policy/items/`) and each rule kind
+(`ci_checks/policy/kinds/`) is one module holding its schema, its
+documentation and its evaluation; these are the types they share.
 """
 
 from __future__ import annotations
 
-import enum
-import fnmatch
-from collections.abc import Callable, Mapping, Sequence
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import regex
+from ci_checks.diagnostics import Diagnostic, Related, Severity, Span
+from ci_checks.globs import Glob
+from ci_checks.rule import Rule
 
-from ci_checks import shell
-from ci_checks.diagnostics import Severity, Span
-from ci_checks.globs import GlobError, PathGlob, compile_glob
-from ci_checks.model import Step
-from ci_checks.pysource import FactKind
-from ci_checks.shell import CommandPattern
+if TYPE_CHECKING:
+    from ci_checks.loading import Workspace
+    from ci_checks.model import Step
+    from ci_checks.policy.compiling import ItemContext, RuleContext
+    from ci_checks.policy.scopes import Scope, Where
 
-Locate = Callable[[list[str | int], bool], Span]
-"""From a JSON path in the configuration to the span of the key there (True) or of its value (False)."""
+Covers = Callable[[str], bool]
+"""Whether a repo-relative path is among what was asked to be checked."""
 
 
 class PolicyError(Exception):
-    def __init__(self, message: str, span: Span) -> None:
+    """A mistake in a policy, at its place in the configuration file."""
+
+    def __init__(self, message: str, span: Span, related: tuple[Related, ...] = ()) -> None:
         super().__init__(message)
         self.message = message
         self.span = span
-
-
-class Kind(enum.Enum):
-    ORDER = "order"
-    FORBID = "forbid"
-    REQUIRE = "require"
-    PARITY = "parity"
+        self.related = related
 
 
 @dataclass(frozen=True)
-class StepSelector:
-    """Which steps: `either` globs the name or the id; `uses` globs `owner/repo[/path]`, or the whole value with `@`."""
+class Count:
+    """`count: N` or `count: {min: A, max: B}`: how many times an item must be found in each scope."""
 
-    uses: str | None = None
-    name: str | None = None
-    id: str | None = None
-    either: str | None = None
+    minimum: int
+    maximum: int | None
 
-    def matches(self, step: Step) -> bool:
-        if self.either is not None and not (_glob(step.name, self.either) or _glob(step.id, self.either)):
-            return False
-        if self.name is not None and not _glob(step.name, self.name):
-            return False
-        if self.id is not None and not _glob(step.id, self.id):
-            return False
-        if self.uses is not None:
-            ref = step.uses
-            if ref is None:
-                return False
-            return fnmatch.fnmatchcase(ref.raw if "@" in self.uses else ref.name, self.uses)
-        return True
+    def holds(self, found: int) -> bool:
+        return found >= self.minimum and (self.maximum is None or found <= self.maximum)
 
     def __str__(self) -> str:
-        if self.either is not None:
-            return repr(self.either)
-        parts = [f"{key}: {value}" for key, value in (("uses", self.uses), ("name", self.name), ("id", self.id))]
-        return "{" + ", ".join(part for part in parts if not part.endswith(": None")) + "}"
+        if self.maximum == self.minimum:
+            return f"exactly {self.minimum}"
+        if self.maximum is None:
+            return f"at least {self.minimum}"
+        if self.minimum == 0:
+            return f"at most {self.maximum}"
+        return f"between {self.minimum} and {self.maximum}"
 
 
-def _glob(value: str | None, pattern: str) -> bool:
-    return value is not None and fnmatch.fnmatchcase(value, pattern)
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """Something an item found: where, what (as a message shows it), and whether it satisfies the item.
+
+    Only `key:` items with a comparator find things that do not satisfy them
+    (a selected node whose value is wrong); `failure` then says why.
+    """
+
+    span: Span
+    text: str
+    satisfied: bool = True
+    failure: str = ""
 
 
-@dataclass(frozen=True, eq=False)
-class Matcher:
-    """One item of a rule: `kind` is its key (command, step, text, regex, python, with, env)."""
+class Item(ABC):
+    """One item of a rule, compiled: it finds its hits inside a scope."""
 
     kind: str
     description: str
+    """How findings name it: `` `git apply "$P"` ``, `a step {uses: actions/checkout}`."""
     span: Span
-    command: CommandPattern | None = None
-    step: StepSelector | None = None
-    text: str | None = None
-    pattern: regex.Pattern[str] | None = None
-    fact: FactKind | None = None
-    glob: str | None = None
-    pairs: tuple[tuple[str, str], ...] = ()
+    count: Count | None = None
+
+    def __init__(self, kind: str, description: str, span: Span, count: Count | None = None) -> None:
+        self.kind = kind
+        self.description = description
+        self.span = span
+        self.count = count
+
+    @abstractmethod
+    def find(self, scope: Scope) -> list[Hit]:
+        """Every hit in the scope, in the order they are written."""
+
+    def selects_nothing(self, scopes: list[Scope]) -> str | None:
+        """Why the item can never be found in these scopes, with what exists instead; None when it can."""
+        return None
 
 
-@dataclass(frozen=True, eq=False)
-class Where:
-    span: Span
-    files: tuple[PathGlob, ...] = ()
-    workflows: tuple[PathGlob, ...] = ()
-    actions: tuple[PathGlob, ...] = ()
-    job: str | None = None
-    step: StepSelector | None = None
-    branch: str | None = None
+@dataclass(frozen=True)
+class ItemKind:
+    """An item kind: its key, its schema (the item mapping's properties) and how to compile it."""
 
-
-@dataclass(frozen=True, eq=False)
-class Parity:
-    workflows: tuple[tuple[str, Span], ...]
-    compare: tuple[str, ...]
-    allow: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    key: str
+    summary: str
+    properties: Mapping[str, Any]
+    """JSON schema of the item's keys: the kind's own key and its modifiers (`count` is added for `require`)."""
+    compile: Callable[[Mapping[str, Any], ItemContext], Item]
+    docs: str
+    scoped: bool = True
+    """False for items judged over the whole repository (`file:`), which take no `where`."""
 
 
 @dataclass(frozen=True, eq=False)
 class PolicyRule:
     id: str
-    kind: Kind
+    kind: RuleKind
     span: Span
     severity: Severity
     message: str | None = None
     where: Where | None = None
-    items: tuple[Matcher, ...] = ()
-    report_missing: bool = True
-    parity: Parity | None = None
+    items: tuple[Item, ...] = ()
+    spec: Any = None
+    """What only this rule's kind reads (`missing`, `across`, what a parity rule compares), as the kind compiled it."""
+
+    def finding(self, span: Span, detail: str, related: tuple[Related, ...] = ()) -> Diagnostic:
+        message = f"{detail}: {self.message}" if self.message else detail
+        return Diagnostic(self.kind.rule.code, self.id, self.severity, message, span, related)
 
 
-def compile_rules(data: Sequence[Mapping[str, Any]], locate: Locate, reserved: set[str]) -> list[PolicyRule]:
-    """The rules of a validated configuration; `reserved` holds built-in codes and names an id may not take."""
-    rules: list[PolicyRule] = []
-    seen: dict[str, Span] = {}
-    for index, raw in enumerate(data):
-        path: list[str | int] = ["rules", index]
-        rule_id = raw["id"]
-        id_span = locate([*path, "id"], False)
-        if rule_id in seen:
-            first = seen[rule_id]
-            raise PolicyError(f"duplicate rule id {rule_id!r}; first used at {first.line}:{first.column}", id_span)
-        if rule_id.upper() in reserved or rule_id in reserved:
-            raise PolicyError(f"rule id {rule_id!r} is taken by a built-in rule; choose another", id_span)
-        seen[rule_id] = id_span
-        rules.append(_rule(raw, path, locate, id_span))
-    return rules
+@dataclass(frozen=True)
+class RuleKind:
+    """A rule kind: its name, the built-in rule its findings are, its schema, and its evaluation.
+
+    `items` names the key holding the rule's items (`order`, `forbid`,
+    `require`), or None for kinds without items. A kind checks each scope
+    (`check_scope`) or the repository as a whole (`check_repository`).
+    """
+
+    name: str
+    rule: Rule
+    properties: Mapping[str, Any]
+    required: tuple[str, ...]
+    compile: Callable[[Mapping[str, Any], RuleContext], Any]
+    docs: str
+    items: str | None = None
+    min_items: int = 1
+    counts: bool = False
+    """Whether its items take `count`."""
+    check_scope: Callable[[PolicyRule, Scope], Iterator[Diagnostic]] | None = None
+    merge_scopes: Callable[[PolicyRule, list[Scope]], list[Scope]] | None = None
+    """How a rule's scopes are regrouped before they are checked (an order across jobs takes each workflow whole)."""
+    check_repository: Callable[[PolicyRule, Workspace, Covers], Iterator[Diagnostic]] | None = None
 
 
-def _rule(raw: Mapping[str, Any], path: list[str | int], locate: Locate, id_span: Span) -> PolicyRule:
-    kind = Kind(raw["kind"])
-    severity = Severity(raw.get("severity", "error"))
-    message = raw.get("message")
-    if kind is Kind.PARITY:
-        workflows = tuple(
-            (_safe_path(value, [*path, "workflows", i], locate), locate([*path, "workflows", i], False))
-            for i, value in enumerate(raw["workflows"])
-        )
-        allow = {key: tuple(values) for key, values in raw.get("allow", {}).items()}
-        parity = Parity(workflows, tuple(raw["compare"]), allow)
-        return PolicyRule(raw["id"], kind, id_span, severity, message, parity=parity)
-    where = _where(raw["where"], [*path, "where"], locate)
-    key = kind.value
-    items = tuple(_matcher(item, [*path, key, i], locate) for i, item in enumerate(raw[key]))
-    return PolicyRule(
-        raw["id"], kind, id_span, severity, message, where, items, report_missing=raw.get("missing") != "ignore"
-    )
+@dataclass(frozen=True)
+class StepSelector:
+    """Which steps: `either` matches the name or the id; `uses` the `owner/repo[/path]`, or the whole value with `@`."""
+
+    uses: Glob | None = None
+    name: Glob | None = None
+    id: Glob | None = None
+    either: Glob | None = None
+    text: str = field(default="", compare=False)
+
+    def matches(self, step: Step) -> bool:
+        if self.either is not None and not (self.either.matches(step.name) or self.either.matches(step.id)):
+            return False
+        if self.name is not None and not self.name.matches(step.name):
+            return False
+        if self.id is not None and not self.id.matches(step.id):
+            return False
+        if self.uses is not None:
+            ref = step.uses
+            if ref is None:
+                return False
+            return self.uses.matches(ref.raw if "@" in self.uses.text else ref.name)
+        return True
+
+    def __str__(self) -> str:
+        return self.text
 
 
-def _as_list(value: str | list[str]) -> list[str]:
-    return [value] if isinstance(value, str) else list(value)
+class SearchTimedOut(Exception):
+    """An item's search took longer than its limit in one file (a pathological regular expression)."""
 
-
-def _globs(value: str | list[str], path: list[str | int], locate: Locate) -> tuple[PathGlob, ...]:
-    globs = []
-    for index, text in enumerate(_as_list(value)):
-        try:
-            globs.append(compile_glob(text))
-        except GlobError as error:
-            where = path if isinstance(value, str) else [*path, index]
-            raise PolicyError(f"invalid glob {text!r}: {error}", locate(where, False)) from None
-    return tuple(globs)
-
-
-def _safe_path(text: str, path: list[str | int], locate: Locate) -> str:
-    """A repo-relative file path that stays inside the repository."""
-    try:
-        compile_glob(text)
-    except GlobError as error:
-        raise PolicyError(f"invalid path {text!r}: {error}", locate(path, False)) from None
-    return text.removeprefix("./")
-
-
-def _where(raw: Mapping[str, Any], path: list[str | int], locate: Locate) -> Where:
-    span = locate(path, True)
-    structural = [key for key in ("workflow", "action", "job", "step", "branch") if key in raw]
-    if "files" in raw and structural:
-        raise PolicyError(
-            f"`where: files` selects whole files and cannot be combined with {', '.join(structural)}",
-            locate([*path, structural[0]], True),
-        )
-    if "job" in raw and "action" in raw and "workflow" not in raw:
-        raise PolicyError("composite actions have no jobs: `job` needs `workflow`", locate([*path, "job"], True))
-    if "branch" in raw:
-        _check_condition(raw["branch"], [*path, "branch"], locate)
-    return Where(
-        span,
-        files=_globs(raw["files"], [*path, "files"], locate) if "files" in raw else (),
-        workflows=_globs(raw["workflow"], [*path, "workflow"], locate) if "workflow" in raw else (),
-        actions=_globs(raw["action"], [*path, "action"], locate) if "action" in raw else (),
-        job=raw.get("job"),
-        step=_step_selector(raw["step"]) if "step" in raw else None,
-        branch=raw.get("branch"),
-    )
-
-
-def _step_selector(raw: str | Mapping[str, str]) -> StepSelector:
-    if isinstance(raw, str):
-        return StepSelector(either=raw)
-    return StepSelector(uses=raw.get("uses"), name=raw.get("name"), id=raw.get("id"))
-
-
-def _check_condition(condition: str, path: list[str | int], locate: Locate) -> None:
-    script = shell.parse_fragment(condition)
-    if script.errors or not list(script.commands()):
-        raise PolicyError(f"branch condition {condition!r} is not a shell command", locate(path, False))
-
-
-def _matcher(raw: Mapping[str, Any], path: list[str | int], locate: Locate) -> Matcher:
-    [(key, value)] = raw.items()
-    value_path = [*path, key]
-    span = locate(value_path, False)
-    if key == "command":
-        try:
-            pattern = CommandPattern.parse(value)
-        except ValueError as error:
-            raise PolicyError(str(error), span) from None
-        return Matcher(key, f"`{pattern}`", span, command=pattern)
-    if key == "step":
-        selector = _step_selector(value)
-        return Matcher(key, f"a step {selector}", span, step=selector)
-    if key == "text":
-        return Matcher(key, f"{value!r}", span, text=value)
-    if key == "regex":
-        try:
-            compiled = regex.compile(value, regex.MULTILINE | regex.VERSION0)
-        except regex.error as error:
-            raise PolicyError(f"invalid regular expression {value!r}: {error}", span) from None
-        return Matcher(key, f"/{value}/", span, pattern=compiled)
-    if key == "python":
-        [(fact, glob)] = value.items()
-        return Matcher(key, f"Python {fact} {glob!r}", span, fact=FactKind(fact), glob=glob)
-    pairs = tuple((name, pair_text(item)) for name, item in value.items())
-    shown = ", ".join(f"{name}: {text}" for name, text in pairs)
-    return Matcher(key, f"`{key}: {{{shown}}}`", span, pairs=pairs)
-
-
-def pair_text(value: object) -> str:
-    """How GitHub sees a `with`/`env` value: booleans as `true`/`false`, numbers as written by YAML."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
+    def __init__(self, item: Item, path: str, seconds: float) -> None:
+        super().__init__(path)
+        self.item = item
+        self.path = path
+        self.seconds = seconds

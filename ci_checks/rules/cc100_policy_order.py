@@ -5,9 +5,12 @@ For a rule of kind `order` in the policy file, looks in every scope its
 `where` selects (a job, a step, or the then-branch of an `if` in a step's
 script) and checks that the first occurrence of each listed item comes after
 the first occurrence of the item before it. Items are shell commands, steps,
-text, regular expressions, Python facts or `with`/`env` pairs. A whole workflow
-is checked job by job, since steps only have an order within a job. An item
-missing from a scope is reported too, unless the rule says `missing: ignore`.
+text, regular expressions, Python facts, `with`/`env` pairs or `key:` nodes.
+A whole workflow is checked job by job, since steps only have an order within
+a job; with `across: jobs`, items are ordered across jobs by the `needs:`
+graph, and items in jobs that `needs:` does not order are reported as such. An
+item missing from a scope is reported too, unless the rule says `missing:
+ignore`.
 
 ## Why it matters
 The order of steps and commands is where real CI bugs hide: installing a tree

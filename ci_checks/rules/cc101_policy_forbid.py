@@ -5,7 +5,9 @@ For a rule of kind `forbid`, reports every occurrence of each listed item in
 the scopes its `where` selects, each at its exact span: text and regular
 expressions in any file, shell commands in `run:` scripts, Dockerfile `RUN`
 instructions and shell scripts, Dockerfile instructions such as `COPY`, steps,
-`with`/`env` pairs, and Python names, imports, assignments and base classes.
+`with`/`env` pairs, Python names, imports, assignments and base classes,
+`key:` nodes that satisfy the item's comparator (at the value, or at the key
+for bare existence and `keys`), and files matching a `file:` glob (at line 1).
 
 ## Why it matters
 Workarounds outlive the bugs they work around. Once upstream fixes a bug, the

@@ -2,8 +2,12 @@
 
 ## What it does
 For a rule of kind `require`, reports each scope its `where` selects (a file,
-workflow, job, step or branch) that does not contain every listed item, at the
-scope: the job's key, the step's first line, the branch's condition.
+workflow, trigger, job, step or branch) that does not contain every listed
+item, at the scope: the job's key, the step's first line, the branch's
+condition. An item with `count` must be found that many times in each scope
+(`count: 1`, `count: {min: 1, max: 2}`). A `key:` item with a comparator is
+also reported at each selected value that does not satisfy it, and a `file:`
+item (in a rule without `where`) at the rule when no file matches.
 
 ## Why it matters
 Some settings must be on every instance of something: `persist-credentials:

@@ -1,10 +1,12 @@
-"""A policy rule's `where` (or a parity rule's workflow) matches nothing in the repository.
+"""A policy rule's `where`, a `key:` PATH, or a parity rule's workflow matches nothing in the repository.
 
 ## What it does
 Reports a policy rule whose `where` selects no scope at all, at the rule's
 `where` in the policy file, naming the part that selected nothing (no file
-matches the glob, no job or step has that name, no `if` has that condition)
-and what exists instead. A `parity` rule naming a workflow that does not
+matches the glob, no job or step has that name, no `if`, `else` or `case` arm
+has that condition) and what exists instead. A `key:` item whose PATH selects
+nothing in any scope is reported at the item, with the keys that exist where
+the PATH stops matching. A `parity` rule naming a workflow that does not
 exist is reported at that name.
 
 ## Why it matters

@@ -1,10 +1,13 @@
 """A file a policy rule must read cannot be parsed or searched.
 
 ## What it does
-Reports a Python file that a rule with a `python:` item selects but that has
-a syntax error (at the error), and a regular expression that took longer than
-two seconds to search a file (at the expression in the policy file, naming the
-file). In both cases the rule could not check that file.
+Reports, for each policy rule, each file the rule selects but cannot read: a
+workflow or action that is not valid YAML or not a mapping, a file that is too
+large, binary, not UTF-8 or unreadable, a Python file with a syntax error
+that a rule with a `python:` item reads (at the error), and a regular
+expression that took longer than two seconds to search a file (at the
+expression in the policy file, naming the file). Each is an error: the rule
+could not check that file, so its verdict there is unknown.
 
 ## Why it matters
 A forbid rule over a file it cannot read would pass without having looked.
@@ -33,7 +36,7 @@ RULE = Rule(
     "CC106",
     "policy-unreadable-input",
     "A file a policy rule reads cannot be parsed or searched",
-    Severity.WARNING,
+    Severity.ERROR,
     __doc__,
     frozenset(),
     None,

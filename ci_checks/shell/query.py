@@ -14,7 +14,7 @@ from ci_checks.shell.patterns import CommandPattern
 from ci_checks.shell.quoting import canonical_word, split_words
 
 if TYPE_CHECKING:
-    from ci_checks.shell.tree import Block, Clause, Command
+    from ci_checks.shell.tree import Block, CaseItem, Clause, Command
 
 
 def compiled(pattern: str | CommandPattern, without: Sequence[str] = (), exact: bool = False) -> CommandPattern:
@@ -93,11 +93,11 @@ def branch(block: Block, condition: str | None, else_: bool, case: str | None, a
     raise LookupError(f"no if/elif branch has the condition {condition!r}; conditions here: {seen}")
 
 
-def case_arms(block: Block, subject: str, arm: str) -> list[Block]:
-    """The bodies of arms of `case SUBJECT in` (compared by value) one of whose patterns is written `arm`."""
+def case_arms(block: Block, subject: str, arm: str) -> list[CaseItem]:
+    """The arms of `case SUBJECT in` (compared by value), at any depth, one of whose patterns is written `arm`."""
     wanted_subject, wanted_arm = canonical_word(_value(subject)), canonical_word(_value(arm))
     return [
-        item.body
+        item
         for statement in block.cases()
         if statement.subject is not None and canonical_word(statement.subject.value) == wanted_subject
         for item in statement.items
@@ -108,7 +108,7 @@ def case_arms(block: Block, subject: str, arm: str) -> list[Block]:
 def _case_arm(block: Block, subject: str, arm: str) -> Block:
     found = case_arms(block, subject, arm)
     if found:
-        return found[0]
+        return found[0].body
     seen = [
         f"case {statement.subject.text if statement.subject else '?'}: "
         + " | ".join(pattern.text for item in statement.items for pattern in item.patterns)

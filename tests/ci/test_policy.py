@@ -66,12 +66,12 @@ def rule(kind: str, body: str, where: str = "{workflow: .github/workflows/ci.yml
         (rule("order", "    order: [{command: make}]\n"), "6:12: error: rules.0.order needs at least 2 items"),
         (
             rule("forbid", "    forbid: [{comand: make}]\n"),
-            "6:15: error: unknown configuration key 'comand' (did you mean 'command'?); "
-            "known keys: command, env, python, regex, step, text, with",
+            "6:15: error: unknown item 'comand' (did you mean 'command'?); "
+            "an item is one of command, step, text, regex, python, with, env, key, file",
         ),
         (
             rule("forbid", "    forbid: [{command: make, text: x}]\n"),
-            "6:14: error: rules.0.forbid.0 needs exactly one of command, step, text, regex, python, with or env; "
+            "6:14: error: an item takes exactly one of command, step, text, regex, python, with, env, key, file; "
             "found: command, text",
         ),
         (
@@ -101,7 +101,7 @@ def rule(kind: str, body: str, where: str = "{workflow: .github/workflows/ci.yml
         (
             rule("forbid", "    forbid: [{text: x}]\n") + "  - id: r\n    kind: forbid\n    where: {files: x}\n"
             "    forbid: [{text: y}]\n",
-            "7:9: error: duplicate rule id 'r'; first used at 3:9",
+            "7:9: error: duplicate rule id 'r'\n  = note: first used here at 3:9",
         ),
         (
             rule("forbid", "    forbid: [{text: x}]\n").replace("id: r", "id: duplicate-key"),
@@ -157,9 +157,9 @@ def test_order_is_checked_job_by_job_and_skips_jobs_without_steps(make_repo) -> 
     swapped = "    order:\n      - command: pytest\n      - step: {id: install}\n"
     result = check(make_repo, rule("order", swapped))
     assert result.headers == [
-        ".github/workflows/ci.yml:11:9: CC100 a step {id: install} at 11:9 comes before `pytest` at 23:13 in job "
-        "'build' [r]"
+        ".github/workflows/ci.yml:11:9: CC100 a step {id: install} comes before `pytest` in job 'build' [r]"
     ]
+    assert "  = note: `pytest` is first written here at 23:13" in result.out.splitlines()
 
 
 def test_missing_items_are_findings_unless_ignored(make_repo) -> None:  # type: ignore[no-untyped-def]
@@ -240,7 +240,8 @@ def test_a_file_the_rule_cannot_read_is_reported_as_such_not_as_matching_nothing
     root = make_repo({".github/workflows/ci.yml": WORKFLOW, ".github/ci-checks.yml": policy})
     result = run_cli("check", root, "--select", "CC0,CC1", "--max-file-size", "100")
     assert [h.split(" (")[0] for h in result.headers] == [
-        ".github/workflows/ci.yml:1:1: CC001 file is larger than the 100 bytes limit"
+        ".github/workflows/ci.yml:1:1: CC001 file is larger than the 100 bytes limit",
+        ".github/workflows/ci.yml:1:1: CC106 file is larger than the 100 bytes limit",
     ]
     (root / ".github" / "workflows" / "ci.yml").write_text("on: push\njobs: [\n")
     result = run_cli("check", root, "--select", "CC010,CC1")

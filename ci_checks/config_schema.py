@@ -1,0 +1,63 @@
+"""The configuration file's schema, built from its parts: `schemas/ci-checks.schema.json` is its printout.
+
+`python -m ci_checks.config_schema > schemas/ci-checks.schema.json` writes it
+again after a rule kind, item kind or configuration key changes; a test checks
+that the committed file is what this builds.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from typing import Any
+
+from ci_checks.policy.schema import rule_defs
+
+_NAMES = {"type": "array", "items": {"type": "string", "minLength": 1}}
+PROPERTIES: dict[str, Any] = {
+    "version": {"description": "Version of this file's format.", "const": 1},
+    "select": {
+        **_NAMES,
+        "description": "Rules to run: codes (CC011), code prefixes (CC0), rule names (duplicate-key), policy rule "
+        "ids and linter codes (SC2086, ZZ-unpinned-uses, AL). Default: all.",
+    },
+    "ignore": {**_NAMES, "description": "Rules not to run, written like select."},
+    "exclude": {
+        **_NAMES,
+        "description": "Repo-relative path globs of files (or folders, and all below them) that ci-checks skips.",
+    },
+    "max-file-size": {
+        "description": "Largest file read, in bytes or with a unit: 512KiB, 4MiB, 1GiB.",
+        "oneOf": [{"type": "integer", "minimum": 1}, {"type": "string", "pattern": "^[0-9]+ ?([KMG]i?B|B)?$"}],
+    },
+    "backends": {
+        "description": "External linters to run (default: all): actionlint, shellcheck, zizmor; [] for none.",
+        "type": "array",
+        "uniqueItems": True,
+        "items": {"enum": ["actionlint", "shellcheck", "zizmor"]},
+    },
+    "rules": {
+        "description": "Policy rules: structural checks this repository defines for itself.",
+        "type": "array",
+        "items": {"$ref": "#/$defs/rule"},
+    },
+}
+
+
+@cache
+def build(precise: bool = True) -> dict[str, Any]:
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://ci-checks.dev/schemas/ci-checks.schema.json",
+        "title": "ci-checks configuration",
+        "description": "The configuration file .github/ci-checks.yml, or [tool.ci-checks] in pyproject.toml: rule "
+        "selection and the policy rules.",
+        "type": "object",
+        "additionalProperties": False,
+        "properties": PROPERTIES,
+        "$defs": rule_defs(precise),
+    }
+
+
+if __name__ == "__main__":
+    print(json.dumps(build(), indent=2))

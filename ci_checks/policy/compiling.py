@@ -1,0 +1,181 @@
+"""Compiling a validated policy: what every rule kind and item kind uses to read its part of the file.
+
+The configuration has already passed its schema; compiling checks what a
+schema cannot (globs, regular expressions, command patterns, PATHs, values read
+from the repository) and raises a `PolicyError` at the exact place.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ci_checks.diagnostics import Span
+from ci_checks.globs import Glob, GlobError, compile_glob, compile_name_glob, compile_ref_glob, literal
+from ci_checks.policy.model import Count, PolicyError, RuleKind, StepSelector
+from ci_checks.repository import Repository
+from ci_checks.yamlpos import Plain
+
+Locate = Callable[[list[str | int], bool], Span]
+"""From a JSON path in the configuration to the span of the key there (True) or of its value (False)."""
+
+JsonPath = list[str | int]
+
+LITERAL = {
+    "description": "Exactly this text, `*`, `?` and `[` included, instead of a glob.",
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["literal"],
+    "properties": {"literal": {"type": "string", "minLength": 1}},
+}
+GLOB_OR_LITERAL = {"oneOf": [{"type": "string", "minLength": 1}, LITERAL]}
+
+
+@dataclass
+class Place:
+    """A part of the configuration being compiled: its JSON path, and how to find spans in the file."""
+
+    locate: Locate
+    path: JsonPath
+    repository: Repository | None = None
+
+    def at(self, *parts: str | int) -> Place:
+        return Place(self.locate, [*self.path, *parts], self.repository)
+
+    def span(self, *parts: str | int, key: bool = False) -> Span:
+        return self.locate([*self.path, *parts], key)
+
+    def error(self, message: str, *parts: str | int, key: bool = False) -> PolicyError:
+        return PolicyError(message, self.span(*parts, key=key))
+
+
+@dataclass
+class RuleContext:
+    place: Place
+    kind: RuleKind
+
+
+@dataclass
+class ItemContext:
+    place: Place
+    kind: RuleKind
+    where: Any
+    """The rule's compiled `Where` (None for rules without one)."""
+    modifiers: set[str] = field(default_factory=set)
+
+
+def name_glob(value: str | Mapping[str, str], place: Place) -> Glob:
+    """A name glob (step name, job id, key), or `{literal: TEXT}` for exactly TEXT."""
+    if not isinstance(value, str):
+        return literal(value["literal"])
+    try:
+        return compile_name_glob(value)
+    except GlobError as error:
+        raise place.error(f"invalid glob {value!r}: {error}") from None
+
+
+def ref_glob(value: str | Mapping[str, str], place: Place) -> Glob:
+    if not isinstance(value, str):
+        return literal(value["literal"])
+    try:
+        return compile_ref_glob(value)
+    except GlobError as error:
+        raise place.error(f"invalid glob {value!r}: {error}") from None
+
+
+def path_globs(value: str | Sequence[str], place: Place) -> tuple[Glob, ...]:
+    """Repo-relative file path globs: one, or a list."""
+    texts = [value] if isinstance(value, str) else list(value)
+    globs = []
+    for index, text in enumerate(texts):
+        try:
+            globs.append(compile_glob(text))
+        except GlobError as error:
+            where = place if isinstance(value, str) else place.at(index)
+            raise where.error(f"invalid glob {text!r}: {error}") from None
+    return tuple(globs)
+
+
+def step_selector(raw: str | Mapping[str, Any], place: Place) -> StepSelector:
+    if isinstance(raw, str):
+        return StepSelector(either=name_glob(raw, place), text=repr(raw))
+    if set(raw) == {"literal"}:
+        return StepSelector(either=literal(raw["literal"]), text=repr(raw["literal"]))
+    parts = [f"{key}: {_shown(raw[key])}" for key in ("uses", "name", "id") if key in raw]
+    return StepSelector(
+        uses=ref_glob(raw["uses"], place.at("uses")) if "uses" in raw else None,
+        name=name_glob(raw["name"], place.at("name")) if "name" in raw else None,
+        id=name_glob(raw["id"], place.at("id")) if "id" in raw else None,
+        text="{" + ", ".join(parts) + "}",
+    )
+
+
+def _shown(value: str | Mapping[str, str]) -> str:
+    return value if isinstance(value, str) else repr(value["literal"])
+
+
+def count(raw: int | Mapping[str, int], place: Place) -> Count:
+    if isinstance(raw, int):
+        return Count(raw, raw)
+    minimum, maximum = raw.get("min", 0), raw.get("max")
+    if maximum is not None and maximum < minimum:
+        raise place.error(f"count: max ({maximum}) is less than min ({minimum})")
+    return Count(minimum, maximum)
+
+
+def values(raw: Any, place: Place) -> Plain:
+    """A value written in the policy, or read from the repository with `{from: {python: FILE, name: NAME}}`."""
+    if isinstance(raw, dict) and set(raw) == {"from"}:
+        source = raw["from"]
+        return python_constant(source["python"], source["name"], place.at("from"))
+    return raw  # type: ignore[no-any-return]
+
+
+def python_constant(relative: str, name: str, place: Place) -> Plain:
+    """A module-level constant of a Python file of the repository, read with `ast.literal_eval`, never run."""
+    repository = place.repository
+    if repository is None:
+        raise place.error("`from` reads a file of the repository, and there is none here")
+    try:
+        compile_glob(relative)
+    except GlobError as error:
+        raise place.error(f"invalid path {relative!r}: {error}", "python") from None
+    relative = relative.removeprefix("./")
+    if not repository.exists(relative):
+        raise place.error(f"{relative!r} does not exist in the repository", "python")
+    source = repository.read(relative)
+    if source.problem is not None:
+        raise place.error(f"{relative}: {source.problem.message}", "python")
+    try:
+        tree = ast.parse(source.text, filename=relative)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
+        raise place.error(f"{relative} cannot be parsed as Python: {type(error).__name__}", "python") from None
+    for statement in tree.body:
+        targets: list[ast.expr] = []
+        value: ast.expr | None = None
+        if isinstance(statement, ast.Assign):
+            targets, value = statement.targets, statement.value
+        elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
+            targets, value = [statement.target], statement.value
+        if value is not None and any(isinstance(t, ast.Name) and t.id == name for t in targets):
+            try:
+                constant = ast.literal_eval(value)
+            except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
+                raise place.error(
+                    f"{name} in {relative} is not a literal (a list, tuple, set, dict, string or number)", "name"
+                ) from None
+            return _plain(constant, name, relative, place)
+    raise place.error(f"{relative} assigns no module-level {name!r}", "name")
+
+
+def _plain(value: object, name: str, relative: str, place: Place) -> Plain:
+    if isinstance(value, tuple | list | set | frozenset):
+        items = sorted(value, key=repr) if isinstance(value, set | frozenset) else list(value)
+        return [_plain(item, name, relative, place) for item in items]
+    if isinstance(value, dict):
+        return {str(key): _plain(item, name, relative, place) for key, item in value.items()}
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    raise place.error(f"{name} in {relative} holds a {type(value).__name__}, which a policy cannot compare", "name")

@@ -1,0 +1,270 @@
+"""`key: PATH`: any part of a workflow, job, step, trigger or composite action, with an optional comparator.
+
+PATH is relative to the scope (see `ci_checks.policy.paths`): a workflow's
+root, a job, a step, a trigger's value (`where.trigger`). Without a comparator
+the item means "the key exists". With one (one per item), each node PATH
+selects is judged by its value as GitHub reads it (`ci_checks.policy.reading`):
+
+- `equals: V`: the value equals V (`on: push` equals `[push]`; lists in order);
+- `in: [V, ...]`: the value is one of these;
+- `has: [V, ...]`: the value (a list, or a single value read as one) holds all of these;
+- `keys: [K, ...]`: a mapping with exactly these keys; `keys_include: [K, ...]`: at least these;
+- `matches: REGEX`, `contains: TEXT`: the value's text (after YAML unquoting, folding
+  and block-scalar decoding, never the source text) matches or contains it.
+
+Wherever a list of values is written, `{from: {python: FILE, name: CONSTANT}}`
+reads a module-level constant of a Python file of the repository with
+`ast.literal_eval` (never importing or running it).
+
+In `require`, the item holds when PATH selects at least one node (or `count`
+of them) and every selected node satisfies the comparator; each one that does
+not is a finding at its value. In `forbid`, each selected node that satisfies
+it is a finding at its value (at its key for `keys` and bare existence). In
+`order`, the item is where its first satisfying node is written.
+
+```yaml
+- key: jobs.stage-*-gpu-*.needs
+  has: [build-image]
+- key: on.schedule[*].cron
+  in: ["0 1 * * *", "0 13 * * *"]
+  count: 2
+```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import regex
+
+from ci_checks.policy import reading, shapes
+from ci_checks.policy.compiling import ItemContext, values
+from ci_checks.policy.items.regex import MAX_EXPANSION, TIMEOUT_S, expansion
+from ci_checks.policy.model import Hit, Item, ItemKind, SearchTimedOut
+from ci_checks.policy.paths import KeyPath, PathError, Selected, parse_path, select
+from ci_checks.policy.scopes import Scope
+from ci_checks.yamlpos import Mapping as YamlMapping
+from ci_checks.yamlpos import Plain
+
+_FROM = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["from"],
+    "properties": {
+        "from": {
+            "description": "A module-level constant of a Python file of the repository, read with ast.literal_eval.",
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["python", "name"],
+            "properties": {
+                "python": {"type": "string", "minLength": 1},
+                "name": {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$"},
+            },
+        }
+    },
+}
+_LIST = {"oneOf": [{"type": "array", "minItems": 1}, _FROM]}
+_NAMES = {"oneOf": [{"type": "array", "minItems": 1, "items": {"type": "string"}}, _FROM]}
+COMPARATORS = ("equals", "in", "has", "keys", "keys_include", "matches", "contains")
+PROPERTIES = {
+    "key": {"description": "A PATH relative to the scope: `jobs.*.needs`, `on.schedule[*].cron`.", "type": "string"},
+    "equals": {"description": "The value equals this, as GitHub reads both."},
+    "in": {**_LIST, "description": "The value is one of these."},
+    "has": {**_LIST, "description": "The value (a list, or one value read as a list) holds all of these."},
+    "keys": {**_NAMES, "description": "A mapping with exactly these keys."},
+    "keys_include": {**_NAMES, "description": "A mapping with at least these keys."},
+    "matches": {"description": "A regular expression the value's text matches.", "type": "string", "minLength": 1},
+    "contains": {"description": "A substring of the value's text.", "type": "string", "minLength": 1},
+}
+
+
+@dataclass(frozen=True)
+class Comparator:
+    name: str
+    description: str
+    judge: Callable[[Selected], str | None]
+    """None when the node satisfies the comparator, else why not."""
+    at_key: bool = False
+
+
+def _existence() -> Comparator:
+    return Comparator("exists", "", lambda selected: None, at_key=True)
+
+
+def _shown(value: Plain) -> str:
+    text = reading.shown(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _list(value: Plain, name: str, context: ItemContext) -> list[Plain]:
+    if not isinstance(value, list):
+        raise context.place.error(f"`{name}` takes a list of values", name)
+    return value
+
+
+def _comparator(name: str, raw: Any, context: ItemContext) -> Comparator:
+    value = values(raw, context.place.at(name))
+    if name == "equals":
+
+        def equals(selected: Selected) -> str | None:
+            actual, wanted = selected.value, reading.written(value, selected.path)
+            return None if reading.equal(actual, wanted) else f"is {_shown(actual)}, not {_shown(wanted)}"
+
+        return Comparator(name, f"equals {_shown(value)}", equals)
+    if name == "in":
+        choices = _list(value, name, context)
+
+        def one_of(selected: Selected) -> str | None:
+            actual = selected.value
+            wanted = [reading.written(choice, selected.path) for choice in choices]
+            if reading.one_of(actual, wanted):
+                return None
+            return f"is {_shown(actual)}, not one of {', '.join(_shown(choice) for choice in wanted)}"
+
+        return Comparator(name, f"in {_shown(choices)}", one_of)
+    if name == "has":
+        members: list[Plain] = value if isinstance(value, list) else [value]
+
+        def has(selected: Selected) -> str | None:
+            actual = selected.value
+            wanted = [reading.written(member, (*selected.path, 0)) for member in members]
+            missing = [want for want in wanted if not reading.contains_all(actual, [want])]
+            return None if not missing else f"is {_shown(actual)}, without {', '.join(map(_shown, missing))}"
+
+        return Comparator(name, f"has {_shown(members)}", has)
+    if name in ("keys", "keys_include"):
+        names = [str(item) for item in _list(value, name, context)]
+        exact = name == "keys"
+
+        def keys(selected: Selected) -> str | None:
+            actual = selected.value
+            if not isinstance(actual, dict):
+                return f"is {_shown(actual)}, not a mapping"
+            missing = [key for key in names if key not in actual]
+            extra = [key for key in actual if key not in names] if exact else []
+            if not missing and not extra:
+                return None
+            parts = ([f"lacks {', '.join(missing)}"] if missing else []) + (
+                [f"also has {', '.join(extra)}"] if extra else []
+            )
+            return f"has the keys {', '.join(actual) or 'none'}: it {' and '.join(parts)}"
+
+        verb = "has exactly the keys" if exact else "has the keys"
+        return Comparator(name, f"{verb} {', '.join(names)}", keys, at_key=True)
+    text = str(value)
+    if name == "matches":
+        if expansion(text) > MAX_EXPANSION:
+            raise context.place.error(f"regular expression {text[:60]!r} repeats too much", name)
+        try:
+            pattern = regex.compile(text, regex.VERSION0)
+        except (regex.error, OverflowError, MemoryError, RecursionError) as error:
+            raise context.place.error(f"invalid regular expression {text!r}: {error}", name) from None
+
+        def matches(selected: Selected) -> str | None:
+            actual = selected.value
+            if isinstance(actual, dict | list):
+                return f"is {_shown(actual)}, not a single value"
+            try:
+                found = pattern.search(reading.github_string(actual), timeout=TIMEOUT_S)
+            except TimeoutError:
+                raise _Timeout from None
+            return None if found else f"is {_shown(actual)}, which does not match /{text}/"
+
+        return Comparator(name, f"matches /{text}/", matches)
+
+    def contains(selected: Selected) -> str | None:
+        actual = selected.value
+        if isinstance(actual, dict | list):
+            return f"is {_shown(actual)}, not a single value"
+        return None if text in reading.github_string(actual) else f"is {_shown(actual)}, without {text!r}"
+
+    return Comparator(name, f"contains {text!r}", contains)
+
+
+class _Timeout(Exception):
+    pass
+
+
+class KeyItem(Item):
+    def __init__(self, key_path: KeyPath, comparator: Comparator, context: ItemContext) -> None:
+        description = f"`{key_path}`" + (f" {comparator.description}" if comparator.description else "")
+        super().__init__("key", description, context.place.span("key"))
+        self.key_path = key_path
+        self.comparator = comparator
+
+    def selected(self, scope: Scope) -> list[Selected]:
+        return select(scope.node, scope.node_path, self.key_path, scope.node_span)
+
+    def find(self, scope: Scope) -> list[Hit]:
+        hits = []
+        where = "" if scope.whole_file else f" in {scope.label}"
+        for selected in self.selected(scope):
+            try:
+                failure = self.comparator.judge(selected)
+            except _Timeout:
+                raise SearchTimedOut(self, scope.path or "", TIMEOUT_S) from None
+            span = selected.key_span if self.comparator.at_key else selected.span
+            text = f"`{selected.shown}`{where}"
+            if self.comparator.description and not self.comparator.at_key:
+                text += f" ({_shown(selected.value)})"
+            hits.append(Hit(span, text, failure is None, failure or ""))
+        return hits
+
+    def selects_nothing(self, scopes: list[Scope]) -> str | None:
+        with_nodes = [scope for scope in scopes if scope.node is not None]
+        if any(self.selected(scope) for scope in with_nodes):
+            return None
+        return f"`{self.key_path}` selects nothing in {_count(len(scopes))}{_keys_there(self.key_path, with_nodes)}"
+
+
+def _count(scopes: int) -> str:
+    return "the scope" if scopes == 1 else f"any of the {scopes} scopes"
+
+
+def _keys_there(key_path: KeyPath, scopes: list[Scope]) -> str:
+    """Where the PATH stops selecting, and which keys there are there instead."""
+    deepest, keys = -1, set[str]()
+    for scope in scopes:
+        for length in range(len(key_path.segments), -1, -1):
+            prefix = KeyPath(key_path.text, key_path.segments[:length])
+            found = select(scope.node, scope.node_path, prefix, scope.node_span)
+            if found:
+                if length > deepest:
+                    deepest, keys = length, set()
+                if length == deepest:
+                    for selected in found:
+                        if reading.is_events(selected.path) and selected.node is not None:
+                            keys.update(name for name, _, _ in reading.events(selected.node))
+                        elif isinstance(selected.node, YamlMapping):
+                            keys.update(key.value for key, _ in selected.node.items())
+                break
+    if deepest < 0 or deepest >= len(key_path.segments):
+        return ""
+    segment = key_path.segments[deepest]
+    walked = key_path.text[: segment.offset].rstrip(".") or "the scope"
+    listed = ", ".join(sorted(keys)) or "none"
+    return f": nothing matches {segment.text!r} under `{walked}` (keys there: {listed})"
+
+
+def _compile(raw: Mapping[str, Any], context: ItemContext) -> Item:
+    place = context.place
+    if context.where is not None and not context.where.has_nodes:
+        raise place.error("a branch of a script has no keys: `key:` looks into workflows, jobs, steps or triggers")
+    try:
+        key_path = parse_path(raw["key"])
+        if context.where is not None:
+            shapes.check(key_path, context.where.shapes)
+    except PathError as error:
+        raise place.error(f"invalid PATH {raw['key']!r}: {error}", "key") from None
+    named = [name for name in COMPARATORS if name in raw]
+    if len(named) > 1:
+        raise place.error(f"a `key` item takes one comparator; found {', '.join(named)}", named[1], key=True)
+    comparator = _comparator(named[0], raw[named[0]], context) if named else _existence()
+    return KeyItem(key_path, comparator, context)
+
+
+ITEM = ItemKind(
+    "key", "any part of a workflow addressed by a PATH, with a comparator", PROPERTIES, _compile, __doc__ or ""
+)

@@ -1,0 +1,59 @@
+"""`step: SELECTOR`: steps of jobs and composite actions.
+
+A selector is a glob of a step's name or id (`step: Install*`), or a mapping
+of `uses` (a glob of `owner/repo[/path]`, or of the whole value when it has
+`@`), `name` and `id`; `{literal: TEXT}` takes a name as written, `[` and `*`
+included. Found at the step's first line.
+
+```yaml
+- step: {uses: actions/checkout}
+  count: 1
+```
+in a `require` rule over jobs: every job has exactly one checkout.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ci_checks.policy.compiling import LITERAL, ItemContext, step_selector
+from ci_checks.policy.model import Hit, Item, ItemKind, StepSelector
+from ci_checks.policy.scopes import Scope, step_anchor
+
+_GLOB_OR_LITERAL = {"oneOf": [{"type": "string", "minLength": 1}, LITERAL]}
+PROPERTIES = {
+    "step": {
+        "description": "A glob of the step's name or id, or {uses, name, id}, or {literal: NAME}.",
+        "oneOf": [
+            {"type": "string", "minLength": 1},
+            {
+                "type": "object",
+                "additionalProperties": False,
+                "minProperties": 1,
+                "properties": {
+                    "uses": _GLOB_OR_LITERAL,
+                    "name": _GLOB_OR_LITERAL,
+                    "id": _GLOB_OR_LITERAL,
+                    "literal": {"type": "string", "minLength": 1},
+                },
+            },
+        ],
+    },
+}
+
+
+class StepItem(Item):
+    def __init__(self, selector: StepSelector, context: ItemContext) -> None:
+        super().__init__("step", f"a step {selector}", context.place.span("step"))
+        self.selector = selector
+
+    def find(self, scope: Scope) -> list[Hit]:
+        return [Hit(step_anchor(step), step.label) for step in scope.steps if self.selector.matches(step)]
+
+
+def _compile(raw: Mapping[str, Any], context: ItemContext) -> Item:
+    return StepItem(step_selector(raw["step"], context.place.at("step")), context)
+
+
+ITEM = ItemKind("step", "steps selected by name, id or what they use", PROPERTIES, _compile, __doc__ or "")
