@@ -223,9 +223,9 @@ def _settings(repository: Repository, explicit: Path | None) -> config.Config:
             display = repository.relative(explicit)
         except ValueError:
             display = str(explicit)
-        return config.load(display, explicit)
+        return config.load(display, explicit, repository)
     found = config.find(repository)
-    return config.load(*found) if found is not None else config.Config()
+    return config.load(*found, repository) if found is not None else config.Config()
 
 
 def _plan(args: argparse.Namespace, settings: config.Config, repository: Repository) -> Plan:

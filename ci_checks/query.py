@@ -107,7 +107,7 @@ class CIRepository:
     def config(self) -> config.Config:
         """The repository's configuration (ConfigError, positioned, when it is invalid)."""
         found = config.find(self.repository)
-        return config.load(*found) if found is not None else config.Config()
+        return config.load(*found, self.repository) if found is not None else config.Config()
 
     @property
     def policy(self) -> list[PolicyRule]:

@@ -71,6 +71,8 @@ def _judged(rule: PolicyRule, scopes: list[Scope]) -> Iterator[Diagnostic]:
 
 def _items_select_nothing(rule: PolicyRule, selection: Selection) -> Iterator[Diagnostic]:
     for item in rule.items:
+        if item.count is not None and item.count.minimum == 0:
+            continue  # finding none is allowed
         reason = item.selects_nothing(selection.scopes)
         if reason is not None:
             yield no_match(rule, item.span, reason)

@@ -68,6 +68,8 @@ class Hit:
     text: str
     satisfied: bool = True
     failure: str = ""
+    value: str = ""
+    """The value found, as a message shows it (`'read'`), for items that judge values."""
 
 
 class Item(ABC):

@@ -106,7 +106,7 @@ def github_string(value: Plain) -> str:
 
 def scalar_value(node: Scalar, path: Path) -> Plain:
     resolved = node.resolved
-    if isinstance(resolved, str) or is_typed(path):
+    if resolved is None or isinstance(resolved, str) or is_typed(path):
         return resolved
     return github_string(resolved)
 
@@ -152,13 +152,18 @@ def written(value: Plain, path: Path) -> Plain:
         return {key: written(item, (*path, key)) for key, item in value.items()}
     if isinstance(value, list):
         return [written(item, (*path, index)) for index, item in enumerate(value)]
-    if isinstance(value, str) or is_typed(path):
+    if value is None or isinstance(value, str) or is_typed(path):
         return value
     return github_string(value)
 
 
 def equal(actual: Plain, wanted: Plain) -> bool:
-    """Whether two readings are the same value: numbers by value, lists in order, mappings by keys."""
+    """Whether two readings are the same value: numbers by value, lists in order, mappings by keys.
+
+    A null and an empty string are the same: GitHub reads `X:` as `X: ''` where it wants a string.
+    """
+    if actual in (None, "") and wanted in (None, ""):
+        return True
     if isinstance(actual, dict) and isinstance(wanted, dict):
         return actual.keys() == wanted.keys() and all(equal(actual[key], wanted[key]) for key in actual)
     if isinstance(actual, list) and isinstance(wanted, list):
@@ -180,7 +185,10 @@ def one_of(actual: Plain, choices: Sequence[Plain]) -> bool:
 
 
 def shown(value: Plain) -> str:
-    """A reading as a person writes it in a message: `'main'`, `true`, `[a, b]`, `{push: }`."""
+    """A reading as a person writes it in a message: `'main'`, `true`, `['a', 'b']`, `{push: null}`.
+
+    Keys are sorted, so that reordering a mapping never changes a message.
+    """
     if isinstance(value, str):
         return repr(value)
     if value is None:
@@ -188,5 +196,5 @@ def shown(value: Plain) -> str:
     if isinstance(value, list):
         return "[" + ", ".join(shown(item) for item in value) + "]"
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{key}: {shown(item)}" for key, item in value.items()) + "}"
+        return "{" + ", ".join(f"{key}: {shown(value[key])}" for key in sorted(value)) + "}"
     return github_string(value)

@@ -26,7 +26,11 @@ from ci_checks.policy.reading import Path, events
 from ci_checks.repository import FileKind, kind_of
 from ci_checks.shell import Block
 from ci_checks.shell.query import case_arms
-from ci_checks.yamlpos import Node
+from ci_checks.yamlpos import Node, Scalar
+
+
+def is_null(node: Node) -> bool:
+    return isinstance(node, Scalar) and node.resolved is None
 
 
 @dataclass(frozen=True)
@@ -418,7 +422,7 @@ def _triggers(where: Where, file: LoadedFile) -> tuple[list[Scope], str]:
             f"trigger {name!r}",
             key.span,
             *_extent(file, key.span, value.span if value is not None else key.span),
-            node=value,
+            node=None if value is None or is_null(value) else value,
             node_path=("on", name),
             node_span=value.span if value is not None else key.span,
         )

@@ -57,7 +57,7 @@ def _compile(raw: Mapping[str, Any], context: ItemContext) -> Item:
     except ValueError as error:
         at = "without" if "without" in str(error) and "without" in raw else "command"
         raise context.place.error(str(error), at) from None
-    description = f"`{pattern}`"
+    description = f"`{' '.join(raw['command'].split())}`"
     if without:
         description += f" without {', '.join(without)}"
     if exact:

@@ -149,7 +149,7 @@ def _comparator(name: str, raw: Any, context: ItemContext) -> Comparator:
             parts = ([f"lacks {', '.join(missing)}"] if missing else []) + (
                 [f"also has {', '.join(extra)}"] if extra else []
             )
-            return f"has the keys {', '.join(actual) or 'none'}: it {' and '.join(parts)}"
+            return f"has the keys {', '.join(sorted(actual)) or 'none'}: it {' and '.join(parts)}"
 
         verb = "has exactly the keys" if exact else "has the keys"
         return Comparator(name, f"{verb} {', '.join(names)}", keys, at_key=True)
@@ -206,16 +206,14 @@ class KeyItem(Item):
             except _Timeout:
                 raise SearchTimedOut(self, scope.path or "", TIMEOUT_S) from None
             span = selected.key_span if self.comparator.at_key else selected.span
-            text = f"`{selected.shown}`{where}"
-            if self.comparator.description and not self.comparator.at_key:
-                text += f" ({_shown(selected.value)})"
-            hits.append(Hit(span, text, failure is None, failure or ""))
+            value = _shown(selected.value) if self.comparator.description else ""
+            hits.append(Hit(span, f"`{selected.shown}`{where}", failure is None, failure or "", value))
         return hits
 
     def selects_nothing(self, scopes: list[Scope]) -> str | None:
         with_nodes = [scope for scope in scopes if scope.node is not None]
-        if any(self.selected(scope) for scope in with_nodes):
-            return None
+        if not with_nodes or any(self.selected(scope) for scope in with_nodes):
+            return None  # scopes without a node (`push:` with no settings) lack the key; require says so
         return f"`{self.key_path}` selects nothing in {_count(len(scopes))}{_keys_there(self.key_path, with_nodes)}"
 
 
@@ -243,9 +241,10 @@ def _keys_there(key_path: KeyPath, scopes: list[Scope]) -> str:
     if deepest < 0 or deepest >= len(key_path.segments):
         return ""
     segment = key_path.segments[deepest]
-    walked = key_path.text[: segment.offset].rstrip(".") or "the scope"
+    walked = key_path.text[: segment.offset].rstrip(".")
     listed = ", ".join(sorted(keys)) or "none"
-    return f": nothing matches {segment.text!r} under `{walked}` (keys there: {listed})"
+    under = f"under `{walked}`" if walked else "at the top of the scope"
+    return f": nothing matches {segment.text!r} {under} (keys there: {listed})"
 
 
 def _compile(raw: Mapping[str, Any], context: ItemContext) -> Item:

@@ -24,9 +24,14 @@ def _check(rule: PolicyRule, scope: Scope) -> Iterator[Diagnostic]:
     for item in rule.items:
         for hit in item.find(scope):
             if hit.satisfied:
-                found = f" (found {hit.text!r})" if item.kind in ("regex", "python") else ""
-                what = hit.text if item.kind in ("key", "file") else item.description
-                yield rule.finding(hit.span, f"{what} is forbidden here{found}")
+                if hit.value:
+                    detail = f"{hit.text} is {hit.value}, which is forbidden here ({item.description})"
+                elif item.kind in ("key", "file"):
+                    detail = f"{hit.text} is forbidden here"
+                else:
+                    found = f" (found {hit.text!r})" if item.kind in ("regex", "python") else ""
+                    detail = f"{item.description} is forbidden here{found}"
+                yield rule.finding(hit.span, detail)
 
 
 KIND = RuleKind(

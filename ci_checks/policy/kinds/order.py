@@ -110,7 +110,7 @@ def _placed(
     if any(other in needed for other in earlier):
         return
     first_id, first = next(iter(earlier.items()))
-    related = (Related(first.span, f"{before.description} is first written here, in job {first_id!r}"),)
+    related = (Related(first.span, f"{before.description}, in job {first_id!r}, is first written here"),)
     if job_id in earlier:
         detail = f"{after.description} comes before {before.description} in job {job_id!r}"
         yield rule.finding(hit.span, detail, related)

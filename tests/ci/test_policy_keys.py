@@ -1,0 +1,201 @@
+"""`key:` items: PATHs over workflows as GitHub reads them, each comparator, `count`, and values read from Python."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.ci.conftest import run_cli
+
+WORKFLOW = """name: CI
+on:
+  push:
+    branches: main
+  schedule:
+    - cron: "0 1 * * *"
+    - cron: '0 13 * * *'
+  workflow_dispatch:
+    inputs:
+      arch:
+        type: choice
+        options: [gfx942, gfx950]
+permissions:
+  contents: read
+env:
+  PYTHON.VERSION: 3.10
+  LOG: |
+    verbose
+jobs:
+  build:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+  stage-a-gpu-1:
+    needs: build
+    runs-on: [self-hosted, mi300x]
+    continue-on-error: true
+    steps:
+      - run: pytest
+  stage-b-gpu-1:
+    needs: [build, stage-a-gpu-1]
+    runs-on: [self-hosted, mi300x]
+    steps:
+      - run: pytest
+"""
+
+
+def check(
+    make_repo,
+    items: str,
+    kind: str = "require",
+    where: str = "{workflow: .github/workflows/ci.yml}",
+    workflow: str = WORKFLOW,
+    files: dict[str, str] | None = None,
+):  # type: ignore[no-untyped-def]
+    policy = f"version: 1\nrules:\n  - id: r\n    kind: {kind}\n    where: {where}\n    {kind}:\n{items}"
+    root = make_repo({".github/workflows/ci.yml": workflow, ".github/ci-checks.yml": policy, **(files or {})})
+    return run_cli("check", root, "--select", "CC1")
+
+
+def headers(result) -> list[str]:  # type: ignore[no-untyped-def]
+    return [line.removeprefix(".github/workflows/ci.yml:") for line in result.headers]
+
+
+@pytest.mark.parametrize(
+    ("item", "holds"),
+    [
+        ("- key: jobs.build.runs-on", True),
+        ("- key: jobs.build.timeout-minutes", False),
+        ("- key: on.push.branches\n        equals: [main]", True),
+        ("- key: on.push.branches\n        equals: main", True),
+        ("- key: on.push.branches\n        equals: [dev]", False),
+        ("- key: permissions.contents\n        in: [read, none]", True),
+        ("- key: permissions.contents\n        in: [write]", False),
+        ("- key: jobs.stage-*-gpu-*.needs\n        has: [build]", True),
+        ("- key: jobs.stage-*-gpu-*.needs\n        has: [stage-a-gpu-1]", False),
+        ("- key: on.workflow_dispatch.inputs.arch\n        keys: [type, options]", True),
+        ("- key: on.workflow_dispatch.inputs.arch\n        keys: [type]", False),
+        ("- key: on\n        keys_include: [push, schedule]", True),
+        ("- key: on\n        keys_include: [pull_request]", False),
+        ("- key: on.schedule[*].cron\n        matches: '^0 [0-9]+ '", True),
+        ("- key: on.schedule[*].cron\n        matches: '^0 1 '", False),
+        ("- key: env.LOG\n        contains: verbose", True),
+        ('- key: env.LOG\n        equals: "verbose\\n"', True),
+        ('- key: env["PYTHON.VERSION"]\n        equals: "3.1"', True),
+        ('- key: env["PYTHON.VERSION"]\n        equals: "3.10"', False),
+        ("- key: jobs.stage-a-gpu-1.continue-on-error\n        equals: true", True),
+        ("- key: jobs.stage-a-gpu-1.continue-on-error\n        equals: 'true'", False),
+        ("- key: on.schedule[-1].cron\n        equals: 0 13 * * *", True),
+        ("- key: on.schedule[*]\n        count: 2", True),
+        ("- key: on.schedule[*]\n        count: {min: 3}", False),
+        ("- key: jobs.stage-*-gpu-*\n        count: 2", True),
+        ("- key: jobs.stage-*-gpu-*\n        count: 5", False),
+        ("- key: jobs.*.timeout-minutes\n        count: {min: 0, max: 1}", True),
+    ],
+)
+def test_each_comparator_holds_or_fails_as_github_reads_the_value(make_repo, item: str, holds: bool) -> None:  # type: ignore[no-untyped-def]
+    result = check(make_repo, f"      {item}\n")
+    assert result.err == ""
+    assert result.code == (0 if holds else 1), result.out
+
+
+def test_on_written_as_a_string_a_list_or_a_mapping_reads_the_same(make_repo) -> None:  # type: ignore[no-untyped-def]
+    body = "jobs:\n  a:\n    runs-on: x\n    steps: [{run: make}]\n"
+    for on in ("on: push\n", "on: [push]\n", "on:\n  push:\n"):
+        for item, holds in (("equals: [push]", True), ("equals: push", True), ("keys: [push]", True)):
+            result = check(make_repo, f"      - key: on\n        {item}\n", workflow=on + body)
+            assert result.code == (0 if holds else 1), (on, item, result.out)
+        assert check(make_repo, "      - key: on.push\n", workflow=on + body).code == 0
+        assert check(make_repo, "      - key: on.pull_request\n", workflow=on + body).code == 1
+
+
+def test_require_reports_each_value_that_fails_at_the_value(make_repo) -> None:  # type: ignore[no-untyped-def]
+    workflow = WORKFLOW.replace("    - cron: '0 13 * * *'\n", "    - cron: '0 13 * * *'\n    - cron: 0 5 * * *\n")
+    items = '      - key: "[*].cron"\n        in: ["0 1 * * *", "0 13 * * *"]\n        count: 2\n'
+    where = "{workflow: .github/workflows/ci.yml, trigger: schedule}"
+    assert headers(check(make_repo, items, where=where, workflow=workflow)) == [
+        "5:3: CC102 trigger 'schedule' has `[*].cron` in ['0 1 * * *', '0 13 * * *'] 3 times, not exactly 2 [r]",
+        "8:13: CC102 `[2].cron` in trigger 'schedule' is '0 5 * * *', not one of '0 1 * * *', '0 13 * * *' [r]",
+    ]
+
+
+def test_forbid_reports_each_selected_value_that_satisfies_at_its_exact_span(make_repo) -> None:  # type: ignore[no-untyped-def]
+    items = "      - key: jobs.*.runs-on\n        has: [self-hosted]\n      - key: jobs.*.continue-on-error\n"
+    result = check(make_repo, items, kind="forbid")
+    assert headers(result) == [
+        "26:14: CC101 `jobs.stage-a-gpu-1.runs-on` is ['self-hosted', 'mi300x'], which is forbidden here "
+        "(`jobs.*.runs-on` has ['self-hosted']) [r]",
+        "27:5: CC101 `jobs.stage-a-gpu-1.continue-on-error` is forbidden here [r]",
+        "32:14: CC101 `jobs.stage-b-gpu-1.runs-on` is ['self-hosted', 'mi300x'], which is forbidden here "
+        "(`jobs.*.runs-on` has ['self-hosted']) [r]",
+    ]
+    assert "26 |     runs-on: [self-hosted, mi300x]\n   |              ^^^^^^^^^^^^^^^^^^^^^" in result.out
+
+
+def test_values_can_be_read_from_a_python_constant_never_run(make_repo) -> None:  # type: ignore[no-untyped-def]
+    config = "import os\nos.system('exit 3')\nSUPPORTED_ARCHES = ('gfx942', 'gfx950')\nLATER: list[str] = ['gfx950']\n"
+    files = {"tools/ci_config.py": config}
+    item = "      - key: on.workflow_dispatch.inputs.arch.options\n        equals: {from: {python: tools/ci_config.py, name: %s}}\n"  # noqa: E501
+    assert check(make_repo, item % "SUPPORTED_ARCHES", files=files).code == 0
+    assert check(make_repo, item % "LATER", files=files).code == 1
+
+
+@pytest.mark.parametrize(
+    ("config", "name", "error"),
+    [
+        (None, "X", "8:29: error: 'tools/ci_config.py' does not exist in the repository"),
+        ("X = compute()\n", "X", "8:55: error: X in tools/ci_config.py is not a literal"),
+        ("Y = [1]\n", "X", "8:55: error: tools/ci_config.py assigns no module-level 'X'"),
+        ("def broken(:\n", "X", "8:29: error: tools/ci_config.py cannot be parsed as Python: SyntaxError"),
+    ],
+)
+def test_a_value_that_cannot_be_read_from_python_is_a_positioned_error(make_repo, config, name, error) -> None:  # type: ignore[no-untyped-def]
+    files = {"tools/ci_config.py": config} if config is not None else {}
+    item = f"      - key: on.workflow_dispatch.inputs.arch.options\n        in: {{from: {{python: tools/ci_config.py, name: {name}}}}}\n"  # noqa: E501
+    result = check(make_repo, item, files=files)
+    assert result.code == 2
+    assert result.err.startswith(f".github/ci-checks.yml:{error}")
+
+
+@pytest.mark.parametrize(
+    ("key", "error"),
+    [
+        ("jobs.*.step", "7:14: error: invalid PATH 'jobs.*.step': a job has no key 'step' (did you mean 'steps'?)"),
+        ("on.pushh", "7:14: error: invalid PATH 'on.pushh': on has no key 'pushh' (did you mean 'push'?)"),
+        ("name.first", "7:14: error: invalid PATH 'name.first': `name` is a single value or a list; it has no key"),
+        ("jobs..needs", "7:14: error: invalid PATH 'jobs..needs': a PATH segment is missing"),
+        ("jobs.[", "7:14: error: invalid PATH 'jobs.[': invalid key glob '[': '[' opens a character set"),
+    ],
+)
+def test_a_path_that_can_never_select_anything_is_an_error(make_repo, key: str, error: str) -> None:  # type: ignore[no-untyped-def]
+    result = check(make_repo, f"      - key: '{key}'\n")
+    assert result.code == 2
+    assert result.err.startswith(f".github/ci-checks.yml:{error}"), result.err
+
+
+def test_a_path_that_selects_nothing_here_is_cc104_with_the_keys_there(make_repo) -> None:  # type: ignore[no-untyped-def]
+    result = check(make_repo, "      - key: jobs.*.environment\n", kind="forbid")
+    assert [h.split(" [")[0] for h in result.headers] == [
+        ".github/ci-checks.yml:7:14: CC104 `jobs.*.environment` selects nothing in the scope: nothing matches "
+        "'environment' under `jobs.*` (keys there: continue-on-error, needs, runs-on, steps)"
+    ]
+
+
+def test_a_comparator_needs_the_right_shape_and_count_only_in_require(make_repo) -> None:  # type: ignore[no-untyped-def]
+    result = check(make_repo, "      - key: on\n        equals: push\n        in: [push]\n")
+    assert result.err.startswith(
+        ".github/ci-checks.yml:9:9: error: a `key` item takes one comparator; found equals, in"
+    )
+    result = check(make_repo, "      - key: on\n        count: 1\n", kind="forbid")
+    assert result.err.startswith(
+        ".github/ci-checks.yml:8:9: error: `count` applies to the items of `require` rules; a `forbid` rule cannot"
+    )
+    result = check(make_repo, "      - key: on\n        count: {min: 2, max: 1}\n")
+    assert result.err.startswith(".github/ci-checks.yml:8:16: error: count: max (1) is less than min (2)")
+    result = check(make_repo, "      - key: on\n        in: push\n")
+    assert result.code == 2 and "in" in result.err
+
+
+def test_a_branch_scope_has_no_keys(make_repo) -> None:  # type: ignore[no-untyped-def]
+    where = "{workflow: .github/workflows/ci.yml, step: x, branch: 'true'}"
+    result = check(make_repo, "      - key: on\n", where=where)
+    assert result.err.startswith(".github/ci-checks.yml:7:9: error: a branch of a script has no keys")

@@ -1,0 +1,234 @@
+"""Policy language: exact commands, order across jobs, the new scopes, `file:` items, and the defects they fix."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import jsonschema
+import pytest
+
+from ci_checks import config_schema, own_schemas
+from ci_checks.shell import split_words
+from tests.ci.conftest import FIXTURES, PROJECT, run_cli
+
+WORKFLOW = """on:
+  push:
+  schedule:
+    - cron: "0 1 * * *"
+jobs:
+  build:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+      - run: make
+  lint:
+    runs-on: ubuntu-latest
+    steps:
+      - run: ruff check
+  test:
+    needs: build
+    runs-on: [self-hosted, mi300x]
+    steps:
+      - name: Test [fast] *
+        run: |
+          if [ -n "$PATCH" ]; then
+            git apply --check "$PATCH"
+          else
+            echo no patch
+          fi
+          case "$GPU_ARCH" in
+            gfx94*|gfx95*) pip install -e . ;;
+            *) pip install . ;;
+          esac
+          git apply "$PATCH"
+          pytest
+"""
+
+
+def check(make_repo, rules: str, workflow: str = WORKFLOW, files: dict[str, str] | None = None):  # type: ignore[no-untyped-def]
+    root = make_repo(
+        {".github/workflows/ci.yml": workflow, ".github/ci-checks.yml": f"version: 1\nrules:\n{rules}", **(files or {})}
+    )
+    return run_cli("check", root, "--select", "CC1")
+
+
+def rule(
+    kind: str,
+    items: str,
+    where: str | None = "{workflow: .github/workflows/ci.yml}",
+    rule_id: str = "r",
+    extra: str = "",
+) -> str:
+    head = f"  - id: {rule_id}\n    kind: {kind}\n" + (f"    where: {where}\n" if where else "") + extra
+    return f"{head}    {kind}:\n{items}"
+
+
+def test_a_command_pattern_without_words_tells_a_dry_run_from_the_real_thing(make_repo) -> None:  # type: ignore[no-untyped-def]
+    """The checked patch is applied after the install: `git apply "$PATCH"` alone matched `--check` first."""
+    loose = '      - command: git apply "$PATCH"\n      - command: pip install -e .\n'
+    assert check(make_repo, rule("order", loose, extra="    across: jobs\n")).code == 0  # fooled by the dry run
+    strict = (
+        '      - command: git apply "$PATCH"\n'
+        "        without: [--check, --reverse, -R]\n"
+        "      - command: pip install -e .\n"
+    )
+    result = check(make_repo, rule("order", strict, where="{workflow: .github/workflows/ci.yml, job: test}"))
+    assert result.headers == [
+        '.github/workflows/ci.yml:27:28: CC100 `pip install -e .` comes before `git apply "$PATCH"` without --check, '
+        "--reverse, -R in job 'test' [r]"
+    ]
+    assert '  = note: `git apply "$PATCH"` without --check, --reverse, -R is first written here at 30:11' in result.out
+
+
+def test_an_exact_command_pattern_wants_exactly_its_arguments(make_repo) -> None:  # type: ignore[no-untyped-def]
+    result = check(make_repo, rule("forbid", "      - command: pip install .\n        exact: true\n"))
+    assert [h.split(": CC101")[0] for h in result.headers] == [".github/workflows/ci.yml:28:16"]
+    assert split_words("git apply \"a b\" 'c' d\\ e") == ["git", "apply", "a b", "c", "d e"]
+
+
+def test_a_very_long_word_in_a_pattern_is_split_in_linear_time() -> None:
+    """Not a speed goal: a pattern comes from a pull request, and a quadratic split hung the run for minutes."""
+    word = "a" * 4_000_000
+    started = time.perf_counter()
+    assert split_words(f'x "{word}" {word}') == ["x", word, word]
+    assert time.perf_counter() - started < 30
+
+
+def test_order_across_jobs_follows_the_needs_graph(make_repo) -> None:  # type: ignore[no-untyped-def]
+    ordered = "      - command: make\n      - command: pytest\n"
+    assert check(make_repo, rule("order", ordered, extra="    across: jobs\n")).code == 0
+    reversed_ = "      - command: pytest\n      - command: make\n"
+    result = check(make_repo, rule("order", reversed_, extra="    across: jobs\n"))
+    assert result.headers == [
+        ".github/workflows/ci.yml:10:14: CC100 `make` in job 'build' runs before `pytest` in job 'test', "
+        "which needs it [r]"
+    ]
+    unordered = "      - command: ruff check\n      - command: pytest\n"
+    result = check(make_repo, rule("order", unordered, extra="    across: jobs\n"))
+    assert result.headers == [
+        ".github/workflows/ci.yml:31:11: CC100 `pytest` in job 'test' is not ordered after `ruff check` in job 'lint': "
+        "`needs:` does not make one wait for the other [r]"
+    ]
+    result = check(
+        make_repo,
+        rule("order", ordered, where="{workflow: .github/workflows/ci.yml, step: x}", extra="    across: jobs\n"),
+    )
+    assert result.code == 2 and "`across: jobs` orders the jobs of workflows" in result.err
+
+
+def test_a_trigger_scope_addresses_keys_relative_to_the_trigger(make_repo) -> None:  # type: ignore[no-untyped-def]
+    where = "{workflow: .github/workflows/ci.yml, trigger: schedule}"
+    assert check(make_repo, rule("require", "      - key: '[*].cron'\n        count: 1\n", where)).code == 0
+    result = check(
+        make_repo, rule("require", "      - key: branches\n", "{workflow: .github/workflows/ci.yml, trigger: push}")
+    )
+    assert result.headers == [".github/workflows/ci.yml:2:3: CC102 trigger 'push' lacks `branches` [r]"]
+    result = check(
+        make_repo,
+        rule("require", "      - key: types\n", "{workflow: .github/workflows/ci.yml, trigger: pull_request}"),
+    )
+    assert result.headers == [
+        ".github/ci-checks.yml:5:5: CC104 `where` selects nothing: no trigger of .github/workflows/ci.yml matches "
+        "'pull_request' (triggers: push, schedule) [r]"
+    ]
+
+
+def test_a_job_list_a_literal_step_name_an_else_branch_and_a_case_arm_are_scopes(make_repo) -> None:  # type: ignore[no-untyped-def]
+    jobs = "{workflow: .github/workflows/ci.yml, job: [build, lint]}"
+    result = check(make_repo, rule("require", "      - step: {uses: actions/checkout}\n", jobs))
+    assert result.headers == [
+        ".github/workflows/ci.yml:11:3: CC102 job 'lint' lacks a step {uses: actions/checkout} [r]"
+    ]
+    step = "{literal: 'Test [fast] *'}"
+    else_ = f"{{workflow: .github/workflows/ci.yml, step: {step}, branch: {{if: '[ -n \"$PATCH\" ]', else: true}}}}"
+    assert check(make_repo, rule("require", "      - command: echo no patch\n", else_)).code == 0
+    assert check(make_repo, rule("require", "      - command: git apply\n", else_)).code == 1
+    arm = "{workflow: .github/workflows/ci.yml, job: test, branch: {case: '\"$GPU_ARCH\"', arm: 'gfx95*'}}"
+    result = check(make_repo, rule("forbid", "      - command: pip install -e .\n", arm))
+    assert [h.split(": CC101")[0] for h in result.headers] == [".github/workflows/ci.yml:27:28"]
+    typo = "{workflow: .github/workflows/ci.yml, job: test, branch: {case: '$GPU_ARCH', arm: 'gfx90*'}}"
+    result = check(make_repo, rule("forbid", "      - command: pip install -e .\n", typo))
+    assert result.headers[0].endswith(
+        '(branches there: \'[ -n "$PATCH" ]\', case "$GPU_ARCH": gfx94* | gfx95* | *) [r]'
+    )
+
+
+def test_file_items_need_no_where(make_repo) -> None:  # type: ignore[no-untyped-def]
+    files = {"docker/amd_patch/latest/megatron.patch": "diff\n", "docker/amd_patch/sglv0.5.10/megatron.patch": "diff\n"}
+    one = rule("require", "      - file: docker/amd_patch/**/*.patch\n        count: {max: 1}\n", where=None)
+    result = check(make_repo, one, files=files)
+    assert result.headers == [
+        ".github/ci-checks.yml:3:9: CC102 the repository has a file matching 'docker/amd_patch/**/*.patch' 2 times, "
+        "not at most 1 [r]"
+    ]
+    none = rule("forbid", "      - file: docker/**/*.patch\n", where=None)
+    assert [h.split(": CC101")[0] for h in check(make_repo, none, files=files).headers] == [
+        "docker/amd_patch/latest/megatron.patch:1:1",
+        "docker/amd_patch/sglv0.5.10/megatron.patch:1:1",
+    ]
+    result = check(make_repo, rule("forbid", "      - file: x\n"))
+    assert result.code == 2 and "a `file` item is judged over the whole repository" in result.err
+    result = check(make_repo, rule("forbid", "      - text: x\n", where=None))
+    assert result.code == 2 and "the rule's `where`, which is missing" in result.err
+
+
+def test_findings_of_different_rules_at_one_span_with_one_message_are_all_kept(make_repo) -> None:  # type: ignore[no-untyped-def]
+    same = rule("forbid", "      - command: make\n", rule_id="first") + rule(
+        "forbid", "      - command: make\n", rule_id="second"
+    )
+    result = check(make_repo, same)
+    assert [h.rsplit(" ", 1)[1] for h in result.headers] == ["[first]", "[second]"]
+
+
+def test_a_rule_that_cannot_read_a_workflow_is_an_error_for_each_rule(make_repo) -> None:  # type: ignore[no-untyped-def]
+    both = rule("forbid", "      - command: make\n", rule_id="first") + rule(
+        "require", "      - command: make\n", rule_id="second"
+    )
+    result = check(make_repo, both, workflow="on: push\njobs: [\n")
+    cc106 = [h for h in result.headers if " CC106 " in h]
+    assert [h.rsplit(" ", 1)[1] for h in cc106] == ["[first]", "[second]"]
+    assert result.code == 1
+    assert "2 errors" in result.out.splitlines()[-1]
+
+
+def test_step_and_job_names_with_glob_characters_are_selected_literally(make_repo) -> None:  # type: ignore[no-untyped-def]
+    literal = "{workflow: .github/workflows/ci.yml, step: {literal: 'Test [fast] *'}}"
+    assert check(make_repo, rule("require", "      - command: pytest\n", literal)).code == 0
+    escaped = "{workflow: .github/workflows/ci.yml, step: 'Test \\[fast\\] \\*'}"
+    assert check(make_repo, rule("require", "      - command: pytest\n", escaped)).code == 0
+    as_glob = "{workflow: .github/workflows/ci.yml, step: 'Test [fast] *'}"
+    result = check(make_repo, rule("require", "      - command: pytest\n", as_glob))
+    assert result.code == 1 and " CC104 " in result.out  # `[fast]` is a character set there
+
+
+@pytest.mark.parametrize(
+    ("pattern", "error"),
+    [
+        ("a{99999999}", "repeats too much"),
+        ("(?:a{1000}){1000}", "repeats too much"),
+        ("x" * 5000, "is longer than 4096 characters"),
+    ],
+)
+def test_a_regular_expression_that_would_take_unbounded_memory_to_compile_is_refused(make_repo, pattern, error) -> None:  # type: ignore[no-untyped-def]
+    started = time.perf_counter()
+    result = check(make_repo, rule("forbid", f"      - regex: '{pattern}'\n"))
+    assert result.code == 2
+    assert result.err.startswith(".github/ci-checks.yml:7:16: error: "), result.err
+    assert error in result.err
+    assert time.perf_counter() - started < 30
+
+
+def test_the_committed_configuration_schema_is_the_one_the_code_builds() -> None:
+    committed = json.loads((PROJECT / "schemas" / own_schemas.CONFIG).read_text(encoding="utf-8"))
+    assert committed == config_schema.build(precise=True), "run: python -m ci_checks.config_schema > schemas/..."
+
+
+def test_every_policy_this_project_ships_validates_against_the_precise_schema() -> None:
+    import yaml
+
+    validator = jsonschema.Draft202012Validator(config_schema.build(precise=True))
+    policies = [PROJECT / ".github" / "ci-checks.yml", *sorted((FIXTURES / "policies").glob("*.yml"))]
+    for path in policies:
+        errors = list(validator.iter_errors(yaml.safe_load(path.read_text(encoding="utf-8"))))
+        assert errors == [], f"{path.name}: {errors[0].message if errors else ''}"
