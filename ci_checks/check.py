@@ -19,6 +19,7 @@ from ci_checks.loading import YAML_KINDS, LoadedFile, Workspace
 from ci_checks.policy import PolicyRule
 from ci_checks.repository import FileKind, Repository, kind_of
 from ci_checks.rule import Rule
+from ci_checks.settings import Selection
 from ci_checks.source import DEFAULT_MAX_BYTES, SourceFile
 
 
@@ -78,36 +79,19 @@ class Request:
 class Plan:
     """What to run: built-in rules, policy rules and external linters, and which of their findings to keep."""
 
-    rules: list[Rule]
+    selection: Selection = field(default_factory=lambda: Selection(None))
     policy_rules: list[PolicyRule] = field(default_factory=list)
     backends: list[str] = field(default_factory=list)
     backend_settings: BackendSettings = field(default_factory=BackendSettings)
-    backend_codes: BackendCodes = field(default_factory=lambda: BackendCodes(None, []))
     max_bytes: int = DEFAULT_MAX_BYTES
     report_unused_ignores: bool = False
 
     @cached_property
-    def _rule_codes(self) -> frozenset[str]:
-        return frozenset(rule.code for rule in self.rules)
+    def rules(self) -> list[Rule]:
+        return self.selection.rules
 
     def keeps(self, diagnostic: Diagnostic) -> bool:
-        if diagnostic.code in registry.BY_CODE:
-            return diagnostic.code in self._rule_codes
-        return self.backend_codes.keeps(diagnostic.code)
-
-
-@dataclass
-class BackendCodes:
-    """`--select`/`--ignore` for external linters' codes: exact (`SC2086`) or prefixes (`SC`, `ZZ-`, `AL-expr`)."""
-
-    selected: list[str] | None
-    ignored: list[str]
-
-    def keeps(self, code: str) -> bool:
-        code = code.lower()
-        if self.selected is not None and not any(code.startswith(prefix.lower()) for prefix in self.selected):
-            return False
-        return not any(code.startswith(prefix.lower()) for prefix in self.ignored)
+        return self.selection.keeps(diagnostic)
 
 
 def run(

@@ -17,10 +17,12 @@ from typing import NoReturn, TextIO
 
 from ci_checks import __version__, config, registry
 from ci_checks.backends.cache import default_folder
-from ci_checks.backends.external import BACKENDS, LINTER_CODE, BackendSettings
-from ci_checks.check import BackendCodes, Outcome, Plan, Request, UsageError, run
+from ci_checks.backends.external import BACKENDS, BackendSettings
+from ci_checks.check import Outcome, Plan, Request, UsageError, run
+from ci_checks.policy import policy_codes
 from ci_checks.reporters.formats import FORMATS
 from ci_checks.repository import Repository, find_root
+from ci_checks.settings import SelectionError, resolve
 from ci_checks.source import DEFAULT_MAX_BYTES
 
 EXIT_OK = 0
@@ -229,28 +231,14 @@ def _settings(repository: Repository, explicit: Path | None) -> config.Config:
 
 
 def _plan(args: argparse.Namespace, settings: config.Config, repository: Repository) -> Plan:
-    """What to run, from the options and the configuration; `--select` and `--ignore` take codes, code prefixes,
-    rule names, policy rule ids and external linters' codes (`SC2086`, `ZZ-unpinned-uses`, `AL`)."""
+    """What to run, from the options and the configuration (see `ci_checks.settings` for what selectors name)."""
     selected: list[str] | None = args.select or settings.select
     ignored = [*settings.ignore, *args.ignore]
-    ids = {rule.id for rule in settings.rules}
-    policy_rules = [rule for rule in settings.rules if rule.id not in ignored]
-    external = BackendCodes(None, [code for code in ignored if LINTER_CODE.match(code)])
-    ignored = [code for code in ignored if code not in ids and not LINTER_CODE.match(code)]
-    if selected is not None:
-        backend_codes = [code for code in selected if LINTER_CODE.match(code)]
-        chosen = [selector for selector in selected if selector in ids]
-        if chosen:
-            policy_rules = [rule for rule in policy_rules if rule.id in chosen]
-        external.selected = backend_codes
-        selected = [code for code in selected if code not in ids and code not in backend_codes]
-        if chosen:
-            selected.append("CC1")  # selecting policy rules by id keeps their codes, so that their findings show
-        if backend_codes:
-            selected.append("CC09")  # and selecting a linter's codes keeps its unavailable/failed notices
-    rules, unknown = registry.select(selected, ignored)
-    if unknown:
-        raise UsageError(f"unknown rule {unknown[0]!r}{registry.suggestion(unknown[0])}; see `ci-checks rules`")
+    try:
+        selection = resolve(selected, ignored, (rule.id for rule in settings.rules))
+    except SelectionError as error:
+        raise UsageError(str(error)) from None
+    policy_rules = [rule for rule in settings.rules if selection.runs_policy_rule(rule.id, policy_codes(rule))]
     backends = args.backends
     if backends is None:
         from_environment = os.environ.get("CI_CHECKS_BACKENDS")
@@ -258,15 +246,14 @@ def _plan(args: argparse.Namespace, settings: config.Config, repository: Reposit
             backends = _backends(from_environment) if from_environment is not None else settings.backends
         except argparse.ArgumentTypeError as error:
             raise UsageError(f"CI_CHECKS_BACKENDS: {error}") from None
-    backends = list(BACKENDS) if backends is None else backends
+    backends = [name for name in (list(BACKENDS) if backends is None else backends) if selection.runs_linter(name)]
     binaries = {name: getattr(args, name) for name in BACKENDS if getattr(args, name) is not None}
     cache_folder = _cache_folder(args, repository) if "shellcheck" in backends else None
     return Plan(
-        rules,
+        selection,
         policy_rules,
         backends,
         BackendSettings(binaries, args.backend_timeout, cache_folder),
-        external,
         args.max_file_size or settings.max_file_size or DEFAULT_MAX_BYTES,
         args.report_unused_ignores,
     )

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ci_checks import config_schema, registry, source, yamlpos
+from ci_checks import config_schema, registry, settings, source, yamlpos
 from ci_checks.diagnostics import Related, Span
 from ci_checks.policy import PolicyError, PolicyRule, compile_rules
 from ci_checks.policy.compiling import Locate
@@ -89,6 +89,13 @@ def load(display: str, path: Path, repository: Repository | None = None) -> Conf
         config.rules = compile_rules(data.get("rules", []), locate, reserved, repository)
     except PolicyError as error:
         raise ConfigError(error.message, error.span, error.related) from None
+    policy_ids = {rule.id for rule in config.rules}
+    for key in ("select", "ignore"):
+        for index, selector in enumerate(data.get(key, [])):
+            try:
+                settings.resolve([selector], [], policy_ids)
+            except settings.SelectionError as error:
+                raise ConfigError(str(error), locate([key, index], False)) from None
     config.select = data.get("select")
     config.backends = data.get("backends")
     config.ignore = data.get("ignore", [])

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
 
-from ci_checks import config, registry
+from ci_checks import config
 from ci_checks.check import Outcome, Plan, Request, run
 from ci_checks.diagnostics import Diagnostic, Occurrence
 from ci_checks.dockerfile import Dockerfile
@@ -28,6 +28,7 @@ from ci_checks.model import Action, Workflow
 from ci_checks.model.values import occurrences
 from ci_checks.policy import PolicyRule
 from ci_checks.repository import WORKFLOW_DIR, FileKind, Repository, find_root
+from ci_checks.settings import resolve
 
 
 class CIRepository:
@@ -118,12 +119,12 @@ class CIRepository:
         rules (all of the configuration's by default)."""
         settings = self.config
         self.repository.exclude = settings.exclude
-        rules, _ = registry.select(settings.select, settings.ignore)
-        if not built_in:
-            rules = [rule for rule in registry.RULES if rule.check is None or rule.code in _SOURCE_CODES]
         chosen = list(settings.rules if policy_rules is None else policy_rules)
+        selected = settings.select if built_in else [*_SOURCE_CODES, "CC1", *(rule.id for rule in chosen)]
+        selection = resolve(selected, settings.ignore, (rule.id for rule in settings.rules))
         max_bytes = settings.max_file_size or self._workspace.max_bytes
-        return run(self.repository, Request.whole(), Plan(rules, chosen, max_bytes=max_bytes), settings)
+        plan = Plan(selection, chosen, max_bytes=max_bytes)
+        return run(self.repository, Request.whole(), plan, settings)
 
     def findings(self, rule_id: str) -> list[Diagnostic]:
         """The findings of one policy rule, by id."""
@@ -133,7 +134,7 @@ class CIRepository:
         return self.check(rules, built_in=False).diagnostics
 
 
-_SOURCE_CODES = {"CC001", "CC002", "CC003", "CC004"}
+_SOURCE_CODES = ("CC001", "CC002", "CC003", "CC004")
 """Files a policy rule reads but cannot read are findings of these, and are kept when only policy rules run."""
 
 

@@ -1,4 +1,4 @@
-"""The rule registry: one table of every rule, and selection by code, code prefix or name.
+"""The rule registry: one table of every rule, and lookup by code, code prefix or name.
 
 A rule lives in `ci_checks/rules/<code>_<name>.py`. Its module docstring is its
 documentation, with the sections *What it does*, *Why it matters*, *Example*
@@ -9,7 +9,6 @@ keeps its number out of circulation.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
 
 from ci_checks.rule import Rule
 from ci_checks.rules import RULE_MODULES
@@ -36,21 +35,3 @@ def matching(selector: str) -> list[Rule]:
         return [rule]
     prefix = selector.upper()
     return [rule for rule in RULES if rule.code.startswith(prefix)] if prefix else []
-
-
-def select(selected: Iterable[str] | None, ignored: Iterable[str]) -> tuple[list[Rule], list[str]]:
-    """The rules left after `selected` (all when None) minus `ignored`, and the selectors that name no rule."""
-    unknown: list[str] = []
-
-    def expand(selectors: Iterable[str]) -> set[str]:
-        codes: set[str] = set()
-        for selector in selectors:
-            found = matching(selector)
-            if not found:
-                unknown.append(selector)
-            codes.update(rule.code for rule in found)
-        return codes
-
-    chosen = {rule.code for rule in RULES} if selected is None else expand(selected)
-    chosen -= expand(ignored)
-    return [rule for rule in RULES if rule.code in chosen], unknown

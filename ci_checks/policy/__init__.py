@@ -8,6 +8,6 @@ configuration schema from the kinds' fragments, and `evaluate` runs rules.
 
 from ci_checks.policy.compile import compile_rules
 from ci_checks.policy.evaluate import evaluate
-from ci_checks.policy.model import PolicyError, PolicyRule
+from ci_checks.policy.model import PolicyError, PolicyRule, policy_codes
 
-__all__ = ["PolicyError", "PolicyRule", "compile_rules", "evaluate"]
+__all__ = ["PolicyError", "PolicyRule", "compile_rules", "evaluate", "policy_codes"]

@@ -127,6 +127,15 @@ class PolicyRule:
         return Diagnostic(self.kind.rule.code, self.id, self.severity, message, span, related)
 
 
+_ABOUT_RULES = ("CC104", "CC106")
+"""The codes of findings a policy rule makes about itself: it selects nothing, it cannot read a file."""
+
+
+def policy_codes(rule: PolicyRule) -> tuple[str, ...]:
+    """The codes a policy rule's findings can have."""
+    return (rule.kind.rule.code, *_ABOUT_RULES)
+
+
 @dataclass(frozen=True)
 class RuleKind:
     """A rule kind: its name, the built-in rule its findings are, its schema, and its evaluation.

@@ -10,6 +10,7 @@ import pytest
 import ci_checks.rules
 from ci_checks import registry
 from ci_checks.rule import DOC_SECTIONS, Rule
+from ci_checks.settings import SelectionError, resolve
 from tests.ci.conftest import FIXTURES, run_cli
 
 
@@ -83,7 +84,7 @@ def test_unknown_rule_suggests_the_closest() -> None:
 
 
 def test_selectors_accept_codes_prefixes_and_names() -> None:
-    rules, unknown = registry.select(["CC01", "invalid-uses"], ["CC013"])
-    assert [r.code for r in rules] == ["CC010", "CC011", "CC012", "CC014", "CC030"]
-    assert unknown == []
-    assert registry.select(["CC9"], [])[1] == ["CC9"]
+    selection = resolve(["CC01", "invalid-uses"], ["CC013"], [])
+    assert [r.code for r in selection.rules] == ["CC010", "CC011", "CC012", "CC014", "CC030"]
+    with pytest.raises(SelectionError, match="unknown rule 'CC9'"):
+        resolve(["CC9"], [], [])

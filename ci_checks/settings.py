@@ -1,0 +1,138 @@
+"""Which rules run and which findings are kept: the one reading of `select` and `ignore`.
+
+A selector (from `--select`, `--ignore` or the configuration's `select:` and
+`ignore:`) is, in this order:
+
+- a policy rule id (`no-amd-patch`);
+- a built-in rule code, code prefix or name (`CC011`, `CC0`, `duplicate-key`);
+- a linter code or prefix: `SC2086`, `SC`, `AL-expression`, `AL`,
+  `ZZ-unpinned-uses`, `ZZ`, or the name a linter finding prints:
+  `shellcheck`, `actionlint-expression`, `zizmor-unpinned-uses`.
+
+Anything else is an error that suggests the closest known name. A finding is
+kept when something selects it (everything, without `select`) and nothing
+ignores it. A rule or linter whose findings cannot be kept does not run.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from ci_checks import registry
+from ci_checks.diagnostics import Diagnostic
+from ci_checks.rule import Rule
+
+LINTER_PREFIXES = {"actionlint": "AL", "shellcheck": "SC", "zizmor": "ZZ"}
+"""Each external linter and the prefix of its findings' codes."""
+_LINTER_CODE = re.compile(r"(SC[0-9]*|AL(-[a-z0-9-]*)?|ZZ(-[a-z0-9-]*)?)\Z", re.IGNORECASE)
+_LINTER_NAME = re.compile(r"(actionlint|zizmor)-(?P<kind>[a-z0-9-]+)\Z|shellcheck\Z")
+_BACKEND_NOTICES = frozenset({"CC090", "CC091"})
+"""A linter that is missing or failed: kept whenever something of that linter is selected."""
+
+
+class SelectionError(ValueError):
+    """A selector that names nothing; the message suggests what was meant."""
+
+
+def linter_code(selector: str) -> str | None:
+    """The linter code or prefix a selector names (`SC2086`, `AL`, `ZZ-artipacked`), or None."""
+    if _LINTER_CODE.match(selector):
+        return selector.upper() if selector.upper().startswith("SC") else selector[:2].upper() + selector[2:].lower()
+    named = _LINTER_NAME.match(selector)
+    if named is None:
+        return None
+    if selector == "shellcheck":
+        return "SC"
+    return f"{LINTER_PREFIXES[selector.split('-', 1)[0]]}-{named.group('kind')}"
+
+
+@dataclass(frozen=True)
+class _Targets:
+    codes: frozenset[str] = frozenset()
+    policy_ids: frozenset[str] = frozenset()
+    linter: tuple[str, ...] = ()
+
+    def names_linter_code(self, code: str) -> bool:
+        return any(code.lower().startswith(prefix.lower()) for prefix in self.linter)
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The resolved `select` (None: everything) and `ignore`."""
+
+    selected: _Targets | None
+    ignored: _Targets = field(default_factory=_Targets)
+
+    @property
+    def rules(self) -> list[Rule]:
+        """The built-in rules whose findings can be kept."""
+        return [rule for rule in registry.RULES if self._keeps_code(rule.code)]
+
+    def _keeps_code(self, code: str) -> bool:
+        chosen = self.selected is None or code in self.selected.codes
+        return chosen and code not in self.ignored.codes
+
+    def runs_policy_rule(self, rule_id: str, codes: Iterable[str]) -> bool:
+        """Whether a policy rule (whose findings have `codes`) can have a finding kept."""
+        if rule_id in self.ignored.policy_ids:
+            return False
+        if self.selected is None or rule_id in self.selected.policy_ids:
+            return True
+        return any(code in self.selected.codes and code not in self.ignored.codes for code in codes)
+
+    def runs_linter(self, name: str) -> bool:
+        prefix = LINTER_PREFIXES[name]
+        if prefix in self.ignored.linter:
+            return False
+        if self.selected is None:
+            return True
+        return any(code.upper().startswith(prefix) for code in self.selected.linter)
+
+    def keeps(self, diagnostic: Diagnostic) -> bool:
+        code, rule = diagnostic.code, diagnostic.rule
+        if code in registry.BY_CODE:
+            if rule in self.ignored.policy_ids or code in self.ignored.codes:
+                return False
+            if self.selected is None:
+                return True
+            if code in _BACKEND_NOTICES and self.selected.linter:
+                return True
+            return code in self.selected.codes or rule in self.selected.policy_ids
+        if self.ignored.names_linter_code(code):
+            return False
+        return self.selected is None or self.selected.names_linter_code(code)
+
+
+def resolve(selected: Sequence[str] | None, ignored: Sequence[str], policy_ids: Iterable[str]) -> Selection:
+    """The selection `select` and `ignore` name; SelectionError for a selector that names nothing."""
+    ids = frozenset(policy_ids)
+    return Selection(_targets(selected, ids) if selected is not None else None, _targets(ignored, ids))
+
+
+def _targets(selectors: Sequence[str], policy_ids: frozenset[str]) -> _Targets:
+    codes: set[str] = set()
+    chosen_ids: set[str] = set()
+    linter: list[str] = []
+    for selector in selectors:
+        if selector in policy_ids:
+            chosen_ids.add(selector)
+            continue
+        rules = registry.matching(selector)
+        if rules:
+            codes.update(rule.code for rule in rules)
+            continue
+        code = linter_code(selector)
+        if code is not None:
+            linter.append(code)
+            continue
+        raise SelectionError(f"unknown rule {selector!r}{_suggestion(selector, policy_ids)}; see `ci-checks rules`")
+    return _Targets(frozenset(codes), frozenset(chosen_ids), tuple(linter))
+
+
+def _suggestion(word: str, policy_ids: frozenset[str]) -> str:
+    known = [*registry.BY_CODE, *registry.BY_NAME, *sorted(policy_ids)]
+    close = difflib.get_close_matches(word, known, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]}?)" if close else ""

@@ -1,0 +1,75 @@
+"""`--select` / `--ignore` and the configuration's `select:` / `ignore:`: one vocabulary, resolved in one place."""
+
+from __future__ import annotations
+
+import pytest
+
+from ci_checks import cli
+from ci_checks.config import Config
+from ci_checks.diagnostics import Diagnostic, Severity, Span
+from ci_checks.repository import Repository
+from ci_checks.settings import SelectionError, resolve
+from tests.ci.conftest import run_cli
+
+
+def finding(code: str, rule: str) -> Diagnostic:
+    return Diagnostic(code, rule, Severity.ERROR, "m", Span.point("x.yml"))
+
+
+@pytest.mark.parametrize(
+    ("selectors", "kept", "dropped"),
+    [
+        (["CC011"], [("CC011", "duplicate-key")], [("CC010", "yaml-syntax"), ("SC2086", "shellcheck")]),
+        (["duplicate-key"], [("CC011", "duplicate-key")], [("CC012", "yaml-limit")]),
+        (["CC0"], [("CC011", "duplicate-key")], [("ZZ-artipacked", "zizmor-artipacked"), ("CC101", "r")]),
+        (["my-rule"], [("CC101", "my-rule"), ("CC104", "my-rule")], [("CC101", "other"), ("CC011", "duplicate-key")]),
+        (["SC"], [("SC2086", "shellcheck"), ("CC090", "backend-unavailable")], [("AL-expression", "actionlint-x")]),
+        (["zizmor-artipacked"], [("ZZ-artipacked", "zizmor-artipacked")], [("ZZ-unpinned-uses", "zizmor-x")]),
+        (["actionlint-expression"], [("AL-expression", "actionlint-expression")], [("AL-syntax-check", "y")]),
+        (["shellcheck"], [("SC1000", "shellcheck")], [("ZZ-artipacked", "zizmor-artipacked")]),
+    ],
+)
+def test_a_selector_names_built_in_rules_policy_rules_or_linter_codes(selectors, kept, dropped) -> None:  # type: ignore[no-untyped-def]
+    selection = resolve(selectors, [], ["my-rule", "other"])
+    assert [selection.keeps(finding(*pair)) for pair in kept] == [True] * len(kept)
+    assert [selection.keeps(finding(*pair)) for pair in dropped] == [False] * len(dropped)
+
+
+def test_ignore_wins_over_select_for_every_kind_of_name() -> None:
+    selection = resolve(None, ["my-rule", "CC011", "ZZ-artipacked", "SC"], ["my-rule"])
+    assert not selection.keeps(finding("CC101", "my-rule"))
+    assert not selection.keeps(finding("CC011", "duplicate-key"))
+    assert not selection.keeps(finding("ZZ-artipacked", "zizmor-artipacked"))
+    assert not selection.keeps(finding("SC2086", "shellcheck"))
+    assert selection.keeps(finding("ZZ-unpinned-uses", "zizmor-unpinned-uses"))
+    assert not selection.runs_linter("shellcheck") and selection.runs_linter("zizmor")
+    assert not selection.runs_policy_rule("my-rule", ["CC101"])
+
+
+@pytest.mark.parametrize(("selector", "hint"), [("duplicate-keys", "duplicate-key"), ("no-amd-patc", "no-amd-patch")])
+def test_an_unknown_selector_is_an_error_with_the_closest_name(selector: str, hint: str) -> None:
+    with pytest.raises(SelectionError, match=f"did you mean {hint}"):
+        resolve([selector], [], ["no-amd-patch"])
+
+
+def test_a_linter_runs_only_when_something_of_it_is_selected(make_repo) -> None:  # type: ignore[no-untyped-def]
+    root = make_repo({".github/workflows/ci.yml": "on: push\n"})
+    for selected, linters in (
+        (["CC0"], []),
+        (["SC2086"], ["shellcheck"]),
+        (["AL", "zizmor-x"], ["actionlint", "zizmor"]),
+    ):
+        args = cli.build_parser().parse_args(["check", "--backends", "all", "--select", ",".join(selected), str(root)])
+        assert cli._plan(args, Config(), Repository(root)).backends == linters
+
+
+def test_an_unknown_name_in_the_configuration_is_a_positioned_error(make_repo) -> None:  # type: ignore[no-untyped-def]
+    root = make_repo(
+        {".github/workflows/ci.yml": "on: push\n", ".github/ci-checks.yml": "ignore: [CC011, duplicat-key]\n"}
+    )
+    result = run_cli("check", root)
+    assert (result.code, result.err) == (
+        2,
+        ".github/ci-checks.yml:1:17: error: unknown rule 'duplicat-key' (did you mean duplicate-key?); "
+        "see `ci-checks rules`\n",
+    )
