@@ -14,6 +14,7 @@ from typing import Any
 
 from ci_checks import config_schema, registry, settings, source, yamlpos
 from ci_checks.diagnostics import Related, Span
+from ci_checks.globs import GlobError, compile_glob
 from ci_checks.policy import PolicyError, PolicyRule, compile_rules
 from ci_checks.policy.compiling import Locate
 from ci_checks.policy.validation import first_error
@@ -100,6 +101,11 @@ def load(display: str, path: Path, repository: Repository | None = None) -> Conf
     config.backends = data.get("backends")
     config.ignore = data.get("ignore", [])
     config.exclude = data.get("exclude", [])
+    for index, pattern in enumerate(config.exclude):
+        try:
+            compile_glob(pattern)
+        except GlobError as error:
+            raise ConfigError(f"invalid glob {pattern!r}: {error}", locate(["exclude", index], False)) from None
     size = data.get("max-file-size")
     if size is not None:
         config.max_file_size = size if isinstance(size, int) else parse_size(size)

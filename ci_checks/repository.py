@@ -7,13 +7,13 @@ resolve inside it, and directories are never entered through a link.
 from __future__ import annotations
 
 import enum
-import fnmatch
 import os
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cache, cached_property
 from pathlib import Path, PurePosixPath
 
 from ci_checks import source
+from ci_checks.globs import Glob, compile_glob, excluded_by
 from ci_checks.source import ProblemKind, SourceFile, SourceProblem
 
 WORKFLOW_DIR = ".github/workflows"
@@ -100,7 +100,8 @@ class Repository:
         return Path(_absolute(path)).relative_to(self.root).as_posix()
 
     def excluded(self, relative: str) -> bool:
-        return any(fnmatch.fnmatchcase(relative, pattern) for pattern in self.exclude)
+        """Whether an `exclude` glob matches the path or one of its folders."""
+        return excluded_by(_compiled(tuple(self.exclude)), relative)
 
     @cached_property
     def files(self) -> list[str]:
@@ -158,6 +159,18 @@ class Repository:
             problem = SourceProblem(ProblemKind.UNREADABLE, "symbolic link points outside the repository; not read")
             return SourceFile(relative, "", problem)
         return source.read(relative, real, max_bytes)
+
+
+@cache
+def _compiled(patterns: tuple[str, ...]) -> tuple[Glob, ...]:
+    # The configuration has checked each pattern; one that is not a glob here matches nothing.
+    compiled = []
+    for pattern in patterns:
+        try:
+            compiled.append(compile_glob(pattern))
+        except ValueError:
+            continue
+    return tuple(compiled)
 
 
 def _absolute(path: str | os.PathLike[str]) -> str:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ci_checks.model.steps import Step, find_step
+from ci_checks.model.paths import Selected, get_text, select_text
+from ci_checks.model.steps import Step, find_step, matching_steps
 from ci_checks.model.values import mapping, pairs, text
 from ci_checks.model.workflow import Input, Output
 from ci_checks.source import SourceFile
@@ -39,6 +40,16 @@ class Action:
 
     def step(self, name_or_id: str) -> Step:
         return find_step(self.steps, name_or_id, self.path)
+
+    def steps_matching(self, uses: str | None = None, name: str | None = None, id: str | None = None) -> list[Step]:
+        return matching_steps(self.steps, uses, name, id)
+
+    def select(self, key_path: str) -> list[Selected]:
+        """What a PATH from the action's root selects: `inputs.*.default`, `runs.steps[*].shell`."""
+        return select_text(self.node, (), key_path)
+
+    def get(self, key_path: str) -> Selected:
+        return get_text(self.node, (), key_path, self.path)
 
     @classmethod
     def from_document(cls, document: Document) -> Action | None:

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Literal
 
 from ci_checks import shell
 from ci_checks.diagnostics import Occurrence, Span
+from ci_checks.globs import compile_name_glob, compile_ref_glob
+from ci_checks.model.paths import Selected, get_text, select_text
 from ci_checks.model.values import Entry, entries, entry, is_expression, occurrences, text
 from ci_checks.shell import Script
 from ci_checks.source import FileLocator, SourceFile
@@ -112,6 +114,25 @@ def find_step(steps: Iterable[Step], name_or_id: str, where: str) -> Step:
     raise LookupError(f"{where} has no step named {name_or_id!r}; steps: {[s.label for s in candidates]}")
 
 
+def matching_steps(steps: Iterable[Step], uses: str | None, name: str | None, id: str | None) -> list[Step]:
+    """The steps whose `uses`, name and id match these globs (of `ci_checks.globs`); None matches anything."""
+    uses_glob = compile_ref_glob(uses) if uses is not None else None
+    name_glob = compile_name_glob(name) if name is not None else None
+    id_glob = compile_name_glob(id) if id is not None else None
+    found = []
+    for step in steps:
+        if uses_glob is not None:
+            ref = step.uses
+            if ref is None or not uses_glob.matches(ref.raw if "@" in uses_glob.text else ref.name):
+                continue
+        if name_glob is not None and not name_glob.matches(step.name):
+            continue
+        if id_glob is not None and not id_glob.matches(step.id):
+            continue
+        found.append(step)
+    return found
+
+
 @dataclass(eq=False)
 class Step:
     """A step of a job or of a composite action. `owner` is that job or action."""
@@ -154,6 +175,22 @@ class Step:
     def occurrences(self, text: str) -> list[Occurrence]:
         """Where `text` occurs in the step's YAML, comments included."""
         return occurrences(self.source, self.span, text)
+
+    @property
+    def place(self) -> tuple[str | int, ...]:
+        """Where the step sits in its file: `jobs.ID.steps[N]`, or `runs.steps[N]` in a composite action."""
+        owner_id = getattr(self.owner, "id", None)
+        return ("jobs", owner_id, "steps", self.index) if owner_id is not None else ("runs", "steps", self.index)
+
+    def select(self, key_path: str) -> list[Selected]:
+        """What a PATH relative to the step selects: `with.persist-credentials`, `env.*`."""
+        return select_text(self.node, self.place, key_path)
+
+    def get(self, key_path: str) -> Selected:
+        return get_text(self.node, self.place, key_path, f"step {self.label!r}")
+
+    def __repr__(self) -> str:
+        return f"Step({self.label!r} at {self.span.path}:{self.span.line}:{self.span.column})"
 
     @property
     def effective_shell(self) -> str | None:

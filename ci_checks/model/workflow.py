@@ -10,7 +10,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from ci_checks.diagnostics import Occurrence, Span
-from ci_checks.model.steps import ActionRef, Step, find_step
+from ci_checks.model.paths import Selected, get_text, select_text
+from ci_checks.model.steps import ActionRef, Step, find_step, matching_steps
 from ci_checks.model.values import (
     Entry,
     entries,
@@ -78,11 +79,20 @@ class Output:
 
 @dataclass(eq=False)
 class Trigger:
-    """One event under `on:`; `config` is its mapping (branches, paths, types, inputs ...), if any."""
+    """One event under `on:`, whatever shape `on:` has: `config` is its mapping (branches, paths, types, inputs
+    ...), if any, and `node` its value of any shape (the list of `schedule`), None in `on: push` or `on: [push]`."""
 
     event: str
     key: Scalar
     config: Mapping | None = None
+    node: Node | None = None
+
+    def select(self, key_path: str) -> list[Selected]:
+        """What a PATH relative to the trigger's value selects: `types`, `[*].cron`, `inputs.*.type`."""
+        return select_text(self.node, ("on", self.event), key_path)
+
+    def get(self, key_path: str) -> Selected:
+        return get_text(self.node, ("on", self.event), key_path, f"trigger {self.event!r}")
 
 
 @dataclass(eq=False)
@@ -239,6 +249,20 @@ class Job:
         """The step with this name or id; LookupError naming the steps that exist otherwise."""
         return find_step(self.steps, name_or_id, f"job {self.id!r}")
 
+    def steps_matching(self, uses: str | None = None, name: str | None = None, id: str | None = None) -> list[Step]:
+        """The steps whose `uses` (`owner/repo[/path]`, or the whole value with `@`), name and id match these globs."""
+        return matching_steps(self.steps, uses, name, id)
+
+    def select(self, key_path: str) -> list[Selected]:
+        """What a PATH relative to the job selects: `needs`, `strategy.matrix.arch[*]`, `steps[*].uses`."""
+        return select_text(self.node, ("jobs", self.id), key_path)
+
+    def get(self, key_path: str) -> Selected:
+        return get_text(self.node, ("jobs", self.id), key_path, f"job {self.id!r}")
+
+    def __repr__(self) -> str:
+        return f"Job({self.id!r} at {self.key.span.path}:{self.key.span.line}:{self.key.span.column})"
+
     @property
     def extent(self) -> Span:
         """From the job's key to the end of its body."""
@@ -329,6 +353,14 @@ class Workflow:
         """Where `text` occurs in the workflow file, comments included."""
         return occurrences(self.source, None, text)
 
+    def select(self, key_path: str) -> list[Selected]:
+        """What a PATH from the workflow's root selects: `jobs.stage-*-gpu-*.needs`, `on.schedule[*].cron`."""
+        return select_text(self.node, (), key_path)
+
+    def get(self, key_path: str) -> Selected:
+        """The first node a PATH selects; LookupError with the keys that exist where it stops matching."""
+        return get_text(self.node, (), key_path, self.path)
+
     @classmethod
     def from_document(cls, document: Document) -> Workflow | None:
         """The workflow of a usable document whose root is a mapping; None otherwise."""
@@ -361,7 +393,11 @@ def _triggers(node: Node | None) -> dict[str, Trigger]:
         return {node.value: Trigger(node.value, node)}
     if isinstance(node, Sequence):
         return {item.value: Trigger(item.value, item) for item in node.items if isinstance(item, Scalar)}
-    return {key.value: Trigger(key.value, key, mapping(value)) for key, value in pairs(node)}
+    return {key.value: Trigger(key.value, key, mapping(value), _unless_null(value)) for key, value in pairs(node)}
+
+
+def _unless_null(node: Node) -> Node | None:
+    return None if isinstance(node, Scalar) and node.resolved is None else node
 
 
 def _workflow_call(config: Mapping | None) -> WorkflowCall:

@@ -46,8 +46,11 @@ def _rule(raw: Mapping[str, Any], place: Place, id_span: Span) -> PolicyRule:
     spec = kind.compile(raw, RuleContext(place, kind))
     items: tuple[Item, ...] = ()
     if kind.items is not None:
+        relative_to = kind.item_shapes(spec, where) if kind.item_shapes is not None and where is not None else ()
+        if not relative_to and where is not None:
+            relative_to = where.shapes
         items = tuple(
-            compile_item(item, ItemContext(place.at(kind.items, index), kind, where))
+            compile_item(item, ItemContext(place.at(kind.items, index), kind, where, relative_to))
             for index, item in enumerate(raw[kind.items])
         )
     severity = Severity(raw.get("severity", "error"))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ci_checks.diagnostics import Span
@@ -63,7 +63,8 @@ class ItemContext:
     kind: RuleKind
     where: Any
     """The rule's compiled `Where` (None for rules without one)."""
-    modifiers: set[str] = field(default_factory=set)
+    shapes: tuple[Any, ...] = ()
+    """What `key:` PATHs are relative to in the scopes the rule's items look into."""
 
 
 def name_glob(value: str | Mapping[str, str], place: Place) -> Glob:

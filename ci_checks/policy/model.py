@@ -156,6 +156,8 @@ class RuleKind:
     counts: bool = False
     """Whether its items take `count`."""
     check_scope: Callable[[PolicyRule, Scope], Iterator[Diagnostic]] | None = None
+    item_shapes: Callable[[Any, Where], tuple[Any, ...]] | None = None
+    """What `key:` PATHs are relative to, when the kind looks into other scopes than `where` selects."""
     merge_scopes: Callable[[PolicyRule, list[Scope]], list[Scope]] | None = None
     """How a rule's scopes are regrouped before they are checked (an order across jobs takes each workflow whole)."""
     check_repository: Callable[[PolicyRule, Workspace, Covers], Iterator[Diagnostic]] | None = None

@@ -19,10 +19,10 @@ from ci_checks.diagnostics import Occurrence, Span
 from ci_checks.globs import Glob, matches_any
 from ci_checks.loading import LoadedFile, Workspace
 from ci_checks.model import Entry, Job, Step
+from ci_checks.model.reading import Path, events
 from ci_checks.policy import shapes
 from ci_checks.policy.compiling import GLOB_OR_LITERAL, Place, name_glob, path_globs, step_selector
 from ci_checks.policy.model import PolicyError, StepSelector
-from ci_checks.policy.reading import Path, events
 from ci_checks.repository import FileKind, kind_of
 from ci_checks.shell import Block
 from ci_checks.shell.query import case_arms

@@ -12,7 +12,7 @@ import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from ci_checks.policy.paths import KeyPath, PathError, Segment
+from ci_checks.model.paths import KeyPath, PathError, Segment
 
 
 @dataclass(frozen=True)
@@ -226,6 +226,19 @@ def check(key_path: KeyPath, roots: tuple[Shape, ...]) -> None:
             raise PathError(_why_not(walked or "the scope", _flatten(current), segment), segment.offset)
         current = following
         walked = key_path.text[: segment.offset + len(segment.text)]
+
+
+def names_a_setting(key_path: KeyPath, index: int, roots: tuple[Shape, ...]) -> bool:
+    """Whether segment `index` of the PATH is a key GitHub defines there (`continue-on-error`, `branches`),
+    as opposed to one of the repository's own names (a job id, an input, a variable): a setting that is
+    absent is a state, a name that matches nothing is a PATH that has drifted."""
+    current: list[Shape] = list(roots)
+    for segment in key_path.segments[:index]:
+        current = [shape for here in _flatten(current) for shape in _follow(here, segment)]
+    segment = key_path.segments[index]
+    if segment.kind != "key" or segment.glob is None or segment.glob.literal is None:
+        return False
+    return any(isinstance(shape, Keys) and segment.glob.literal in shape.keys for shape in _flatten(current))
 
 
 def _flatten(shapes: list[Shape]) -> list[Shape]:

@@ -172,12 +172,14 @@ def test_a_path_that_can_never_select_anything_is_an_error(make_repo, key: str, 
     assert result.err.startswith(f".github/ci-checks.yml:{error}"), result.err
 
 
-def test_a_path_that_selects_nothing_here_is_cc104_with_the_keys_there(make_repo) -> None:  # type: ignore[no-untyped-def]
-    result = check(make_repo, "      - key: jobs.*.environment\n", kind="forbid")
+def test_a_path_whose_names_match_nothing_here_is_cc104_with_the_keys_there(make_repo) -> None:  # type: ignore[no-untyped-def]
+    result = check(make_repo, "      - key: jobs.stage-*-cpu-*.needs\n", kind="forbid")
     assert [h.split(" [")[0] for h in result.headers] == [
-        ".github/ci-checks.yml:7:14: CC104 `jobs.*.environment` selects nothing in the scope: nothing matches "
-        "'environment' under `jobs.*` (keys there: continue-on-error, needs, runs-on, steps)"
+        ".github/ci-checks.yml:7:14: CC104 `jobs.stage-*-cpu-*.needs` selects nothing in the scope: nothing matches "
+        "'stage-*-cpu-*' under `jobs` (keys there: build, stage-a-gpu-1, stage-b-gpu-1)"
     ]
+    # An absent setting is what a forbid rule wants, not a PATH that drifted.
+    assert check(make_repo, "      - key: jobs.*.environment\n", kind="forbid").code == 0
 
 
 def test_a_comparator_needs_the_right_shape_and_count_only_in_require(make_repo) -> None:  # type: ignore[no-untyped-def]

@@ -1,9 +1,9 @@
 """`key: PATH`: any part of a workflow, job, step, trigger or composite action, with an optional comparator.
 
-PATH is relative to the scope (see `ci_checks.policy.paths`): a workflow's
+PATH is relative to the scope (see `ci_checks.model.paths`): a workflow's
 root, a job, a step, a trigger's value (`where.trigger`). Without a comparator
 the item means "the key exists". With one (one per item), each node PATH
-selects is judged by its value as GitHub reads it (`ci_checks.policy.reading`):
+selects is judged by its value as GitHub reads it (`ci_checks.model.reading`):
 
 - `equals: V`: the value equals V (`on: push` equals `[push]`; lists in order);
 - `in: [V, ...]`: the value is one of these;
@@ -39,11 +39,12 @@ from typing import Any
 
 import regex
 
-from ci_checks.policy import reading, shapes
+from ci_checks.model import reading
+from ci_checks.model.paths import KeyPath, PathError, Selected, parse_path, select
+from ci_checks.policy import shapes
 from ci_checks.policy.compiling import ItemContext, values
 from ci_checks.policy.items.regex import MAX_EXPANSION, TIMEOUT_S, expansion
 from ci_checks.policy.model import Hit, Item, ItemKind, SearchTimedOut
-from ci_checks.policy.paths import KeyPath, PathError, Selected, parse_path, select
 from ci_checks.policy.scopes import Scope
 from ci_checks.yamlpos import Mapping as YamlMapping
 from ci_checks.yamlpos import Plain
@@ -188,11 +189,14 @@ class _Timeout(Exception):
 
 
 class KeyItem(Item):
-    def __init__(self, key_path: KeyPath, comparator: Comparator, context: ItemContext) -> None:
+    def __init__(
+        self, key_path: KeyPath, comparator: Comparator, roots: tuple[shapes.Shape, ...], context: ItemContext
+    ) -> None:
         description = f"`{key_path}`" + (f" {comparator.description}" if comparator.description else "")
         super().__init__("key", description, context.place.span("key"))
         self.key_path = key_path
         self.comparator = comparator
+        self.roots = roots
 
     def selected(self, scope: Scope) -> list[Selected]:
         return select(scope.node, scope.node_path, self.key_path, scope.node_span)
@@ -214,15 +218,18 @@ class KeyItem(Item):
         with_nodes = [scope for scope in scopes if scope.node is not None]
         if not with_nodes or any(self.selected(scope) for scope in with_nodes):
             return None  # scopes without a node (`push:` with no settings) lack the key; require says so
-        return f"`{self.key_path}` selects nothing in {_count(len(scopes))}{_keys_there(self.key_path, with_nodes)}"
+        stop, where = _keys_there(self.key_path, with_nodes)
+        if stop is None or shapes.names_a_setting(self.key_path, stop, self.roots):
+            return None  # an absent setting is what a forbid rule wants and what a require rule reports
+        return f"`{self.key_path}` selects nothing in {_count(len(scopes))}{where}"
 
 
 def _count(scopes: int) -> str:
     return "the scope" if scopes == 1 else f"any of the {scopes} scopes"
 
 
-def _keys_there(key_path: KeyPath, scopes: list[Scope]) -> str:
-    """Where the PATH stops selecting, and which keys there are there instead."""
+def _keys_there(key_path: KeyPath, scopes: list[Scope]) -> tuple[int | None, str]:
+    """The segment where the PATH stops selecting, and which keys there are there instead."""
     deepest, keys = -1, set[str]()
     for scope in scopes:
         for length in range(len(key_path.segments), -1, -1):
@@ -239,29 +246,29 @@ def _keys_there(key_path: KeyPath, scopes: list[Scope]) -> str:
                             keys.update(key.value for key, _ in selected.node.items())
                 break
     if deepest < 0 or deepest >= len(key_path.segments):
-        return ""
+        return None, ""
     segment = key_path.segments[deepest]
     walked = key_path.text[: segment.offset].rstrip(".")
     listed = ", ".join(sorted(keys)) or "none"
     under = f"under `{walked}`" if walked else "at the top of the scope"
-    return f": nothing matches {segment.text!r} {under} (keys there: {listed})"
+    return deepest, f": nothing matches {segment.text!r} {under} (keys there: {listed})"
 
 
 def _compile(raw: Mapping[str, Any], context: ItemContext) -> Item:
     place = context.place
     if context.where is not None and not context.where.has_nodes:
         raise place.error("a branch of a script has no keys: `key:` looks into workflows, jobs, steps or triggers")
+    roots = context.shapes
     try:
         key_path = parse_path(raw["key"])
-        if context.where is not None:
-            shapes.check(key_path, context.where.shapes)
+        shapes.check(key_path, roots)
     except PathError as error:
         raise place.error(f"invalid PATH {raw['key']!r}: {error}", "key") from None
     named = [name for name in COMPARATORS if name in raw]
     if len(named) > 1:
         raise place.error(f"a `key` item takes one comparator; found {', '.join(named)}", named[1], key=True)
     comparator = _comparator(named[0], raw[named[0]], context) if named else _existence()
-    return KeyItem(key_path, comparator, context)
+    return KeyItem(key_path, comparator, roots, context)
 
 
 ITEM = ItemKind(

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ci_checks.diagnostics import Span
-from ci_checks.policy import reading
+from ci_checks.model import reading
 from ci_checks.policy.compiling import ItemContext
 from ci_checks.policy.model import Hit, Item, ItemKind
 from ci_checks.policy.scopes import Scope

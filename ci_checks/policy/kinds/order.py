@@ -16,9 +16,10 @@ from typing import Any
 
 from ci_checks.diagnostics import Diagnostic, Related
 from ci_checks.model import Job
+from ci_checks.policy import shapes
 from ci_checks.policy.compiling import RuleContext
 from ci_checks.policy.model import Hit, Item, PolicyRule, RuleKind
-from ci_checks.policy.scopes import Scope, job_scope, job_scopes
+from ci_checks.policy.scopes import Scope, Where, job_scope, job_scopes
 from ci_checks.rules import cc100_policy_order
 
 
@@ -38,6 +39,14 @@ def _compile(raw: Mapping[str, Any], context: RuleContext) -> OrderSpec:
                     f"`across: jobs` orders the jobs of workflows; its `where` cannot name a {key}", "where", key
                 )
     return OrderSpec(raw.get("missing") != "ignore", across)
+
+
+def _item_shapes(spec: OrderSpec, where: Where) -> tuple[shapes.Shape, ...]:
+    """Items are looked for job by job in a whole workflow: their PATHs are relative to a job there."""
+    whole = not (where.jobs or where.step or where.branch or where.triggers)
+    if spec.across_jobs or (whole and not where.actions):
+        return (shapes.JOB,) if spec.across_jobs or where.workflows else (shapes.JOB, shapes.ACTION)
+    return where.shapes
 
 
 def _first(item: Item, scope: Scope) -> Hit | None:
@@ -166,5 +175,6 @@ KIND = RuleKind(
     items="order",
     min_items=2,
     check_scope=_check,
+    item_shapes=_item_shapes,
     merge_scopes=_by_workflow,
 )

@@ -21,10 +21,10 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from ci_checks.diagnostics import Span
+from ci_checks.diagnostics import Answer, Span
 from ci_checks.globs import Glob, GlobError, compile_name_glob, literal
-from ci_checks.policy import reading
-from ci_checks.policy.reading import Path
+from ci_checks.model import reading
+from ci_checks.model.reading import Path
 from ci_checks.yamlpos import Mapping, Node, Plain, Scalar
 from ci_checks.yamlpos import Sequence as YamlSequence
 
@@ -135,6 +135,67 @@ class Selected:
     def value(self) -> Plain:
         """The value as GitHub reads it."""
         return reading.read(self.node, self.path)
+
+    @property
+    def where(self) -> str:
+        return f"{self.span.path}:{self.span.line}:{self.span.column}"
+
+    def __repr__(self) -> str:
+        return f"{self.where}: `{self.shown}` = {reading.shown(self.value)}"
+
+    def mapping_keys(self) -> list[str]:
+        """The keys of a mapping value (the events of `on:`, whatever its shape); [] for anything else."""
+        value = self.value
+        return list(value) if isinstance(value, dict) else []
+
+    def _answer(self, holds: bool, relation: str) -> Answer:
+        verb = "" if holds else "not "
+        return Answer(holds, f"{self.where}: `{self.shown}` is {reading.shown(self.value)}, {verb}{relation}")
+
+    def equals(self, wanted: Plain) -> Answer:
+        """Whether the value equals `wanted` as GitHub reads both (`needs: a` equals `["a"]`)."""
+        target = reading.written(wanted, self.path)
+        return self._answer(reading.equal(self.value, target), f"equal to {reading.shown(target)}")
+
+    def one_of(self, choices: list[Plain]) -> Answer:
+        targets = [reading.written(choice, self.path) for choice in choices]
+        shown = ", ".join(reading.shown(target) for target in targets)
+        return self._answer(reading.one_of(self.value, targets), f"one of {shown}")
+
+    def has(self, *members: Plain) -> Answer:
+        """Whether the value (a list, or one value read as a list) holds every one of `members`."""
+        targets = [reading.written(member, (*self.path, 0)) for member in members]
+        shown = ", ".join(reading.shown(target) for target in targets)
+        return self._answer(reading.contains_all(self.value, targets), f"holding {shown}")
+
+    def contains(self, text: str) -> Answer:
+        """Whether the value's text (decoded, as GitHub reads it) contains `text`."""
+        value = self.value
+        holds = not isinstance(value, dict | list) and text in reading.github_string(value)
+        return self._answer(holds, f"containing {text!r}")
+
+
+def select_text(root: Node | None, base: Path, key_path: str, root_span: Span | None = None) -> list[Selected]:
+    """What a PATH written as text selects (PathError when it is not one)."""
+    return select(root, base, parse_path(key_path), root_span)
+
+
+def get_text(root: Node | None, base: Path, key_path: str, owner: str) -> Selected:
+    """The first node a PATH selects; LookupError naming the keys that exist where it stops matching."""
+    found = select_text(root, base, key_path)
+    if found:
+        return found[0]
+    parsed = parse_path(key_path)
+    for length in range(len(parsed.segments) - 1, -1, -1):
+        prefix = select(root, base, KeyPath(key_path, parsed.segments[:length]))
+        if prefix:
+            keys = sorted({key for place in prefix for key in place.mapping_keys()})
+            walked = key_path[: parsed.segments[length].offset].rstrip(".") or "its top"
+            raise LookupError(
+                f"{owner} has nothing at `{key_path}`: nothing matches {parsed.segments[length].text!r} under "
+                f"`{walked}` (keys there: {', '.join(keys) or 'none'})"
+            )
+    raise LookupError(f"{owner} has nothing at `{key_path}`")
 
 
 def select(root: Node | None, base: Path, key_path: KeyPath, root_span: Span | None = None) -> list[Selected]:
