@@ -356,7 +356,10 @@ def _structural(where: Where, file: LoadedFile) -> tuple[list[Scope], str]:
             jobs = [job for job in jobs if matches_any(where.jobs, job.id)]
             if not jobs:
                 wanted = " or ".join(repr(str(glob)) for glob in where.jobs)
-                return [], f"no job in {file.path} matches {wanted} (jobs: {', '.join(workflow.jobs) or 'none'})"
+                return (
+                    [],
+                    f"no job in {file.path} matches {wanted} (jobs: {', '.join(sorted(workflow.jobs)) or 'none'})",
+                )
             if where.step is None and where.branch is None:
                 return [job_scope(file, job) for job in jobs], ""
         owners: list[list[Step]] = [job.steps for job in jobs]
@@ -369,7 +372,7 @@ def _structural(where: Where, file: LoadedFile) -> tuple[list[Scope], str]:
         owners = [file.action.steps]
     steps = [step for candidates in owners for step in candidates if where.step is None or where.step.matches(step)]
     if not steps:
-        labels = ", ".join(repr(step.label) for candidates in owners for step in candidates)
+        labels = ", ".join(sorted({repr(step.label) for candidates in owners for step in candidates}))
         return [], f"no step in {file.path} matches {where.step} (steps: {labels or 'none'})"
     if where.branch is None:
         return [step_scope(file, step) for step in steps], ""
@@ -394,7 +397,10 @@ def _branch_wanted(branch: Branch) -> str:
 
 
 def _branches_there(steps: list[Step]) -> str:
-    """What branches the selected steps' scripts do have, so that a reworded condition is easy to find."""
+    """What branches the selected steps' scripts do have, so that a reworded condition is easy to find.
+
+    Lists in messages are sorted: what a finding says must not depend on the order of keys in a file.
+    """
     conditions: list[str] = []
     cases: list[str] = []
     for step in steps:
@@ -407,7 +413,7 @@ def _branches_there(steps: list[Step]) -> str:
         for case in step.script.cases():
             patterns = " | ".join(pattern.text for item in case.items for pattern in item.patterns)
             cases.append(f"case {case.subject.text if case.subject else '?'}: {patterns}")
-    listed = [*(repr(c) for c in dict.fromkeys(conditions)), *dict.fromkeys(cases)]
+    listed = [*sorted({repr(condition) for condition in conditions}), *sorted(set(cases))]
     return f" (branches there: {', '.join(listed)})" if listed else " (the selected steps have no branches)"
 
 
@@ -431,7 +437,7 @@ def _triggers(where: Where, file: LoadedFile) -> tuple[list[Scope], str]:
     ]
     if not scopes:
         wanted = " or ".join(repr(str(glob)) for glob in where.triggers)
-        names = ", ".join(name for name, _, _ in found) or "none"
+        names = ", ".join(sorted(name for name, _, _ in found)) or "none"
         return [], f"no trigger of {file.path} matches {wanted} (triggers: {names})"
     return scopes, ""
 

@@ -1,0 +1,99 @@
+"""Metamorphic tests: rewriting a workflow in another YAML style never changes a policy verdict; meaning does.
+
+`tests/ci/metamorphic.py` generates the repository, its rewrites and the rules.
+Each rule must give the same findings (code and message; messages carry no
+positions) under every rewrite, of the intact repository and of one where
+every rule is broken, and its own semantic mutation must flip it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ci_checks import source, yamlpos
+from ci_checks.policy.items import BY_KEY
+from ci_checks.policy.items.key import COMPARATORS
+from ci_checks.policy.kinds import BY_NAME
+from tests.ci import metamorphic
+from tests.ci.conftest import run_cli
+
+Verdicts = dict[str, list[tuple[str, str]]]
+
+
+def verdicts(root: Path, repository: metamorphic.Repository, style: metamorphic.Style) -> Verdicts:
+    files = {**metamorphic.render(repository, style), ".github/ci-checks.yml": metamorphic.policy()}
+    metamorphic.write(root, files)
+    result = run_cli("check", root, "--select", "CC1", "--output-format", "json")
+    assert result.err == "", result.err
+    found: Verdicts = {case.id: [] for case in metamorphic.RULES}
+    for diagnostic in json.loads(result.out)["diagnostics"]:
+        found.setdefault(diagnostic["rule"], []).append((diagnostic["code"], diagnostic["message"]))
+    return {rule: sorted(messages) for rule, messages in found.items()}
+
+
+@pytest.mark.parametrize("style", metamorphic.STYLES, ids=lambda style: style.name)
+def test_each_rewrite_reads_as_the_same_data(style: metamorphic.Style) -> None:
+    for path, text in metamorphic.render(metamorphic.REPOSITORY, style).items():
+        data = metamorphic.REPOSITORY[path]
+        if not isinstance(data, dict):
+            continue
+        document = yamlpos.parse(source.decode(path, text.encode("utf-8")))
+        assert document.issues == [], (path, document.issues)
+        assert document.root is not None
+        read, written = yamlpos.to_plain(document.root), json.loads(json.dumps(data))
+        assert _unchomped(read, style) == _unchomped(written, style), path
+        if style.newline == "\r\n":
+            assert "\r\n" in text
+        if style.anchors:
+            assert ("&a1" in text and "*a1" in text) or path != ".github/workflows/ci.yml"
+
+
+def _unchomped(value: object, style: metamorphic.Style) -> object:
+    """`|-` drops a script's final line break, which the shell does not read: compare without it."""
+    if isinstance(value, dict):
+        return {key: _unchomped(item, style) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_unchomped(item, style) for item in value]
+    if style.block == "|-" and isinstance(value, str):
+        return value.removesuffix("\n")
+    return value
+
+
+def test_no_rewrite_changes_a_verdict_of_the_intact_repository(tmp_path: Path) -> None:
+    canonical = verdicts(tmp_path / "canonical", metamorphic.REPOSITORY, metamorphic.CANONICAL)
+    assert {rule: found for rule, found in canonical.items() if found} == {}
+    for index, style in enumerate(metamorphic.STYLES[1:]):
+        assert verdicts(tmp_path / f"style-{index}", metamorphic.REPOSITORY, style) == canonical, style.name
+
+
+def test_no_rewrite_changes_a_verdict_of_the_broken_repository(tmp_path: Path) -> None:
+    broken = metamorphic.all_mutated()
+    canonical = verdicts(tmp_path / "canonical", broken, metamorphic.CANONICAL)
+    failing = [rule for rule, found in canonical.items() if found]
+    assert len(failing) >= 0.8 * len(metamorphic.RULES)
+    for index, style in enumerate(metamorphic.STYLES[1:]):
+        assert verdicts(tmp_path / f"style-{index}", broken, style) == canonical, style.name
+
+
+@pytest.mark.parametrize("case", metamorphic.RULES, ids=lambda case: case.id)
+def test_the_semantic_mutation_flips_the_rule(tmp_path: Path, case: metamorphic.Case) -> None:
+    found = verdicts(tmp_path, metamorphic.mutated(case), metamorphic.CANONICAL)
+    assert found[case.id], f"{case.id} still holds after its mutation"
+
+
+def test_the_battery_covers_every_kind_item_and_comparator() -> None:
+    rules = yaml.safe_load(metamorphic.policy())["rules"]
+    assert len(rules) >= 60 and len(metamorphic.STYLES) >= 9
+    kinds = {rule["kind"] for rule in rules}
+    items = [item for rule in rules for item in rule.get(rule["kind"], [])]
+    assert kinds == set(BY_NAME)
+    assert {key for item in items for key in item if key in BY_KEY} == set(BY_KEY)
+    assert {key for item in items for key in item if key in COMPARATORS} == set(COMPARATORS)
+    assert any("count" in item for item in items)
+    assert any("without" in item for item in items) and any("exact" in item for item in items)
+    scopes = {key for rule in rules for key in rule.get("where", {})}
+    assert {"files", "workflow", "action", "trigger", "job", "step", "branch"} <= scopes
