@@ -462,7 +462,7 @@ CI_YML, ROCM, CUDA, SETUP = (
     ".github/workflows/_run-ci-rocm.yml",
     ".github/workflows/_run-ci.yml",
     ".github/actions/setup/action.yml",
-)  # noqa: E501
+)
 W_CI = "{workflow: .github/workflows/ci.yml}"
 W_ROCM = "{workflow: .github/workflows/_run-ci-rocm.yml}"
 INSTALL_STEP = "{workflow: .github/workflows/_run-ci-rocm.yml, step: Install Megatron}"
@@ -485,7 +485,7 @@ RULES: tuple[Case, ...] = (
             "Install Megatron",
             "  git checkout -f FETCH_HEAD\n  pip install -e . --no-deps --break-system-packages\n",
             "  pip install -e . --no-deps --break-system-packages\n  git checkout -f FETCH_HEAD\n",
-        ),  # noqa: E501
+        ),
     ),
     Case(
         "c-no-plain-apply",
@@ -508,18 +508,20 @@ RULES: tuple[Case, ...] = (
         "c-else-echo",
         _rule(
             "require",
-            "{workflow: .github/workflows/_run-ci-rocm.yml, step: Install Megatron, branch: {if: '[ -n \"$MEGATRON_PR\" ]', else: true}}",
+            "{workflow: .github/workflows/_run-ci-rocm.yml, step: Install Megatron, "
+            "branch: {if: '[ -n \"$MEGATRON_PR\" ]', else: true}}",
             "- command: echo",
-        ),  # noqa: E501
+        ),
         _edit_run(ROCM, "test", "Install Megatron", 'echo "using the image\'s Megatron-LM"', "true"),
     ),
     Case(
         "c-case-ck",
         _rule(
             "require",
-            "{workflow: .github/workflows/_run-ci-rocm.yml, step: Install Megatron, branch: {case: '\"$GPU_ARCH\"', arm: 'gfx94*'}}",
+            "{workflow: .github/workflows/_run-ci-rocm.yml, step: Install Megatron, "
+            "branch: {case: '\"$GPU_ARCH\"', arm: 'gfx94*'}}",
             "- command: export KERNELS=ck",
-        ),  # noqa: E501
+        ),
         _edit_run(ROCM, "test", "Install Megatron", "KERNELS=ck", "KERNELS=triton"),
     ),
     Case(
@@ -543,7 +545,7 @@ RULES: tuple[Case, ...] = (
             "require",
             "{workflow: .github/workflows/_run-ci*.yml, job: test}",
             "- command: pytest\n  count: {min: 1, max: 2}",
-        ),  # noqa: E501
+        ),
         _append_step(ROCM, "test", {"name": "Again", "run": "python -m pytest tests\npytest -k slow\n"}),
     ),
     Case(
@@ -557,7 +559,7 @@ RULES: tuple[Case, ...] = (
             "order",
             "{workflow: .github/workflows/ci.yml, job: lint}",
             "- step: {uses: actions/checkout}\n- command: ruff check",
-        ),  # noqa: E501
+        ),
         _swap_steps(CI_YML, "lint", 0, 1),
     ),
     Case(
@@ -600,7 +602,7 @@ RULES: tuple[Case, ...] = (
             "require",
             "{workflow: .github/workflows/_run-ci-rocm.yml, step: {literal: 'Test [gpu]'}}",
             "- command: python -m pytest",
-        ),  # noqa: E501
+        ),
         _set(ROCM, ["jobs", "test", "steps", 3, "name"], "Test gpu"),
     ),
     Case(
@@ -614,12 +616,12 @@ RULES: tuple[Case, ...] = (
             "require",
             "{workflow: .github/workflows/ci.yml, job: [lint, build-image]}",
             "- step: {uses: 'actions/checkout@v4'}",
-        ),  # noqa: E501
+        ),
         _set(
             CI_YML,
             ["jobs", "lint", "steps", 0],
             {"uses": "actions/checkout@v3", "with": {"persist-credentials": False, "fetch-depth": 0}},
-        ),  # noqa: E501
+        ),
     ),
     # text and regex
     Case(
@@ -670,23 +672,23 @@ RULES: tuple[Case, ...] = (
             "require",
             "{workflow: .github/workflows/*.yml, step: {uses: actions/checkout}}",
             "- with: {persist-credentials: false}",
-        ),  # noqa: E501
+        ),
         _set(
             CI_YML,
             ["jobs", "lint", "steps", 0],
             {"uses": "actions/checkout@v4", "with": {"persist-credentials": True, "fetch-depth": 0}},
-        ),  # noqa: E501
+        ),
     ),
     Case(
         "w-full-history",
         _rule(
             "require", "{workflow: .github/workflows/*.yml, step: {uses: actions/checkout}}", "- with: {fetch-depth: 0}"
-        ),  # noqa: E501
+        ),
         _set(
             ROCM,
             ["jobs", "test", "steps", 0],
             {"uses": "actions/checkout@v4", "with": {"persist-credentials": False, "fetch-depth": 1}},
-        ),  # noqa: E501
+        ),
     ),
     Case(
         "e-unbuffered",
@@ -735,7 +737,7 @@ RULES: tuple[Case, ...] = (
             "require",
             "{workflow: .github/workflows/ci.yml, job: 'stage-*-gpu-*'}",
             "- key: needs\n  has: [build-image]",
-        ),  # noqa: E501
+        ),
         _set(CI_YML, ["jobs", "stage-b-gpu-1", "needs"], ["stage-a-gpu-1"]),
     ),
     Case(
@@ -744,7 +746,7 @@ RULES: tuple[Case, ...] = (
             "require",
             "{workflow: .github/workflows/ci.yml, job: stage-a-gpu-1}",
             "- key: needs\n  equals: [build-image]",
-        ),  # noqa: E501
+        ),
         _set(CI_YML, ["jobs", "stage-a-gpu-1", "needs"], "lint"),
     ),
     Case(
@@ -753,7 +755,7 @@ RULES: tuple[Case, ...] = (
             "require",
             "{workflow: .github/workflows/ci.yml, trigger: workflow_dispatch}",
             "- key: inputs\n  keys: [arch, image]",
-        ),  # noqa: E501
+        ),
         _set(CI_YML, ["on", "workflow_dispatch", "inputs", "debug"], {"type": "boolean"}),
     ),
     Case(
@@ -779,7 +781,7 @@ RULES: tuple[Case, ...] = (
             "require",
             "{workflow: .github/workflows/ci.yml, trigger: schedule}",
             "- key: '[*].cron'\n  in: ['0 1 * * *', '0 13 * * *']\n  count: 2",
-        ),  # noqa: E501
+        ),
         _set(CI_YML, ["on", "schedule"], [{"cron": "0 1 * * *"}, {"cron": "0 13 * * *"}, {"cron": "0 13 * * 0"}]),
     ),
     Case(
@@ -792,8 +794,9 @@ RULES: tuple[Case, ...] = (
         _rule(
             "require",
             W_CI,
-            "- key: on.workflow_dispatch.inputs.arch.options\n  equals: {from: {python: tools/ci_config.py, name: SUPPORTED_ARCHES}}",
-        ),  # noqa: E501
+            "- key: on.workflow_dispatch.inputs.arch.options\n"
+            "  equals: {from: {python: tools/ci_config.py, name: SUPPORTED_ARCHES}}",
+        ),
         _file("tools/ci_config.py", 'SUPPORTED_ARCHES = ("gfx942", "gfx950", "gfx1100")\n'),
     ),
     Case(
@@ -812,7 +815,7 @@ RULES: tuple[Case, ...] = (
             "require",
             "{workflow: .github/workflows/ci.yml, job: build-image}",
             "- key: steps[0].uses\n  matches: '^actions/checkout@'",
-        ),  # noqa: E501
+        ),
         _swap_steps(CI_YML, "build-image", 0, 1),
     ),
     Case(
@@ -831,7 +834,7 @@ RULES: tuple[Case, ...] = (
             "require",
             "{workflow: .github/workflows/ci.yml, job: stage-b-gpu-1}",
             "- key: strategy.matrix.shard\n  has: [1, 2]",
-        ),  # noqa: E501
+        ),
         _set(CI_YML, ["jobs", "stage-b-gpu-1", "strategy", "matrix", "shard"], [1]),
     ),
     Case(
@@ -840,7 +843,7 @@ RULES: tuple[Case, ...] = (
             "require",
             "{action: .github/actions/setup/action.yml}",
             "- key: inputs.python-version.default\n  equals: '3.10'",
-        ),  # noqa: E501
+        ),
         _set(SETUP, ["inputs", "python-version", "default"], "3.11"),
     ),
     Case(
@@ -849,7 +852,7 @@ RULES: tuple[Case, ...] = (
             "require",
             "{workflow: .github/workflows/ci.yml, job: ['stage-a-*', 'stage-b-*']}",
             "- key: runs-on\n  has: [self-hosted, mi300x]",
-        ),  # noqa: E501
+        ),
         _set(CI_YML, ["jobs", "stage-a-gpu-1", "runs-on"], ["self-hosted", "linux", "mi250"]),
     ),
     Case(
@@ -872,7 +875,7 @@ RULES: tuple[Case, ...] = (
             "require",
             "{workflow: .github/workflows/_run-ci-rocm.yml, trigger: workflow_call}",
             "- key: secrets.HF_TOKEN.required\n  equals: true",
-        ),  # noqa: E501
+        ),
         _set(ROCM, ["on", "workflow_call", "secrets", "HF_TOKEN", "required"], False),
     ),
     Case(
@@ -881,7 +884,7 @@ RULES: tuple[Case, ...] = (
             "require",
             "{workflow: '.github/workflows/_run-ci*.yml', trigger: workflow_call}",
             "- key: inputs.*.type\n  in: [string, boolean]",
-        ),  # noqa: E501
+        ),
         _set(CUDA, ["on", "workflow_call", "inputs", "runs_on", "type"], "number"),
     ),
     Case(
