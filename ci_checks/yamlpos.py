@@ -348,6 +348,8 @@ def parse(source: SourceFile) -> Document:
 def _syntax_issue(source: SourceFile, error: yaml.MarkedYAMLError) -> YamlIssue:
     problem = error.problem or "invalid YAML"
     mark = error.problem_mark or error.context_mark
+    related: Span | None = None
+    related_message = ""
     context = error.context or ""
     if "end of stream" in problem and error.context_mark is not None:
         # The parser notices at the end of the file; the mistake is where the construct began.
@@ -357,18 +359,23 @@ def _syntax_issue(source: SourceFile, error: yaml.MarkedYAMLError) -> YamlIssue:
     elif mark is not None and _char_at(source, mark.line + 1, mark.column + 1) == "\t":
         message = "tab character used for indentation; YAML allows only spaces"
     else:
-        message = problem
-        if context:
-            where = ""
-            if error.context_mark is not None and error.context_mark is not mark:
-                where = f" at {error.context_mark.line + 1}:{error.context_mark.column + 1}"
-            message = f"{problem} ({context}{where})"
+        message = f"{problem} ({context})" if context else problem
+        start = error.context_mark
+        if (
+            context
+            and start is not None
+            and mark is not None
+            and (start.line, start.column) != (mark.line, mark.column)
+        ):
+            construct = context.removeprefix("while scanning ").removeprefix("while parsing ")
+            related = Span.point(source.path, start.line + 1, start.column + 1)
+            related_message = f"{construct} starts here"
     line, column = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
     kind = IssueKind.SYNTAX
     if "maximum nesting depth" in problem:  # libyaml's own guard, hit before ours on very deep flow collections
         kind = IssueKind.LIMIT
         message = f"collections are nested more than {MAX_DEPTH} levels deep"
-    return YamlIssue(kind, message, Span.point(source.path, line, column))
+    return YamlIssue(kind, message, Span.point(source.path, line, column), related, related_message)
 
 
 def _char_at(source: SourceFile, line: int, column: int) -> str:

@@ -232,3 +232,12 @@ def test_every_policy_this_project_ships_validates_against_the_precise_schema() 
     for path in policies:
         errors = list(validator.iter_errors(yaml.safe_load(path.read_text(encoding="utf-8"))))
         assert errors == [], f"{path.name}: {errors[0].message if errors else ''}"
+
+
+def test_a_yaml_syntax_error_names_where_its_construct_starts_in_a_note_not_in_the_message(make_repo) -> None:  # type: ignore[no-untyped-def]
+    root = make_repo({".github/workflows/ci.yml": "on: push\njobs:\n  a: [b, c\n  d: e\n"})
+    result = run_cli("check", root)
+    assert result.headers == [
+        ".github/workflows/ci.yml:4:4: CC010 did not find expected ',' or ']' (while parsing a flow sequence)"
+    ]
+    assert "  = note: a flow sequence starts here at 3:6" in result.out.splitlines()
