@@ -116,7 +116,7 @@ def run(
     if plan.policy_rules:
         policy_files = frozenset({*CONFIG_FILES, *([config.path] if config.path else [])})
         found.extend(policy.evaluate(plan.policy_rules, workspace, request.covers, policy_files))
-    found = [diagnostic for diagnostic in found if plan.keeps(diagnostic)]
+    found = [plan.selection.adjusted(diagnostic) for diagnostic in found if plan.keeps(diagnostic)]
     sources = {path: file.source for path, file in workspace.loaded.items()}
     if config.source is not None and config.path is not None:
         sources[config.path] = config.source

@@ -19,8 +19,10 @@ from ci_checks import __version__, config, registry
 from ci_checks.backends.cache import default_folder
 from ci_checks.backends.external import BACKENDS, BackendSettings
 from ci_checks.check import Outcome, Plan, Request, UsageError, run
+from ci_checks.diagnostics import Severity
 from ci_checks.policy import policy_codes
 from ci_checks.reporters.formats import FORMATS
+from ci_checks.reporters.text import statistics
 from ci_checks.repository import Repository, find_root
 from ci_checks.settings import SelectionError, resolve
 from ci_checks.source import DEFAULT_MAX_BYTES
@@ -49,15 +51,12 @@ def _output(value: str) -> tuple[str, Path]:
 
 
 def _backends(value: str) -> list[str]:
+    """`all`, `none` or linter names, comma-separated: what the configuration's `backends:` takes too."""
     names = _codes(value)
-    if names == ["all"]:
-        return list(BACKENDS)
-    if names == ["none"]:
-        return []
-    unknown = [name for name in names if name not in BACKENDS]
+    unknown = [name for name in names if name not in (*BACKENDS, "all", "none")]
     if unknown:
         raise argparse.ArgumentTypeError(f"unknown backend {unknown[0]!r}; use all, none or {', '.join(BACKENDS)}")
-    return names
+    return config.backend_names(names)
 
 
 def _binary_variable(name: str) -> str:
@@ -134,6 +133,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     caching.add_argument("--no-cache", action="store_true", help="check every script again; keep nothing")
     check.add_argument(
+        "--fail-on",
+        choices=[severity.value for severity in Severity],
+        default=Severity.WARNING.value,
+        help="the lowest severity that makes the run fail with exit code 1 (default: warning)",
+    )
+    check.add_argument(
+        "--exit-zero", action="store_true", help="exit 0 even with findings (2 still means ci-checks failed)"
+    )
+    check.add_argument(
+        "--statistics", action="store_true", help="print how many findings each rule has instead of the findings"
+    )
+    check.add_argument(
         "--report-unused-ignores",
         action="store_true",
         help="report `# ci-checks: ignore[...]` comments that suppress nothing (CC105)",
@@ -150,10 +161,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def exit_code(outcome: Outcome) -> int:
+_RANK = {Severity.INFO: 0, Severity.WARNING: 1, Severity.ERROR: 2}
+
+
+def exit_code(outcome: Outcome, fail_on: Severity = Severity.WARNING, exit_zero: bool = False) -> int:
+    """2 for an internal error; 1 for a finding at `fail_on` or above (unless `exit_zero`); else 0."""
     if outcome.internal_errors:
         return EXIT_ERROR
-    if any(diagnostic.severity.fails for diagnostic in outcome.diagnostics):
+    if not exit_zero and any(_RANK[d.severity] >= _RANK[fail_on] for d in outcome.diagnostics):
         return EXIT_FINDINGS
     return EXIT_OK
 
@@ -199,7 +214,8 @@ def _checked(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         repository.exclude = settings.exclude
         plan = _plan(args, settings, repository)
         run(repository, request, plan, settings, outcome)
-    out.write(FORMATS[args.output_format](outcome))
+    report = statistics(outcome) if args.statistics else FORMATS[args.output_format](outcome)
+    out.write(report)
     for name, path in args.output:
         _write(path, FORMATS[name](outcome), append=False)
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
@@ -207,7 +223,7 @@ def _checked(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         _write(Path(summary), FORMATS["markdown"](outcome), append=True)
     for message in outcome.internal_errors:
         err.write(f"ci-checks: internal error: {message}\n")
-    return exit_code(outcome)
+    return exit_code(outcome, Severity(args.fail_on), args.exit_zero)
 
 
 def _write(path: Path, content: str, append: bool) -> None:
@@ -235,7 +251,7 @@ def _plan(args: argparse.Namespace, settings: config.Config, repository: Reposit
     selected: list[str] | None = args.select or settings.select
     ignored = [*settings.ignore, *args.ignore]
     try:
-        selection = resolve(selected, ignored, (rule.id for rule in settings.rules))
+        selection = resolve(selected, ignored, (rule.id for rule in settings.rules), settings.severity)
     except SelectionError as error:
         raise UsageError(str(error)) from None
     policy_rules = [rule for rule in settings.rules if selection.runs_policy_rule(rule.id, policy_codes(rule))]

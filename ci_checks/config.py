@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from ci_checks import config_schema, registry, settings, source, yamlpos
-from ci_checks.diagnostics import Related, Span
+from ci_checks.backends.external import BACKENDS
+from ci_checks.diagnostics import Related, Severity, Span
 from ci_checks.globs import GlobError, compile_glob
 from ci_checks.policy import PolicyError, PolicyRule, compile_rules
 from ci_checks.policy.compiling import Locate
@@ -44,8 +45,17 @@ class Config:
     max_file_size: int | None = None
     rules: list[PolicyRule] = field(default_factory=list)
     backends: list[str] | None = None
+    severity: dict[str, Severity] = field(default_factory=dict)
     source: SourceFile | None = None
     """The file's text, for excerpts and ignore comments in it."""
+
+
+def backend_names(value: str | list[str]) -> list[str]:
+    """The linters `--backends` or `backends:` names: `all`, `none`, or a list ([] and [none] for none)."""
+    names = [value] if isinstance(value, str) else list(value)
+    if "all" in names:
+        return list(BACKENDS)
+    return [name for name in BACKENDS if name in names]
 
 
 def parse_size(text: str) -> int:
@@ -90,15 +100,10 @@ def load(display: str, path: Path, repository: Repository | None = None) -> Conf
         config.rules = compile_rules(data.get("rules", []), locate, reserved, repository)
     except PolicyError as error:
         raise ConfigError(error.message, error.span, error.related) from None
-    policy_ids = {rule.id for rule in config.rules}
-    for key in ("select", "ignore"):
-        for index, selector in enumerate(data.get(key, [])):
-            try:
-                settings.resolve([selector], [], policy_ids)
-            except settings.SelectionError as error:
-                raise ConfigError(str(error), locate([key, index], False)) from None
+    _check_selectors(data, locate, {rule.id for rule in config.rules})
     config.select = data.get("select")
-    config.backends = data.get("backends")
+    config.backends = backend_names(data["backends"]) if "backends" in data else None
+    config.severity = {selector: Severity(level) for selector, level in data.get("severity", {}).items()}
     config.ignore = data.get("ignore", [])
     config.exclude = data.get("exclude", [])
     for index, pattern in enumerate(config.exclude):
@@ -110,6 +115,19 @@ def load(display: str, path: Path, repository: Repository | None = None) -> Conf
     if size is not None:
         config.max_file_size = size if isinstance(size, int) else parse_size(size)
     return config
+
+
+def _check_selectors(data: dict[str, Any], locate: Locate, policy_ids: set[str]) -> None:
+    """A positioned error for a name in `select`, `ignore` or `severity` that names no rule or linter code."""
+    places: list[tuple[list[str | int], str, bool]] = []
+    for key in ("select", "ignore"):
+        places.extend(([key, index], name, False) for index, name in enumerate(data.get(key, [])))
+    places.extend((["severity", name], name, True) for name in data.get("severity", {}))
+    for path, selector, at_key in places:
+        try:
+            settings.resolve([selector], [], policy_ids)
+        except settings.SelectionError as error:
+            raise ConfigError(str(error), locate(path, at_key)) from None
 
 
 def _read(display: str, path: Path) -> SourceFile:

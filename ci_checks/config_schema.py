@@ -11,6 +11,7 @@ import json
 from functools import cache
 from typing import Any
 
+from ci_checks.backends.external import BACKENDS
 from ci_checks.policy.schema import rule_defs
 
 _NAMES = {"type": "array", "items": {"type": "string", "minLength": 1}}
@@ -31,10 +32,18 @@ PROPERTIES: dict[str, Any] = {
         "oneOf": [{"type": "integer", "minimum": 1}, {"type": "string", "pattern": "^[0-9]+ ?([KMG]i?B|B)?$"}],
     },
     "backends": {
-        "description": "External linters to run (default: all): actionlint, shellcheck, zizmor; [] for none.",
-        "type": "array",
-        "uniqueItems": True,
-        "items": {"enum": ["actionlint", "shellcheck", "zizmor"]},
+        "description": "External linters to run, as --backends takes them: all (the default), none, or a list of "
+        "actionlint, shellcheck and zizmor ([] and [none] for none).",
+        "oneOf": [
+            {"enum": ["all", "none"]},
+            {"type": "array", "uniqueItems": True, "items": {"enum": ["all", "none", *BACKENDS]}},
+        ],
+    },
+    "severity": {
+        "description": "Severity overrides: a rule code, name, policy rule id or linter code (or prefix) to error, "
+        "warning or info.",
+        "type": "object",
+        "additionalProperties": {"enum": ["error", "warning", "info"]},
     },
     "rules": {
         "description": "Policy rules: structural checks this repository defines for itself.",

@@ -12,17 +12,24 @@ A selector (from `--select`, `--ignore` or the configuration's `select:` and
 Anything else is an error that suggests the closest known name. A finding is
 kept when something selects it (everything, without `select`) and nothing
 ignores it. A rule or linter whose findings cannot be kept does not run.
+
+The linters' own info-level findings (shellcheck's `info` and `style` notes,
+zizmor's `low` and `informational` ones) are advice rather than breakage, and
+a third of what the linters report on real ML repositories: they are kept only
+when a selector names them (`--select SC2086`, `--select SC`).
+`severity` overrides (`{ZZ-unpinned-uses: warning}`) change the severity of
+the findings a selector names, the most specific selector winning.
 """
 
 from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 from ci_checks import registry
-from ci_checks.diagnostics import Diagnostic
+from ci_checks.diagnostics import Diagnostic, Severity
 from ci_checks.rule import Rule
 
 LINTER_PREFIXES = {"actionlint": "AL", "shellcheck": "SC", "zizmor": "ZZ"}
@@ -61,10 +68,22 @@ class _Targets:
 
 @dataclass(frozen=True)
 class Selection:
-    """The resolved `select` (None: everything) and `ignore`."""
+    """The resolved `select` (None: everything), `ignore` and severity overrides."""
 
     selected: _Targets | None
     ignored: _Targets = field(default_factory=_Targets)
+    overrides: tuple[tuple[str, _Targets, Severity], ...] = ()
+    """(selector, what it names, the severity it gives), most specific first."""
+
+    def severity(self, diagnostic: Diagnostic) -> Severity:
+        for _, targets, severity in self.overrides:
+            if _names(targets, diagnostic):
+                return severity
+        return diagnostic.severity
+
+    def adjusted(self, diagnostic: Diagnostic) -> Diagnostic:
+        severity = self.severity(diagnostic)
+        return diagnostic if severity is diagnostic.severity else replace(diagnostic, severity=severity)
 
     @property
     def rules(self) -> list[Rule]:
@@ -103,13 +122,37 @@ class Selection:
             return code in self.selected.codes or rule in self.selected.policy_ids
         if self.ignored.names_linter_code(code):
             return False
-        return self.selected is None or self.selected.names_linter_code(code)
+        named = self.selected is not None and self.selected.names_linter_code(code)
+        if diagnostic.severity is Severity.INFO:
+            return named
+        return self.selected is None or named
 
 
-def resolve(selected: Sequence[str] | None, ignored: Sequence[str], policy_ids: Iterable[str]) -> Selection:
-    """The selection `select` and `ignore` name; SelectionError for a selector that names nothing."""
+def resolve(
+    selected: Sequence[str] | None,
+    ignored: Sequence[str],
+    policy_ids: Iterable[str],
+    severities: Mapping[str, Severity] | None = None,
+) -> Selection:
+    """The selection `select`, `ignore` and `severity` name; SelectionError for a selector that names nothing."""
     ids = frozenset(policy_ids)
-    return Selection(_targets(selected, ids) if selected is not None else None, _targets(ignored, ids))
+    overrides = [(selector, _targets([selector], ids), level) for selector, level in (severities or {}).items()]
+    overrides.sort(key=lambda override: _specificity(override[0], override[1]), reverse=True)
+    return Selection(
+        _targets(selected, ids) if selected is not None else None, _targets(ignored, ids), tuple(overrides)
+    )
+
+
+def _specificity(selector: str, targets: _Targets) -> tuple[int, int]:
+    """Policy ids and single codes before prefixes, longer prefixes before shorter ones."""
+    exact = bool(targets.policy_ids) or len(targets.codes) == 1 or any("-" in code for code in targets.linter)
+    return (1 if exact else 0, len(selector))
+
+
+def _names(targets: _Targets, diagnostic: Diagnostic) -> bool:
+    if diagnostic.code in registry.BY_CODE:
+        return diagnostic.rule in targets.policy_ids or diagnostic.code in targets.codes
+    return targets.names_linter_code(diagnostic.code)
 
 
 def _targets(selectors: Sequence[str], policy_ids: frozenset[str]) -> _Targets:

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ci_checks import registry
 from ci_checks.diagnostics import Diagnostic, Severity, Span
 from ci_checks.source import SourceFile
+
+if TYPE_CHECKING:
+    from ci_checks.check import Outcome
 
 
 def header(diagnostic: Diagnostic) -> str:
@@ -61,3 +66,16 @@ def summary(diagnostics: list[Diagnostic], files: int) -> str:
         if count:
             counts.append(f"{count} {severity.value}{'s' if count != 1 else ''}")
     return f"Found {len(diagnostics)} problem{'s' if len(diagnostics) != 1 else ''} ({', '.join(counts)}); {checked}."
+
+
+def statistics(outcome: Outcome) -> str:
+    """How many findings each rule has, most first: `count  code  rule  severity`, then the summary line."""
+    counts: dict[tuple[str, str, Severity], int] = {}
+    for diagnostic in outcome.diagnostics:
+        key = (diagnostic.code, diagnostic.rule, diagnostic.severity)
+        counts[key] = counts.get(key, 0) + 1
+    ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0][0], item[0][1]))
+    width = max((len(code) for (code, _, _), _ in ordered), default=0)
+    lines = [f"{count:>6}  {code:<{width}}  {rule}  ({severity.value})" for (code, rule, severity), count in ordered]
+    lines.append(summary(outcome.diagnostics, outcome.files))
+    return "\n".join(lines) + "\n"

@@ -92,9 +92,9 @@ def test_the_hook_fails_with_positions_on_a_rule_violation(tmp_path: Path, pre_c
 
 
 def test_the_hook_runs_the_linters(tmp_path: Path, pre_commit_home: Path) -> None:
-    workflow = CLEAN.replace("run: make", "run: echo $unquoted").replace("permissions: {}\n", "")
+    workflow = CLEAN.replace("run: make", "run: rm $(ls)").replace("permissions: {}\n", "")
     root = git_repo(tmp_path, {".github/workflows/ci.yml": workflow})
     result = try_repo(root, pre_commit_home)
     assert result.returncode == 1, result.stdout + result.stderr
-    assert ".github/workflows/ci.yml:9:19: SC2086 Double quote to prevent globbing" in result.stdout
+    assert ".github/workflows/ci.yml:9:17: SC2046 Quote this to prevent word splitting" in result.stdout
     assert ".github/workflows/ci.yml:3:3: ZZ-excessive-permissions overly broad permissions" in result.stdout

@@ -73,3 +73,61 @@ def test_an_unknown_name_in_the_configuration_is_a_positioned_error(make_repo) -
         ".github/ci-checks.yml:1:17: error: unknown rule 'duplicat-key' (did you mean duplicate-key?); "
         "see `ci-checks rules`\n",
     )
+
+
+WARNED = 'on: push\njobs:\n  t:\n    runs-on: a\n    steps:\n      - run: echo "::set-output name=v::1"\n'
+"""CC031 reports `::set-output` as a warning: it still works, but is deprecated."""
+
+
+def test_fail_on_and_exit_zero_decide_the_exit_code(make_repo) -> None:  # type: ignore[no-untyped-def]
+    root = make_repo({".github/workflows/ci.yml": WARNED})
+    assert run_cli("check", root).code == 1
+    assert run_cli("check", root, "--fail-on", "error").code == 0
+    assert run_cli("check", root, "--fail-on", "info").code == 1
+    assert run_cli("check", root, "--exit-zero").code == 0
+    assert run_cli("check", root, "--exit-zero", "--fail-on", "bogus").code == 2
+
+
+def test_severity_overrides_in_the_configuration(make_repo) -> None:  # type: ignore[no-untyped-def]
+    root = make_repo(
+        {".github/workflows/ci.yml": WARNED, ".github/ci-checks.yml": "severity: {CC0: info, CC031: error}\n"}
+    )
+    result = run_cli("check", root)
+    assert result.headers[0].startswith(".github/workflows/ci.yml:6:14: CC031 ")
+    assert "(1 error)" in result.out.splitlines()[-1]
+    (root / ".github" / "ci-checks.yml").write_text("severity: {deprecated-workflow-command: info}\n")
+    assert run_cli("check", root).code == 0
+    (root / ".github" / "ci-checks.yml").write_text("severity: {CC999: info}\n")
+    result = run_cli("check", root)
+    assert (result.code, result.err) == (
+        2,
+        ".github/ci-checks.yml:1:12: error: unknown rule 'CC999' (did you mean CC091?); see `ci-checks rules`\n",
+    )
+
+
+def test_statistics_count_findings_by_rule(make_repo) -> None:  # type: ignore[no-untyped-def]
+    root = make_repo({".github/workflows/ci.yml": WARNED.replace("echo", 'echo "::set-output name=w::2"; echo')})
+    result = run_cli("check", root, "--statistics")
+    assert result.out.splitlines() == [
+        "     2  CC031  deprecated-workflow-command  (warning)",
+        "Found 2 problems (2 warnings); 1 file checked.",
+    ]
+    assert result.code == 1
+
+
+@pytest.mark.parametrize(
+    ("value", "names"),
+    [
+        ('"none"', []),
+        ("[none]", []),
+        ("[]", []),
+        ('"all"', ["actionlint", "shellcheck", "zizmor"]),
+        ("[zizmor]", ["zizmor"]),
+    ],
+)
+def test_the_configuration_names_linters_as_the_command_line_does(make_repo, value: str, names: list[str]) -> None:  # type: ignore[no-untyped-def]
+    root = make_repo({".github/workflows/ci.yml": "on: push\n", ".github/ci-checks.yml": f"backends: {value}\n"})
+    from ci_checks import config
+
+    assert config.load(".github/ci-checks.yml", root / ".github" / "ci-checks.yml").backends == names
+    assert cli._backends(value.strip('"[]') or "none") == names
