@@ -34,6 +34,15 @@ from ci_checks.rule import Rule
 
 LINTER_PREFIXES = {"actionlint": "AL", "shellcheck": "SC", "zizmor": "ZZ"}
 """Each external linter and the prefix of its findings' codes."""
+ACTIONLINT_KINDS = frozenset(
+    ["action", "branding", "credentials", "deprecated-commands", "env-var", "events", "expression", "glob", "id", "if-cond", "job-needs", "matrix", "permissions", "pyflakes", "required-actions", "run-script-length", "runner-label", "shell-name", "shell-syntax", "shellcheck", "step-id", "syntax-check", "timeout-check", "workflow-call", "workflow-run"]
+)
+"""actionlint's rule kinds (its `rule_*.go` files and `syntax-check`), as `AL-<kind>` names them."""
+ZIZMOR_AUDITS = frozenset(
+    ["adhoc-packages", "anonymous-definition", "archived-uses", "artipacked", "bot-conditions", "cache-poisoning", "concurrency-limits", "dangerous-triggers", "dependabot-cooldown", "dependabot-execution", "excessive-permissions", "forbidden-uses", "github-app", "github-env", "hardcoded-container-credentials", "impostor-commit", "insecure-commands", "insecure-url-scheme", "known-vulnerable-actions", "misfeature", "obfuscation", "overprovisioned-secrets", "ref-confusion", "ref-version-mismatch", "secrets-inherit", "secrets-outside-env", "self-hosted-runner", "self-repository", "stale-action-refs", "superfluous-actions", "template-injection", "typosquat-uses", "undocumented-permissions", "unpinned-images", "unpinned-tools", "unpinned-uses", "unredacted-secrets", "unsafe-checkout", "unsound-condition", "unsound-contains", "unsound-ternary", "use-trusted-publishing"]
+)
+"""zizmor's audits (1.33), as `ZZ-<audit>` names them."""
+_SHELLCHECK_CODE = re.compile(r"SC([1-3][0-9]{0,3})?\Z")
 _LINTER_CODE = re.compile(r"(SC[0-9]*|AL(-[a-z0-9-]*)?|ZZ(-[a-z0-9-]*)?)\Z", re.IGNORECASE)
 _LINTER_NAME = re.compile(r"(actionlint|zizmor)-(?P<kind>[a-z0-9-]+)\Z|shellcheck\Z")
 _BACKEND_NOTICES = frozenset({"CC090", "CC091"})
@@ -45,15 +54,29 @@ class SelectionError(ValueError):
 
 
 def linter_code(selector: str) -> str | None:
-    """The linter code or prefix a selector names (`SC2086`, `AL`, `ZZ-artipacked`), or None."""
+    """The linter code or prefix a selector names (`SC2086`, `AL`, `ZZ-artipacked`), or None for none of theirs."""
+    code: str | None = None
     if _LINTER_CODE.match(selector):
-        return selector.upper() if selector.upper().startswith("SC") else selector[:2].upper() + selector[2:].lower()
-    named = _LINTER_NAME.match(selector)
-    if named is None:
-        return None
-    if selector == "shellcheck":
-        return "SC"
-    return f"{LINTER_PREFIXES[selector.split('-', 1)[0]]}-{named.group('kind')}"
+        code = selector.upper() if selector.upper().startswith("SC") else selector[:2].upper() + selector[2:].lower()
+    else:
+        named = _LINTER_NAME.match(selector)
+        if named is not None:
+            code = (
+                "SC"
+                if selector == "shellcheck"
+                else f"{LINTER_PREFIXES[selector.split('-', 1)[0]]}-{named.group('kind')}"
+            )
+    return code if code is not None and _known_linter_code(code) else None
+
+
+def _known_linter_code(code: str) -> bool:
+    if code.startswith("SC"):
+        return _SHELLCHECK_CODE.match(code) is not None
+    name = code[3:]
+    if not name:
+        return code in ("AL", "ZZ")
+    known = ACTIONLINT_KINDS if code.startswith("AL") else ZIZMOR_AUDITS
+    return any(kind.startswith(name) for kind in known)
 
 
 @dataclass(frozen=True)
@@ -176,6 +199,10 @@ def _targets(selectors: Sequence[str], policy_ids: frozenset[str]) -> _Targets:
 
 
 def _suggestion(word: str, policy_ids: frozenset[str]) -> str:
-    known = [*registry.BY_CODE, *registry.BY_NAME, *sorted(policy_ids)]
+    linters = [
+        *(f"AL-{kind}" for kind in sorted(ACTIONLINT_KINDS)),
+        *(f"ZZ-{audit}" for audit in sorted(ZIZMOR_AUDITS)),
+    ]
+    known = [*registry.BY_CODE, *registry.BY_NAME, *sorted(policy_ids), *linters]
     close = difflib.get_close_matches(word, known, n=1, cutoff=0.6)
     return f" (did you mean {close[0]}?)" if close else ""

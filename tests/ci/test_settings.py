@@ -131,3 +131,23 @@ def test_the_configuration_names_linters_as_the_command_line_does(make_repo, val
 
     assert config.load(".github/ci-checks.yml", root / ".github" / "ci-checks.yml").backends == names
     assert cli._backends(value.strip('"[]') or "none") == names
+
+
+@pytest.mark.parametrize(
+    ("option", "selector", "hint"),
+    [
+        ("--select", "ZZ-bogus", ""),
+        ("--ignore", "ZZ-unpined-uses", " (did you mean ZZ-unpinned-uses?)"),
+        ("--select", "AL-expresion", " (did you mean AL-expression?)"),
+        ("--select", "SC99999", ""),
+    ],
+)
+def test_a_mistyped_linter_code_is_an_error_not_a_silent_no_op(
+    make_repo, option: str, selector: str, hint: str
+) -> None:  # type: ignore[no-untyped-def]
+    root = make_repo({".github/workflows/ci.yml": WARNED})
+    result = run_cli("check", root, option, selector)
+    assert (result.code, result.err) == (
+        2,
+        f"ci-checks: error: unknown rule {selector!r}{hint}; see `ci-checks rules`\n",
+    )
