@@ -35,11 +35,80 @@ from ci_checks.rule import Rule
 LINTER_PREFIXES = {"actionlint": "AL", "shellcheck": "SC", "zizmor": "ZZ"}
 """Each external linter and the prefix of its findings' codes."""
 ACTIONLINT_KINDS = frozenset(
-    ["action", "branding", "credentials", "deprecated-commands", "env-var", "events", "expression", "glob", "id", "if-cond", "job-needs", "matrix", "permissions", "pyflakes", "required-actions", "run-script-length", "runner-label", "shell-name", "shell-syntax", "shellcheck", "step-id", "syntax-check", "timeout-check", "workflow-call", "workflow-run"]
+    [
+        "action",
+        "branding",
+        "credentials",
+        "deprecated-commands",
+        "env-var",
+        "events",
+        "expression",
+        "glob",
+        "id",
+        "if-cond",
+        "job-needs",
+        "matrix",
+        "permissions",
+        "pyflakes",
+        "required-actions",
+        "run-script-length",
+        "runner-label",
+        "shell-name",
+        "shell-syntax",
+        "shellcheck",
+        "step-id",
+        "syntax-check",
+        "timeout-check",
+        "workflow-call",
+        "workflow-run",
+    ]
 )
 """actionlint's rule kinds (its `rule_*.go` files and `syntax-check`), as `AL-<kind>` names them."""
 ZIZMOR_AUDITS = frozenset(
-    ["adhoc-packages", "anonymous-definition", "archived-uses", "artipacked", "bot-conditions", "cache-poisoning", "concurrency-limits", "dangerous-triggers", "dependabot-cooldown", "dependabot-execution", "excessive-permissions", "forbidden-uses", "github-app", "github-env", "hardcoded-container-credentials", "impostor-commit", "insecure-commands", "insecure-url-scheme", "known-vulnerable-actions", "misfeature", "obfuscation", "overprovisioned-secrets", "ref-confusion", "ref-version-mismatch", "secrets-inherit", "secrets-outside-env", "self-hosted-runner", "self-repository", "stale-action-refs", "superfluous-actions", "template-injection", "typosquat-uses", "undocumented-permissions", "unpinned-images", "unpinned-tools", "unpinned-uses", "unredacted-secrets", "unsafe-checkout", "unsound-condition", "unsound-contains", "unsound-ternary", "use-trusted-publishing"]
+    [
+        "adhoc-packages",
+        "anonymous-definition",
+        "archived-uses",
+        "artipacked",
+        "bot-conditions",
+        "cache-poisoning",
+        "concurrency-limits",
+        "dangerous-triggers",
+        "dependabot-cooldown",
+        "dependabot-execution",
+        "excessive-permissions",
+        "forbidden-uses",
+        "github-app",
+        "github-env",
+        "hardcoded-container-credentials",
+        "impostor-commit",
+        "insecure-commands",
+        "insecure-url-scheme",
+        "known-vulnerable-actions",
+        "misfeature",
+        "obfuscation",
+        "overprovisioned-secrets",
+        "ref-confusion",
+        "ref-version-mismatch",
+        "secrets-inherit",
+        "secrets-outside-env",
+        "self-hosted-runner",
+        "self-repository",
+        "stale-action-refs",
+        "superfluous-actions",
+        "template-injection",
+        "typosquat-uses",
+        "undocumented-permissions",
+        "unpinned-images",
+        "unpinned-tools",
+        "unpinned-uses",
+        "unredacted-secrets",
+        "unsafe-checkout",
+        "unsound-condition",
+        "unsound-contains",
+        "unsound-ternary",
+        "use-trusted-publishing",
+    ]
 )
 """zizmor's audits (1.33), as `ZZ-<audit>` names them."""
 _SHELLCHECK_CODE = re.compile(r"SC([1-3][0-9]{0,3})?\Z")

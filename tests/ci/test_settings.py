@@ -57,7 +57,7 @@ def test_a_linter_runs_only_when_something_of_it_is_selected(make_repo) -> None:
     for selected, linters in (
         (["CC0"], []),
         (["SC2086"], ["shellcheck"]),
-        (["AL", "zizmor-x"], ["actionlint", "zizmor"]),
+        (["AL", "zizmor-artipacked"], ["actionlint", "zizmor"]),
     ):
         args = cli.build_parser().parse_args(["check", "--backends", "all", "--select", ",".join(selected), str(root)])
         assert cli._plan(args, Config(), Repository(root)).backends == linters
