@@ -32,6 +32,10 @@ class Outcome:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     sources: dict[str, SourceFile] = field(default_factory=dict)
     files: int = 0
+    checked: list[str] = field(default_factory=list)
+    """The files some rule read, repo-relative (prefixed by the root when several repositories were checked)."""
+    nothing_to_check: list[tuple[str, bool]] = field(default_factory=list)
+    """Paths named on the command line (as written; a folder?) under which no rule read any file."""
     internal_errors: list[str] = field(default_factory=list)
 
 
@@ -41,6 +45,8 @@ class Request:
 
     folders: list[str] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
+    named: list[tuple[str, str, bool]] = field(default_factory=list)
+    """What the command line named: (repo-relative path, "" for the root; the path as written; a folder?)."""
 
     def covers(self, relative: str) -> bool:
         if relative in self.files:
@@ -51,12 +57,14 @@ class Request:
     def whole(cls) -> Request:
         return cls(folders=[""])
 
-    def add(self, repository: Repository, path: Path) -> None:
+    def add(self, repository: Repository, path: Path, shown: str | None = None) -> None:
         if path.is_file() or path.is_symlink():
             self.files.append(repository.relative(path))
+            self.named.append((self.files[-1], shown or str(path), False))
         elif path.is_dir():
             relative = repository.relative(path)
             self.folders.append("" if relative == "." else relative)
+            self.named.append((self.folders[-1], shown or str(path), True))
         elif path.exists():
             raise UsageError(f"{path}: not a regular file or folder")
         else:
@@ -127,7 +135,16 @@ def run(
     kept = suppression.apply(found, sources, workspace.loaded, known, unused_in)
     outcome.diagnostics = sorted_diagnostics([*outcome.diagnostics, *kept])
     outcome.sources.update(sources)
-    outcome.files += sum(1 for path in workspace.loaded if request.covers(path))
+    checked = sorted(
+        {file.path for file in targets if file.kind in YAML_KINDS}
+        | {path for path in workspace.consulted if request.covers(path)}
+        | ({config.path} if config.path is not None and config.path in request.files else set())
+    )
+    outcome.files += len(checked)
+    outcome.checked.extend(checked)
+    for relative, shown, folder in request.named:
+        if not any(path == relative or not relative or path.startswith(relative + "/") for path in checked):
+            outcome.nothing_to_check.append((shown, folder))
     return outcome
 
 

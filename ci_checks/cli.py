@@ -144,6 +144,12 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument(
         "--statistics", action="store_true", help="print how many findings each rule has instead of the findings"
     )
+    check.add_argument("--list-files", action="store_true", help="print the files that were checked, one per line")
+    check.add_argument(
+        "--skip-unread-files",
+        action="store_true",
+        help="named files that no rule reads are not an error (the pre-commit hook passes every changed file)",
+    )
     check.add_argument(
         "--report-unused-ignores",
         action="store_true",
@@ -213,9 +219,14 @@ def _checked(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             request.folders.append("")
         repository.exclude = settings.exclude
         plan = _plan(args, settings, repository)
+        listed = len(outcome.checked)
         run(repository, request, plan, settings, outcome)
-    report = statistics(outcome) if args.statistics else FORMATS[args.output_format](outcome)
-    out.write(report)
+        if len(groups) > 1:
+            outcome.checked[listed:] = [str(repository.root / path) for path in outcome.checked[listed:]]
+    if args.list_files:
+        out.write("".join(f"{path}\n" for path in outcome.checked))
+    else:
+        out.write(statistics(outcome) if args.statistics else FORMATS[args.output_format](outcome))
     for name, path in args.output:
         _write(path, FORMATS[name](outcome), append=False)
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
@@ -223,6 +234,16 @@ def _checked(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         _write(Path(summary), FORMATS["markdown"](outcome), append=True)
     for message in outcome.internal_errors:
         err.write(f"ci-checks: internal error: {message}\n")
+    unchecked = [shown for shown, folder in outcome.nothing_to_check if folder or not args.skip_unread_files]
+    for shown in unchecked:
+        err.write(
+            f"ci-checks: warning: {shown}: nothing to check (no workflow or composite action, "
+            "and no policy rule reads a file there); see --list-files\n"
+        )
+    if unchecked:
+        return EXIT_ERROR
+    if args.list_files:
+        return EXIT_OK
     return exit_code(outcome, Severity(args.fail_on), args.exit_zero)
 
 

@@ -97,6 +97,8 @@ class Workspace:
         self.repository = repository
         self.max_bytes = max_bytes
         self.loaded: dict[str, LoadedFile] = {}
+        self.consulted: set[str] = set()
+        """Files policy rules looked into (their scopes, and the files they could not read)."""
 
     def load(self, relative: str, kind: FileKind | None = None) -> LoadedFile:
         loaded = self.loaded.get(relative)

@@ -66,16 +66,17 @@ def kind_of(relative: str) -> FileKind:
 
 
 def find_root(start: Path) -> Path:
-    """The repository that contains `start`: the nearest folder with `.git`, else with `.github`.
+    """The repository that contains `start`: the nearest folder with `.git` or a `.github` folder.
 
-    Without either, a folder is its own root and a file's folder is its root.
+    The nearest wins, so a vendored project or a fixture folder with its own
+    `.github` inside another repository is a repository of its own. Without
+    either, a folder is its own root and a file's folder is its root.
     """
     start = Path(_absolute(start))
     folder = start if start.is_dir() else start.parent
-    for marker in (".git", ".github"):
-        for candidate in (folder, *folder.parents):
-            if (candidate / marker).exists():
-                return candidate
+    for candidate in (folder, *folder.parents):
+        if (candidate / ".git").exists() or (candidate / ".github").is_dir():
+            return candidate
     return folder
 
 

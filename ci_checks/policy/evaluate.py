@@ -38,6 +38,7 @@ def _scoped(rule: PolicyRule, workspace: Workspace, covers: Covers, skipped: fro
     paths = candidates(where, workspace, skipped)
     covered = [path for path in paths if covers(path)]
     selection = select(where, [workspace.load(path) for path in covered])
+    workspace.consulted.update(covered)
     for file in selection.unreadable:
         yield unreadable(rule, file)
     whole = selection

@@ -57,6 +57,7 @@ def _check(rule: PolicyRule, workspace: Workspace, covers: Covers) -> Iterator[D
             yield no_match(rule, span, f"workflow {path!r} does not exist")
             continue
         file = workspace.load(path, FileKind.WORKFLOW)
+        workspace.consulted.add(path)
         if file.workflow is None:
             if covers(path):
                 yield unreadable(rule, file)
