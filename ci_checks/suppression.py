@@ -1,4 +1,4 @@
-"""Inline ignores: `# ci-checks: ignore[NAME, ...] reason`.
+"""Inline ignores: `# ci-checks: ignore[NAME, ...] reason`, and `# ci-checks: ignore-next-line[...]`.
 
 A comment suppresses the findings whose code (`CC011`), rule name
 (`duplicate-key`) or policy rule id (`no-amd-patch`) it names, when it sits
@@ -7,6 +7,10 @@ the job that contains the finding (in workflows and composite actions), or on
 the first line of the Dockerfile instruction. The same comment works in YAML,
 in `run:` scripts, in Dockerfiles, in shell scripts and in Python; a `#`
 inside a quoted YAML scalar or a Python string is text, not a comment.
+
+`ignore-next-line` on a line of its own works as if it were written at the end
+of the next line that is neither blank nor a comment: Docker reads a trailing
+`#` in an instruction as an argument, so this is the form for Dockerfiles.
 """
 
 from __future__ import annotations
@@ -26,7 +30,9 @@ from ci_checks.rules import cc105_unused_ignore
 from ci_checks.source import SourceFile
 from ci_checks.yamlpos import Node, scalars
 
-_IGNORE = re.compile(r"(?:^|(?<=\s))#\s*ci-checks:\s*ignore\[(?P<names>[^\]\n]*)\](?P<reason>[^\n]*)", re.MULTILINE)
+_IGNORE = re.compile(
+    r"(?:^|(?<=\s))#\s*ci-checks:\s*ignore(?P<next>-next-line)?\[(?P<names>[^\]\n]*)\](?P<reason>[^\n]*)", re.MULTILINE
+)
 _NAME = re.compile(r"[^,\s]+")
 
 
@@ -54,8 +60,19 @@ def comments(source: SourceFile, file: LoadedFile | None) -> dict[int, list[Igno
             for name in _NAME.finditer(match.group("names"))
         ]
         line, _ = source.position(match.start())
+        if match.group("next"):
+            line = _next_code_line(source, line)
         found.setdefault(line, []).append(Ignore(line, names, match.group("reason").strip()))
     return found
+
+
+def _next_code_line(source: SourceFile, line: int) -> int:
+    """The first line after `line` that is neither blank nor only a comment (`line` itself when there is none)."""
+    for following in range(line + 1, len(source.line_starts) + 1):
+        text = source.line_text(following).strip()
+        if text and not text.startswith("#"):
+            return following
+    return line
 
 
 def _comment_test(source: SourceFile, file: LoadedFile | None) -> Callable[[int], bool]:

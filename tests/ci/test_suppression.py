@@ -109,3 +109,32 @@ def test_an_ignore_inside_a_quoted_yaml_string_is_text(make_repo) -> None:  # ty
         ".github/workflows/ci.yml:7:25: CC101 'amd_patch' is forbidden here [no-amd-patch]",
         ".github/workflows/ci.yml:12:60: CC101 'amd_patch' is forbidden here [no-amd-patch]",
     ]
+
+
+def test_an_ignore_next_line_comment_covers_the_next_line_that_is_code(make_repo) -> None:  # type: ignore[no-untyped-def]
+    """Docker reads a trailing `#` in an instruction as an argument: the own-line form is the one it accepts."""
+    policy = (
+        "rules:\n  - id: no-amd-patch\n    kind: forbid\n    where: {files: 'docker/Dockerfile*'}\n"
+        "    forbid: [{text: amd_patch}]\n"
+    )
+    dockerfile = (
+        "FROM rocm/pytorch\n"
+        "# ci-checks: ignore-next-line[no-amd-patch] the 0.5 image still needs it\n"
+        "\n"
+        "# (kept until the 0.5 branch is retired)\n"
+        "COPY docker/amd_patch/megatron.patch /tmp/amd_patch/megatron.patch\n"
+        "RUN git apply /tmp/amd_patch/megatron.patch\n"
+    )
+    root = make_repo({".github/ci-checks.yml": policy, "docker/Dockerfile.rocm": dockerfile})
+    result = run_cli("check", root, "--report-unused-ignores")
+    assert [h.split(": CC101")[0] for h in result.headers] == [
+        "docker/Dockerfile.rocm:6:17",
+        "docker/Dockerfile.rocm:6:35",
+    ]
+    workflow = (
+        "on: push\njobs:\n  t:\n    runs-on: ubuntu-latest\n    steps:\n"
+        "      # ci-checks: ignore-next-line[duplicate-key]\n"
+        "      - name: a\n        env: {A: 1, A: 2}\n        run: make\n"
+    )
+    root = make_repo({".github/workflows/ci.yml": workflow})
+    assert run_cli("check", root, "--report-unused-ignores").headers == []
