@@ -133,5 +133,7 @@ def test_an_ignore_next_line_comment_covers_the_next_line_that_is_code(make_repo
         "      # ci-checks: ignore-next-line[duplicate-key]\n"
         "      - name: a\n        env: {A: 1, A: 2}\n        run: make\n"
     )
+    (root / "docker" / "Dockerfile.rocm").unlink()
+    (root / ".github" / "ci-checks.yml").unlink()
     root = make_repo({".github/workflows/ci.yml": workflow})
     assert run_cli("check", root, "--report-unused-ignores").headers == []
