@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import NoReturn, TextIO
 
-from ci_checks import __version__, config, registry
+from ci_checks import __version__, baseline, config, registry
 from ci_checks.backends.cache import default_folder
 from ci_checks.backends.external import BACKENDS, BackendSettings
 from ci_checks.check import Outcome, Plan, Request, UsageError, run
@@ -146,6 +146,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument("--list-files", action="store_true", help="print the files that were checked, one per line")
     check.add_argument(
+        "--baseline",
+        type=Path,
+        metavar="FILE",
+        help="report only the findings FILE (from `ci-checks baseline write FILE`) does not accept",
+    )
+    check.add_argument(
         "--skip-unread-files",
         action="store_true",
         help="named files that no rule reads are not an error (the pre-commit hook passes every changed file)",
@@ -160,6 +166,11 @@ def build_parser() -> argparse.ArgumentParser:
         "checkpoint",
         add_help=False,
         help="real checkpoint saves (PyTorch DCP, Megatron-Core), verified bit for bit; see `checkpoint --help`",
+    )
+    commands.add_parser(
+        "baseline",
+        add_help=False,
+        help="`baseline write FILE [check options and paths]`: record today's findings, for `check --baseline FILE`",
     )
     commands.add_parser("rules", help="list the rules")
     rule = commands.add_parser("rule", help="show the documentation of one rule")
@@ -223,6 +234,10 @@ def _checked(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         run(repository, request, plan, settings, outcome)
         if len(groups) > 1:
             outcome.checked[listed:] = [str(repository.root / path) for path in outcome.checked[listed:]]
+    if args.write_baseline is not None:
+        return _write_baseline(args.write_baseline, outcome, out)
+    if args.baseline is not None:
+        _apply_baseline(args.baseline, outcome, [request for _, request in groups.values()], err)
     if args.list_files:
         out.write("".join(f"{path}\n" for path in outcome.checked))
     else:
@@ -245,6 +260,41 @@ def _checked(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.list_files:
         return EXIT_OK
     return exit_code(outcome, Severity(args.fail_on), args.exit_zero)
+
+
+def _write_baseline(path: Path, outcome: Outcome, out: TextIO) -> int:
+    if outcome.internal_errors:
+        raise UsageError("the check failed; no baseline written: " + "; ".join(outcome.internal_errors))
+    try:
+        baseline.write(path, baseline.entries(outcome.diagnostics, outcome.sources))
+    except baseline.BaselineError as error:
+        raise UsageError(str(error)) from None
+    count = len(outcome.diagnostics)
+    out.write(f"Wrote {count} finding{'s' if count != 1 else ''} to {path}; `check --baseline {path}` accepts them.\n")
+    return EXIT_OK
+
+
+def _apply_baseline(path: Path, outcome: Outcome, requests: list[Request], err: TextIO) -> None:
+    """Keep the findings the baseline does not accept; say how many it accepted and which entries are stale."""
+    try:
+        recorded = baseline.read(path)
+    except baseline.BaselineError as error:
+        raise UsageError(str(error)) from None
+    covered = (
+        (lambda relative: any(request.covers(relative) for request in requests))
+        if len(requests) == 1
+        else (lambda relative: False)
+    )
+    comparison = baseline.compare(outcome.diagnostics, outcome.sources, recorded, covered)
+    outcome.diagnostics = comparison.new
+    err.write(f"ci-checks: {path} accepted {comparison.accepted} finding{'s' if comparison.accepted != 1 else ''}")
+    if comparison.stale:
+        err.write(f"; {len(comparison.stale)} of its entries match nothing any more (fixed?):\n")
+        err.write(
+            "".join(f"  {entry.path}: {entry.code} {entry.message} [{entry.rule}]\n" for entry in comparison.stale)
+        )
+    else:
+        err.write("\n")
 
 
 def _write(path: Path, content: str, append: bool) -> None:
@@ -344,8 +394,14 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: Text
 
         return checkpoint_main(arguments[1:], out=out, err=err)
     try:
+        write_baseline = None
+        if arguments[:1] == ["baseline"]:
+            if len(arguments) < 3 or arguments[1] != "write":
+                raise UsageError("usage: ci-checks baseline write FILE [check options and paths]")
+            write_baseline, arguments = Path(arguments[2]), ["check", *arguments[3:]]
         args = build_parser().parse_args(arguments)
         if args.command == "check":
+            args.write_baseline = write_baseline
             return _check(args, out, err)
         if args.command == "rules":
             return _rules(out)

@@ -1,0 +1,143 @@
+"""Baselines: today's findings, recorded so that a check reports only the findings that are new.
+
+`ci-checks baseline write FILE` records each finding by its code, rule, file
+and a fingerprint of what it is about (the text of its line and of its span,
+and its message), never its line number, so that the entries survive lines moving up or down. `check --baseline FILE` drops the findings the file
+accepts, says how many it accepted, and lists the entries that match nothing
+any more (fixed, or changed past recognition). Identical findings on
+identical lines are told apart by their order in the file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ci_checks.diagnostics import Diagnostic
+from ci_checks.source import SourceFile
+
+FORMAT = 1
+MAX_BYTES = 64 << 20
+
+
+class BaselineError(Exception):
+    """A baseline file that cannot be read or written; the message says why (exit code 2)."""
+
+
+@dataclass(frozen=True, order=True)
+class Entry:
+    path: str
+    code: str
+    rule: str
+    fingerprint: str
+    message: str = field(compare=False)
+
+
+def fingerprints(diagnostics: Iterable[Diagnostic], sources: dict[str, SourceFile]) -> list[tuple[Diagnostic, str]]:
+    """Each finding with its fingerprint, in the order given."""
+    seen: Counter[tuple[str, str, str, str]] = Counter()
+    found = []
+    for diagnostic in diagnostics:
+        span = diagnostic.span
+        source = sources.get(span.path)
+        line = source.line_text(span.line) if source is not None and source.problem is None else ""
+        if line.lstrip().startswith("#"):
+            line = ""  # a finding about the whole file (an empty one) sits on its first line, whatever that says
+        start = max(span.column - 1, 0)
+        end = span.end_column - 1 if span.end_line == span.line else len(line)
+        context = "\0".join((" ".join(line.split()), line[start:end].strip(), diagnostic.message))
+        digest = hashlib.sha256(context.encode("utf-8", "surrogatepass")).hexdigest()[:20]
+        key = (span.path, diagnostic.code, diagnostic.rule, digest)
+        found.append((diagnostic, f"{digest}:{seen[key]}"))
+        seen[key] += 1
+    return found
+
+
+def entries(diagnostics: Iterable[Diagnostic], sources: dict[str, SourceFile]) -> list[Entry]:
+    return sorted(
+        Entry(d.span.path, d.code, d.rule, fingerprint, d.message)
+        for d, fingerprint in fingerprints(diagnostics, sources)
+    )
+
+
+def write(path: Path, recorded: list[Entry]) -> None:
+    """Write the baseline atomically: a temporary file in the same folder, then a rename."""
+    data = {
+        "version": FORMAT,
+        "findings": [
+            {"path": e.path, "code": e.code, "rule": e.rule, "fingerprint": e.fingerprint, "message": e.message}
+            for e in recorded
+        ],
+    }
+    text = json.dumps(data, indent=1, ensure_ascii=True) + "\n"
+    folder = path.parent if str(path.parent) else Path()
+    try:
+        descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=folder)
+        with os.fdopen(descriptor, "w", encoding="utf-8") as stream:
+            stream.write(text)
+        Path(temporary).replace(path)
+    except OSError as error:
+        raise BaselineError(f"{path}: cannot write the baseline: {error.strerror}") from None
+
+
+def read(path: Path) -> list[Entry]:
+    if path.is_symlink() or not path.is_file():
+        raise BaselineError(f"{path}: the baseline must be a regular file")
+    try:
+        with path.open("rb") as stream:
+            data_bytes = stream.read(MAX_BYTES + 1)
+    except OSError as error:
+        raise BaselineError(f"{path}: cannot read the baseline: {error.strerror}") from None
+    if len(data_bytes) > MAX_BYTES:
+        raise BaselineError(f"{path}: the baseline is larger than {MAX_BYTES >> 20} MiB")
+    try:
+        data: Any = json.loads(data_bytes)
+    except (ValueError, RecursionError) as error:
+        raise BaselineError(f"{path}: not a ci-checks baseline ({error})") from None
+    if not isinstance(data, dict) or data.get("version") != FORMAT or not isinstance(data.get("findings"), list):
+        raise BaselineError(f"{path}: not a ci-checks baseline of format {FORMAT} (write it again)")
+    recorded = []
+    for item in data["findings"]:
+        fields = ("path", "code", "rule", "fingerprint", "message")
+        if not isinstance(item, dict) or not all(isinstance(item.get(name), str) for name in fields):
+            raise BaselineError(f"{path}: an entry lacks one of {', '.join(fields)}")
+        recorded.append(Entry(*(item[name] for name in fields)))
+    return recorded
+
+
+@dataclass
+class Comparison:
+    new: list[Diagnostic]
+    accepted: int
+    stale: list[Entry]
+
+
+def compare(
+    diagnostics: list[Diagnostic], sources: dict[str, SourceFile], recorded: list[Entry], covers: Callable[[str], bool]
+) -> Comparison:
+    """The findings the baseline does not accept; its entries, among the files checked, that matched nothing."""
+    remaining = Counter((e.path, e.code, e.rule, e.fingerprint) for e in recorded)
+    new = []
+    accepted = 0
+    for diagnostic, fingerprint in fingerprints(diagnostics, sources):
+        key = (diagnostic.span.path, diagnostic.code, diagnostic.rule, fingerprint)
+        if remaining[key] > 0:
+            remaining[key] -= 1
+            accepted += 1
+        else:
+            new.append(diagnostic)
+    stale = []
+    for entry in recorded:
+        key = (entry.path, entry.code, entry.rule, entry.fingerprint)
+        if remaining[key] > 0:
+            remaining[key] -= 1
+            if covers(entry.path):
+                stale.append(entry)
+    return Comparison(new, accepted, sorted(stale))
