@@ -2,7 +2,8 @@
 
 `ci-checks baseline write FILE` records each finding by its code, rule, file
 and a fingerprint of what it is about (the text of its line and of its span,
-and its message), never its line number, so that the entries survive lines moving up or down. `check --baseline FILE` drops the findings the file
+and its message), never its line number, so that the entries survive lines
+moving up or down. `check --baseline FILE` drops the findings the file
 accepts, says how many it accepted, and lists the entries that match nothing
 any more (fixed, or changed past recognition). Identical findings on
 identical lines are told apart by their order in the file.

@@ -15,7 +15,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import NoReturn, TextIO
 
-from ci_checks import __version__, baseline, config, registry
+from ci_checks import __version__, baseline, config, fixes, registry
+from ci_checks.backends import tools
 from ci_checks.backends.cache import default_folder
 from ci_checks.backends.external import BACKENDS, BackendSettings
 from ci_checks.check import Outcome, Plan, Request, UsageError, run
@@ -145,6 +146,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--statistics", action="store_true", help="print how many findings each rule has instead of the findings"
     )
     check.add_argument("--list-files", action="store_true", help="print the files that were checked, one per line")
+    fixing = check.add_mutually_exclusive_group()
+    fixing.add_argument("--fix", action="store_true", help="apply the safe fixes findings offer, then check again")
+    fixing.add_argument("--diff", action="store_true", help="print the fixes --fix would make as a diff; write nothing")
+    check.add_argument("--unsafe-fixes", action="store_true", help="with --fix or --diff, apply unsafe fixes too")
     check.add_argument(
         "--baseline",
         type=Path,
@@ -223,15 +228,15 @@ def _checked(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         root = find_root(path)
         repository, request = groups.setdefault(root, (Repository(root), Request()))
         request.add(repository, path)
+    if args.fix or args.diff:
+        changes = _fixed(args, groups, err)
+        if args.diff:
+            out.write("".join(change.diff() for change in changes))
+            return EXIT_FINDINGS if changes else EXIT_OK
     outcome = Outcome()
     for repository, request in groups.values():
-        settings = _settings(repository, args.config)
-        if settings.path in request.files:  # a changed policy may change findings anywhere: check everything
-            request.folders.append("")
-        repository.exclude = settings.exclude
-        plan = _plan(args, settings, repository)
         listed = len(outcome.checked)
-        run(repository, request, plan, settings, outcome)
+        _run_one(args, repository, request, outcome)
         if len(groups) > 1:
             outcome.checked[listed:] = [str(repository.root / path) for path in outcome.checked[listed:]]
     if args.write_baseline is not None:
@@ -260,6 +265,52 @@ def _checked(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.list_files:
         return EXIT_OK
     return exit_code(outcome, Severity(args.fail_on), args.exit_zero)
+
+
+def _run_one(args: argparse.Namespace, repository: Repository, request: Request, outcome: Outcome) -> Plan:
+    settings = _settings(repository, args.config)
+    if settings.path in request.files and "" not in request.folders:
+        request.folders.append("")  # a changed policy may change findings anywhere: check everything
+    repository.exclude = settings.exclude
+    plan = _plan(args, settings, repository)
+    run(repository, request, plan, settings, outcome)
+    return plan
+
+
+MAX_FIX_PASSES = 5
+"""A fix can make another finding fixable, and overlapping fixes wait for a fresh check: a few passes at most."""
+
+
+def _fixed(args: argparse.Namespace, groups: dict[Path, tuple[Repository, Request]], err: TextIO) -> list[fixes.Change]:
+    """Apply the fixes pass after pass until none is left (`--fix`), or return the first pass's changes (`--diff`)."""
+    shown: list[fixes.Change] = []
+    fixed, files = 0, 0
+    for repository, request in groups.values():
+        for _ in range(MAX_FIX_PASSES):
+            part = Outcome()
+            plan = _run_one(args, repository, request, part)
+            zizmor = _binary("zizmor", plan) if "zizmor" in plan.backends else None
+            changes = fixes.plan(repository, part.diagnostics, args.unsafe_fixes, zizmor)
+            if args.diff:
+                shown.extend(changes)
+                break
+            written = [change for change in changes if fixes.write(repository, change)]
+            if not written:
+                break
+            fixed += sum(len(change.fixed) for change in written)
+            files += len(written)
+    if args.fix:
+        err.write(
+            f"ci-checks: fixed {fixed} finding{'s' if fixed != 1 else ''} in {files} file{'s' if files != 1 else ''}\n"
+        )
+    return shown
+
+
+def _binary(name: str, plan: Plan) -> str | None:
+    try:
+        return tools.find_binary(name, plan.backend_settings.binaries.get(name))
+    except tools.Unavailable:
+        return None
 
 
 def _write_baseline(path: Path, outcome: Outcome, out: TextIO) -> int:

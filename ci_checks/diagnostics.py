@@ -74,8 +74,14 @@ class Edit:
 
 @dataclass(frozen=True, slots=True)
 class Fix:
+    """Edits that fix a finding. `safe` ones keep what the workflow does; `--fix` applies only those unless asked.
+
+    A linter's own fix has no edits: `--fix` asks the linter to apply it.
+    """
+
     description: str
     edits: tuple[Edit, ...]
+    safe: bool = True
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ci_checks.backends import tools
-from ci_checks.diagnostics import Diagnostic, Related, Severity, Span
+from ci_checks.diagnostics import Diagnostic, Fix, Related, Severity, Span
 from ci_checks.loading import LoadedFile
 from ci_checks.rules.cc091_backend_failed import RULE as FAILED
 
@@ -87,7 +87,16 @@ def _diagnostics(findings: list[dict[str, Any]], paths: dict[str, LoadedFile]) -
         related = tuple(Related(where, note) for kind, where, note in filter(None, located) if kind == "Related")
         severity = _SEVERITIES.get(str(finding["determinations"]["severity"]), Severity.INFO)
         message = f"{finding['desc']}: {annotation}" if annotation else str(finding["desc"])
-        yield Diagnostic(f"ZZ-{audit}", f"zizmor-{audit}", severity, message, span, related)
+        yield Diagnostic(f"ZZ-{audit}", f"zizmor-{audit}", severity, message, span, related, _fix(finding))
+
+
+def _fix(finding: dict[str, Any]) -> Fix | None:
+    """zizmor's own fix, which `--fix` asks zizmor to apply (it gives no edits in its JSON)."""
+    offered = [fix for fix in finding.get("fixes") or () if isinstance(fix, dict) and fix.get("title")]
+    if not offered:
+        return None
+    safe = all(fix.get("disposition") == "safe" for fix in offered)
+    return Fix("; ".join(str(fix["title"]) for fix in offered) + " (by zizmor)", (), safe)
 
 
 def _location(location: dict[str, Any], paths: dict[str, LoadedFile]) -> tuple[str, Span, str] | None:

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ci_checks.diagnostics import Diagnostic, Related, Severity, Span
+from ci_checks.diagnostics import Diagnostic, Fix, Related, Severity, Span
 from ci_checks.globs import Glob
 from ci_checks.rule import Rule
 
@@ -95,6 +95,10 @@ class Item(ABC):
         """Why the item can never be found in these scopes, with what exists instead; None when it can."""
         return None
 
+    def fix(self, scope: Scope) -> Fix | None:
+        """Edits that would make the scope have the item, where that is mechanical; None elsewhere."""
+        return None
+
 
 @dataclass(frozen=True)
 class ItemKind:
@@ -122,9 +126,9 @@ class PolicyRule:
     spec: Any = None
     """What only this rule's kind reads (`missing`, `across`, what a parity rule compares), as the kind compiled it."""
 
-    def finding(self, span: Span, detail: str, related: tuple[Related, ...] = ()) -> Diagnostic:
+    def finding(self, span: Span, detail: str, related: tuple[Related, ...] = (), fix: Fix | None = None) -> Diagnostic:
         message = f"{detail}: {self.message}" if self.message else detail
-        return Diagnostic(self.kind.rule.code, self.id, self.severity, message, span, related)
+        return Diagnostic(self.kind.rule.code, self.id, self.severity, message, span, related, fix)
 
 
 _ABOUT_RULES = ("CC104", "CC106")

@@ -26,7 +26,7 @@ def as_dict(diagnostic: Diagnostic) -> dict[str, Any]:
         item["related"] = [{**_position(r.span), "message": r.message} for r in diagnostic.related]
     if diagnostic.fix is not None:
         edits = [{**_position(e.span), "replacement": e.replacement} for e in diagnostic.fix.edits]
-        item["fix"] = {"description": diagnostic.fix.description, "edits": edits}
+        item["fix"] = {"description": diagnostic.fix.description, "safe": diagnostic.fix.safe, "edits": edits}
     return item
 
 

@@ -44,9 +44,13 @@ def render(diagnostics: list[Diagnostic], sources: dict[str, SourceFile], files:
             where = related.span
             location = f"{where.line}:{where.column}" if where.path == diagnostic.span.path else header_of(where)
             lines.append(f"  = note: {related.message} at {location}")
-        if diagnostic.fix is not None:
-            for edit in diagnostic.fix.edits:
-                lines.append(f"  = fix ({diagnostic.fix.description}): {edit.replacement}")
+        fix = diagnostic.fix
+        if fix is not None:
+            label = fix.description if fix.safe else f"{fix.description}; unsafe: --unsafe-fixes"
+            for edit in fix.edits:
+                lines.append(f"  = fix ({label}): {edit.replacement}")
+            if not fix.edits:
+                lines.append(f"  = fix: {label}")
         lines.append("")
     lines.append(summary(diagnostics, files))
     return "\n".join(lines) + "\n"

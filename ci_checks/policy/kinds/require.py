@@ -34,7 +34,7 @@ def _check(rule: PolicyRule, scope: Scope) -> Iterator[Diagnostic]:
                 detail = f"{scope.label} has {item.description} {len(found)} {times}, not {item.count}"
                 yield rule.finding(scope.anchor, detail)
         elif not found:
-            yield rule.finding(scope.anchor, f"{scope.label} lacks {item.description}")
+            yield rule.finding(scope.anchor, f"{scope.label} lacks {item.description}", fix=item.fix(scope))
 
 
 KIND = RuleKind(
