@@ -7,6 +7,7 @@ ignores then drop what they name.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -108,20 +109,30 @@ def run(
     plan: Plan,
     config: Config | None = None,
     outcome: Outcome | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> Outcome:
-    """Check what `request` names in one repository as `plan` says, adding to `outcome`."""
+    """Check what `request` names in one repository as `plan` says, adding to `outcome`.
+
+    `progress` is told what is being done, for a terminal to show on long runs.
+    """
     outcome = outcome or Outcome()
     config = config or Config()
+    say = progress or (lambda doing: None)
     workspace = Workspace(repository, plan.max_bytes)
     found: list[Diagnostic] = []
-    targets = [workspace.load(relative, kind) for relative, kind in request.targets(repository)]
-    for file in targets:
-        found.extend(_check_file(file, plan.rules, outcome))
+    named = request.targets(repository)
+    targets = []
+    for index, (relative, kind) in enumerate(named):
+        say(f"reading {index + 1}/{len(named)}: {relative}")
+        targets.append(workspace.load(relative, kind))
+        found.extend(_check_file(targets[-1], plan.rules, outcome))
     if plan.backends:
+        say(f"running {', '.join(plan.backends)}")
         yaml_files = [file for file in targets if file.kind in YAML_KINDS]
         external = run_backends(plan.backends, yaml_files, repository.root, plan.backend_settings)
         found = _merged(found, external, workspace.loaded)
     if plan.policy_rules:
+        say(f"policy rules ({len(plan.policy_rules)})")
         policy_files = frozenset({*CONFIG_FILES, *([config.path] if config.path else [])})
         found.extend(policy.evaluate(plan.policy_rules, workspace, request.covers, policy_files))
     found = [plan.selection.adjusted(diagnostic) for diagnostic in found if plan.keeps(diagnostic)]

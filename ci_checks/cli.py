@@ -10,24 +10,27 @@ import argparse
 import gc
 import os
 import sys
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import NoReturn, TextIO
 
-from ci_checks import __version__, baseline, config, fixes, registry
+from ci_checks import __version__, baseline, config, fixes, init, registry
 from ci_checks.backends import tools
 from ci_checks.backends.cache import default_folder
 from ci_checks.backends.external import BACKENDS, BackendSettings
 from ci_checks.check import Outcome, Plan, Request, UsageError, run
 from ci_checks.diagnostics import Severity
 from ci_checks.policy import policy_codes
+from ci_checks.reporters import text
 from ci_checks.reporters.formats import FORMATS
 from ci_checks.reporters.text import statistics
 from ci_checks.repository import Repository, find_root
 from ci_checks.settings import SelectionError, resolve
 from ci_checks.source import DEFAULT_MAX_BYTES
 
+CONFIG_FILE = init.CONFIG
 EXIT_OK = 0
 EXIT_FINDINGS = 1
 EXIT_ERROR = 2
@@ -95,6 +98,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="a repository root, a folder or a file (default: the repository containing the working directory)",
     )
     check.add_argument("--output-format", choices=tuple(FORMATS), default="text", help="what goes to standard output")
+    check.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="colour in text output (default: auto, on a terminal unless NO_COLOR is set)",
+    )
     check.add_argument(
         "--output",
         type=_output,
@@ -177,6 +186,9 @@ def build_parser() -> argparse.ArgumentParser:
         add_help=False,
         help="`baseline write FILE [check options and paths]`: record today's findings, for `check --baseline FILE`",
     )
+    starting = commands.add_parser("init", help=f"write a starter {CONFIG_FILE} that passes `ci-checks check`")
+    starting.add_argument("path", nargs="?", type=Path, metavar="PATH", help="the repository (default: here)")
+    starting.add_argument("--force", action="store_true", help="replace an existing configuration")
     commands.add_parser("rules", help="list the rules")
     rule = commands.add_parser("rule", help="show the documentation of one rule")
     rule.add_argument("code", metavar="CODE", help="a rule code or name, e.g. CC011 or duplicate-key")
@@ -219,6 +231,8 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def _checked(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     paths: list[Path] = args.paths or [find_root(Path.cwd())]
+    isatty = getattr(err, "isatty", None)
+    args.progress_stream = err if isatty is not None and isatty() and not os.environ.get("CI") else None
     if args.config is not None and not args.config.is_file():
         raise UsageError(f"{args.config}: configuration file not found")
     groups: dict[Path, tuple[Repository, Request]] = {}
@@ -246,7 +260,7 @@ def _checked(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.list_files:
         out.write("".join(f"{path}\n" for path in outcome.checked))
     else:
-        out.write(statistics(outcome) if args.statistics else FORMATS[args.output_format](outcome))
+        out.write(statistics(outcome) if args.statistics else _report(args, outcome, out))
     for name, path in args.output:
         _write(path, FORMATS[name](outcome), append=False)
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
@@ -273,8 +287,37 @@ def _run_one(args: argparse.Namespace, repository: Repository, request: Request,
         request.folders.append("")  # a changed policy may change findings anywhere: check everything
     repository.exclude = settings.exclude
     plan = _plan(args, settings, repository)
-    run(repository, request, plan, settings, outcome)
+    with _Progress(args.progress_stream) as progress:
+        run(repository, request, plan, settings, outcome, progress.say)
     return plan
+
+
+class _Progress:
+    """One self-erasing status line on a terminal's standard error while a run lasts more than a moment."""
+
+    DELAY_S = 0.5
+    EVERY_S = 0.1
+
+    def __init__(self, stream: TextIO | None) -> None:
+        self.stream = stream
+        self.started = time.monotonic()
+        self.shown = 0.0
+
+    def __enter__(self) -> _Progress:
+        return self
+
+    def say(self, doing: str) -> None:
+        now = time.monotonic()
+        if self.stream is None or now - self.started < self.DELAY_S or now - self.shown < self.EVERY_S:
+            return
+        self.shown = now
+        self.stream.write(f"\r\x1b[2Kci-checks: {doing[:100]}")
+        self.stream.flush()
+
+    def __exit__(self, *exception: object) -> None:
+        if self.stream is not None and self.shown:
+            self.stream.write("\r\x1b[2K")
+            self.stream.flush()
 
 
 MAX_FIX_PASSES = 5
@@ -311,6 +354,22 @@ def _binary(name: str, plan: Plan) -> str | None:
         return tools.find_binary(name, plan.backend_settings.binaries.get(name))
     except tools.Unavailable:
         return None
+
+
+def _report(args: argparse.Namespace, outcome: Outcome, out: TextIO) -> str:
+    if args.output_format == "text" and _colour(args.color, out):
+        return text.render(outcome.diagnostics, outcome.sources, outcome.files, colour=True)
+    return FORMATS[args.output_format](outcome)
+
+
+def _colour(choice: str, out: TextIO) -> bool:
+    """`always`, `never`, or (`auto`) when writing to a terminal and `NO_COLOR` is not set (no-color.org)."""
+    if choice != "auto":
+        return choice == "always"
+    if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
+        return False
+    isatty = getattr(out, "isatty", None)
+    return bool(isatty is not None and isatty())
 
 
 def _write_baseline(path: Path, outcome: Outcome, out: TextIO) -> int:
@@ -421,6 +480,16 @@ def _cache_folder(args: argparse.Namespace, repository: Repository) -> Path | No
     return folder
 
 
+def _init(args: argparse.Namespace, out: TextIO) -> int:
+    repository = Repository(find_root(args.path or Path.cwd()))
+    try:
+        path = init.write(repository, args.force)
+    except init.InitError as error:
+        raise UsageError(str(error)) from None
+    out.write(f"Wrote {path}; `ci-checks check` reads it.\n")
+    return EXIT_OK
+
+
 def _rules(out: TextIO) -> int:
     width = max(len(rule.name) for rule in registry.RULES)
     for rule in registry.RULES:
@@ -456,6 +525,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: Text
             return _check(args, out, err)
         if args.command == "rules":
             return _rules(out)
+        if args.command == "init":
+            return _init(args, out)
         return _rule(args.code, out)
     except UsageError as error:
         err.write(f"ci-checks: error: {error}\n")

@@ -1,4 +1,4 @@
-"""The output formats `--output-format` and `--output FORMAT=FILE` choose from."""
+"""The output formats `--output-format` and `--output FORMAT=FILE` choose from (`text` without colour)."""
 
 from __future__ import annotations
 

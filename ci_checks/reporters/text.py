@@ -1,4 +1,9 @@
-"""`path:line:col: CODE message`, then the source line with a caret underline."""
+"""`path:line:col: CODE message`, then the source line with a caret underline.
+
+With `colour` (on a terminal, unless `NO_COLOR` is set), the place is bold,
+the code and the carets take the severity's colour (red error, yellow warning,
+cyan info), and the rule id is dim; the text is otherwise the same.
+"""
 
 from __future__ import annotations
 
@@ -12,15 +17,28 @@ if TYPE_CHECKING:
     from ci_checks.check import Outcome
 
 
-def header(diagnostic: Diagnostic) -> str:
+_COLOURS = {Severity.ERROR: "31", Severity.WARNING: "33", Severity.INFO: "36"}
+
+
+def _paint(text: str, code: str, colour: bool) -> str:
+    return f"\x1b[{code}m{text}\x1b[0m" if colour and text else text
+
+
+def header(diagnostic: Diagnostic, colour: bool = False) -> str:
     """`path:line:col: CODE message`, with `[policy-rule-id]` after findings of policy rules."""
     span = diagnostic.span
     built_in = registry.BY_CODE.get(diagnostic.code)
-    rule = f" [{diagnostic.rule}]" if built_in is None or built_in.name != diagnostic.rule else ""
-    return f"{span.path}:{span.line}:{span.column}: {diagnostic.code} {diagnostic.message}{rule}"
+    rule = (
+        f" {_paint(f'[{diagnostic.rule}]', '2', colour)}"
+        if built_in is None or built_in.name != diagnostic.rule
+        else ""
+    )
+    place = _paint(f"{span.path}:{span.line}:{span.column}:", "1", colour)
+    code = _paint(diagnostic.code, "1;" + _COLOURS[diagnostic.severity], colour)
+    return f"{place} {code} {diagnostic.message}{rule}"
 
 
-def excerpt(span: Span, source: SourceFile | None) -> list[str]:
+def excerpt(span: Span, source: SourceFile | None, carets: str = "") -> list[str]:
     """The span's first line, numbered, with carets under the span (to the end of that line)."""
     if source is None or source.problem is not None or not source.text:
         return []
@@ -32,14 +50,16 @@ def excerpt(span: Span, source: SourceFile | None) -> list[str]:
     width = max(1, min(end, len(line) + 1) - start)
     number = str(span.line)
     gutter = " " * len(number)
-    return [f"{gutter} |", f"{number} | {line}", f"{gutter} | {' ' * (start - 1)}{'^' * width}"]
+    underline = f"\x1b[{carets}m{'^' * width}\x1b[0m" if carets else "^" * width
+    return [f"{gutter} |", f"{number} | {line}", f"{gutter} | {' ' * (start - 1)}{underline}"]
 
 
-def render(diagnostics: list[Diagnostic], sources: dict[str, SourceFile], files: int) -> str:
+def render(diagnostics: list[Diagnostic], sources: dict[str, SourceFile], files: int, colour: bool = False) -> str:
     lines: list[str] = []
     for diagnostic in diagnostics:
-        lines.append(header(diagnostic))
-        lines.extend(excerpt(diagnostic.span, sources.get(diagnostic.span.path)))
+        lines.append(header(diagnostic, colour))
+        carets = _COLOURS[diagnostic.severity] if colour else ""
+        lines.extend(excerpt(diagnostic.span, sources.get(diagnostic.span.path), carets))
         for related in diagnostic.related:
             where = related.span
             location = f"{where.line}:{where.column}" if where.path == diagnostic.span.path else header_of(where)
@@ -52,7 +72,7 @@ def render(diagnostics: list[Diagnostic], sources: dict[str, SourceFile], files:
             if not fix.edits:
                 lines.append(f"  = fix: {label}")
         lines.append("")
-    lines.append(summary(diagnostics, files))
+    lines.append(summary(diagnostics, files, colour))
     return "\n".join(lines) + "\n"
 
 
@@ -60,7 +80,7 @@ def header_of(span: Span) -> str:
     return f"{span.path}:{span.line}:{span.column}"
 
 
-def summary(diagnostics: list[Diagnostic], files: int) -> str:
+def summary(diagnostics: list[Diagnostic], files: int, colour: bool = False) -> str:
     checked = f"{files} file{'s' if files != 1 else ''} checked"
     if not diagnostics:
         return f"No problems found; {checked}."
@@ -68,7 +88,7 @@ def summary(diagnostics: list[Diagnostic], files: int) -> str:
     for severity in Severity:
         count = sum(1 for d in diagnostics if d.severity is severity)
         if count:
-            counts.append(f"{count} {severity.value}{'s' if count != 1 else ''}")
+            counts.append(_paint(f"{count} {severity.value}{'s' if count != 1 else ''}", _COLOURS[severity], colour))
     return f"Found {len(diagnostics)} problem{'s' if len(diagnostics) != 1 else ''} ({', '.join(counts)}); {checked}."
 
 
