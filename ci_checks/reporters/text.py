@@ -68,7 +68,11 @@ def render(diagnostics: list[Diagnostic], sources: dict[str, SourceFile], files:
         if fix is not None:
             label = fix.description if fix.safe else f"{fix.description}; unsafe: --unsafe-fixes"
             for edit in fix.edits:
-                lines.append(f"  = fix ({label}): {edit.replacement}")
+                if "\n" in edit.replacement:
+                    lines.append(f"  = fix ({label}):")
+                    lines.extend(f"    | {part}" for part in edit.replacement.strip("\n").split("\n"))
+                else:
+                    lines.append(f"  = fix ({label}): {edit.replacement}")
             if not fix.edits:
                 lines.append(f"  = fix: {label}")
         lines.append("")
