@@ -31,6 +31,24 @@ LITERAL = {
     "properties": {"literal": {"type": "string", "minLength": 1}},
 }
 GLOB_OR_LITERAL = {"oneOf": [{"type": "string", "minLength": 1}, LITERAL]}
+STEP_SELECTOR = {
+    "description": "A glob of the step's name or id, {uses, name, id} globs, or {literal: NAME}.",
+    "oneOf": [
+        {"type": "string", "minLength": 1},
+        {
+            "type": "object",
+            "additionalProperties": False,
+            "minProperties": 1,
+            "properties": {
+                "uses": GLOB_OR_LITERAL,
+                "name": GLOB_OR_LITERAL,
+                "id": GLOB_OR_LITERAL,
+                "literal": {"type": "string", "minLength": 1},
+            },
+        },
+    ],
+}
+"""How `where.step` and `step:` items select steps."""
 
 
 @dataclass
@@ -69,19 +87,19 @@ class ItemContext:
 
 def name_glob(value: str | Mapping[str, str], place: Place) -> Glob:
     """A name glob (step name, job id, key), or `{literal: TEXT}` for exactly TEXT."""
-    if not isinstance(value, str):
-        return literal(value["literal"])
-    try:
-        return compile_name_glob(value)
-    except GlobError as error:
-        raise place.error(f"invalid glob {value!r}: {error}") from None
+    return _glob(value, place, compile_name_glob)
 
 
 def ref_glob(value: str | Mapping[str, str], place: Place) -> Glob:
+    """A glob of `uses:` values, where `/` separates owner, repository and path, or `{literal: TEXT}`."""
+    return _glob(value, place, compile_ref_glob)
+
+
+def _glob(value: str | Mapping[str, str], place: Place, compile_text: Callable[[str], Glob]) -> Glob:
     if not isinstance(value, str):
         return literal(value["literal"])
     try:
-        return compile_ref_glob(value)
+        return compile_text(value)
     except GlobError as error:
         raise place.error(f"invalid glob {value!r}: {error}") from None
 

@@ -21,7 +21,7 @@ from ci_checks.loading import LoadedFile, Workspace
 from ci_checks.model import Entry, Job, Step
 from ci_checks.model.reading import Path, events
 from ci_checks.policy import shapes
-from ci_checks.policy.compiling import GLOB_OR_LITERAL, Place, name_glob, path_globs, step_selector
+from ci_checks.policy.compiling import GLOB_OR_LITERAL, STEP_SELECTOR, Place, name_glob, path_globs, step_selector
 from ci_checks.policy.model import PolicyError, StepSelector
 from ci_checks.repository import FileKind, kind_of
 from ci_checks.shell import Block
@@ -105,19 +105,7 @@ WHERE_PROPERTIES = {
     "action": {**_GLOBS, "description": "Repo-relative globs of composite action files (action.yml)."},
     "trigger": {**_NAMES, "description": "Events under `on:` (globs); the scope is each trigger's value."},
     "job": {**_NAMES, "description": "Job id globs."},
-    "step": {
-        "description": "A step name-or-id glob, {uses, name, id} globs, or {literal: NAME}.",
-        "oneOf": [
-            {"type": "string", "minLength": 1},
-            {
-                "type": "object",
-                "additionalProperties": False,
-                "minProperties": 1,
-                "properties": {"uses": GLOB_OR_LITERAL, "name": GLOB_OR_LITERAL, "id": GLOB_OR_LITERAL}
-                | {"literal": {"type": "string", "minLength": 1}},
-            },
-        ],
-    },
+    "step": STEP_SELECTOR,
     "branch": {
         "description": "A branch of the step's script: an if/elif condition (its then-branch), {if: COND, else: true} "
         "for its else, or {case: WORD, arm: PATTERN} for an arm of a case.",

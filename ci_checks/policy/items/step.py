@@ -17,30 +17,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ci_checks.policy.compiling import LITERAL, ItemContext, step_selector
+from ci_checks.policy.compiling import STEP_SELECTOR, ItemContext, step_selector
 from ci_checks.policy.model import Hit, Item, ItemKind, StepSelector
 from ci_checks.policy.scopes import Scope, step_anchor
 
-_GLOB_OR_LITERAL = {"oneOf": [{"type": "string", "minLength": 1}, LITERAL]}
-PROPERTIES = {
-    "step": {
-        "description": "A glob of the step's name or id, or {uses, name, id}, or {literal: NAME}.",
-        "oneOf": [
-            {"type": "string", "minLength": 1},
-            {
-                "type": "object",
-                "additionalProperties": False,
-                "minProperties": 1,
-                "properties": {
-                    "uses": _GLOB_OR_LITERAL,
-                    "name": _GLOB_OR_LITERAL,
-                    "id": _GLOB_OR_LITERAL,
-                    "literal": {"type": "string", "minLength": 1},
-                },
-            },
-        ],
-    },
-}
+PROPERTIES = {"step": STEP_SELECTOR}
 
 
 class StepItem(Item):
