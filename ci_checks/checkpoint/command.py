@@ -1,8 +1,9 @@
 """`ci-checks checkpoint` / `python -m ci_checks.checkpoint`: real checkpoint saves, verified and timed.
 
 Exit codes (decided in `report.exit_code` and `main` only):
-0 every save, verification and crash check passed; 1 one of them failed;
-2 usage or environment error (torch missing, bad option, unwritable folder).
+0 every save, staging, verification and crash check passed; 1 one of them failed;
+2 usage or environment error (torch missing, bad option, unwritable folder);
+130 / 143 interrupted by SIGINT / SIGTERM (writers ended, the run's folder removed).
 
 This module imports no torch: it is loaded by the linter's command line, and torch is an
 optional extra that is imported only once the options are known to be good.
@@ -11,6 +12,7 @@ optional extra that is imported only once the options are known to be good.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import re
 import sys
@@ -22,11 +24,12 @@ from ci_checks.checkpoint import report
 from ci_checks.checkpoint.options import (
     BACKENDS,
     EXTRA_HINT,
+    LONGEST_TIMEOUT_S,
     MEGATRON_ASYNC,
     MEGATRON_HINT,
     Options,
     UsageError,
-    default_timeout,
+    check_torch_version,
     installed,
 )
 
@@ -38,6 +41,7 @@ class _Parser(argparse.ArgumentParser):
 
 _SIZE = re.compile(r"(?P<number>[0-9]+) ?(?P<unit>[KMG]i?B|B)?\Z", re.IGNORECASE)
 _UNITS = {"": 1, "B": 1, "KB": 1000, "MB": 1000**2, "GB": 1000**3, "KIB": 1 << 10, "MIB": 1 << 20, "GIB": 1 << 30}
+_MODULE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*\Z")
 
 
 def _size(value: str) -> int:
@@ -66,19 +70,45 @@ def _seconds(value: str) -> float:
         seconds = float(value)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{value!r} is not a number of seconds") from None
+    if not math.isfinite(seconds):
+        raise argparse.ArgumentTypeError(f"{value!r} is not a finite number of seconds")
     if not seconds > 0:
         raise argparse.ArgumentTypeError(f"{value!r} is not a positive number of seconds")
+    if seconds > LONGEST_TIMEOUT_S:
+        raise argparse.ArgumentTypeError(f"{value!r} is more than a week ({LONGEST_TIMEOUT_S:.0f} s)")
     return seconds
+
+
+def _backend_list(value: str) -> list[str]:
+    names = [part.strip() for part in value.split(",") if part.strip()]
+    unknown = [name for name in names if name not in BACKENDS]
+    if not names or unknown:
+        raise argparse.ArgumentTypeError(
+            f"{', '.join(unknown) or repr(value)} is not a backend (choose from {', '.join(BACKENDS)})"
+        )
+    return names
+
+
+def _module(value: str) -> str:
+    if not _MODULE.match(value):
+        raise argparse.ArgumentTypeError(f"{value!r} is not a dotted module name such as myproject.rocm_patches")
+    return value
 
 
 def build_parser(prog: str = "ci-checks checkpoint") -> argparse.ArgumentParser:
     parser = _Parser(
         prog=prog,
         description="Save a seeded state dict through PyTorch DCP and Megatron-Core, load it back bit for bit, "
-        "time it against a raw write, and optionally SIGKILL the writer to test crash consistency. "
+        "check how Megatron-Core staged it, time it against a raw write and a device-to-host copy, and "
+        "optionally SIGKILL the writers to test crash consistency. "
         "Run under `torchrun --nproc-per-node N` for N ranks.",
     )
-    parser.add_argument("--size", type=_size, default=64 << 20, metavar="SIZE", help="state dict size (default 64MiB)")
+    parser.add_argument(
+        "--size",
+        type=_size,
+        metavar="SIZE",
+        help="state dict size (default 64MiB on the CPU, 8GiB per rank on an accelerator where memory allows)",
+    )
     parser.add_argument("--tensors", type=_count(1), default=16, metavar="N", help="number of tensors (default 16)")
     parser.add_argument(
         "--backend",
@@ -89,6 +119,23 @@ def build_parser(prog: str = "ci-checks checkpoint") -> argparse.ArgumentParser:
         metavar="NAME",
         help=f"backends to run: {', '.join(BACKENDS)} (default: all that are installed)",
     )
+    parser.add_argument(
+        "--require",
+        dest="required",
+        action="extend",
+        type=_backend_list,
+        metavar="BACKEND,...",
+        help="these backends must run: one that would be skipped (not installed, not importable, too old) fails",
+    )
+    parser.add_argument(
+        "--import",
+        dest="imports",
+        action="append",
+        type=_module,
+        metavar="MODULE",
+        help="import this module of the project under test in every process that saves, before Megatron-Core's "
+        "strategies, as training does (repeatable)",
+    )
     parser.add_argument("--threads", type=_count(1), default=2, metavar="N", help="writer threads per rank (default 2)")
     parser.add_argument(
         "--workdir", type=Path, metavar="DIR", help="existing folder to save in (default: a new temporary folder)"
@@ -98,7 +145,13 @@ def build_parser(prog: str = "ci-checks checkpoint") -> argparse.ArgumentParser:
         type=_count(0),
         default=0,
         metavar="N",
-        help="SIGKILL the writer N times per backend (default 0)",
+        help="SIGKILL the writers N times per backend (default 0)",
+    )
+    parser.add_argument(
+        "--crash-size",
+        type=_size,
+        metavar="SIZE",
+        help="state dict size of the crash test (default: --size, at most 256MiB)",
     )
     parser.add_argument("--report-json", type=Path, metavar="FILE", help="write the JSON report here")
     parser.add_argument("--junit", type=Path, metavar="FILE", help="write JUnit XML here")
@@ -119,29 +172,47 @@ def _writable_folder(path: Path, what: str) -> None:
         raise UsageError(f"{what} {path}: folder is not writable")
 
 
+def _output_file(path: Path, flag: str) -> None:
+    """Found before the run, not after it: a report that cannot be written loses the whole run."""
+    if path.is_dir():
+        raise UsageError(f"{flag} {path}: is a folder, not a file")
+    if path.exists() and not os.access(path, os.W_OK):
+        raise UsageError(f"{flag} {path}: file is not writable")
+    _writable_folder(path.parent, f"{flag}: the folder of")
+
+
 def _options(args: argparse.Namespace) -> Options:
     if args.workdir is not None:
         _writable_folder(args.workdir, "--workdir")
     for flag, path in (("--report-json", args.report_json), ("--junit", args.junit)):
         if path is not None:
-            _writable_folder(path.parent, f"{flag}: the folder of")
+            _output_file(path, flag)
+    backends = tuple(dict.fromkeys(args.backends or ()))
+    required = tuple(dict.fromkeys(args.required or ()))
+    unselected = [name for name in required if backends and name not in backends]
+    if unselected:
+        raise UsageError(f"--require {','.join(unselected)}: not among the backends chosen with --backend")
     return Options(
         size=args.size,
         tensors=args.tensors,
-        backends=tuple(dict.fromkeys(args.backends or ())),
+        backends=backends,
+        required=required,
+        imports=tuple(dict.fromkeys(args.imports or ())),
         threads=args.threads,
         workdir=args.workdir,
         crash_test=args.crash_test,
+        crash_size=args.crash_size,
         report_json=args.report_json,
         junit=args.junit,
         seed=args.seed,
-        timeout_s=args.timeout or default_timeout(args.size),
+        timeout_s=args.timeout,
     )
 
 
 def _check_installed(options: Options) -> None:
     if not installed("torch"):
         raise UsageError(f"the checkpoint harness needs torch, which is not installed: {EXTRA_HINT}")
+    check_torch_version()
     if MEGATRON_ASYNC in options.backends and not installed("megatron.core"):
         raise UsageError(f"--backend {MEGATRON_ASYNC} needs megatron-core, which is not installed: {MEGATRON_HINT}")
 
@@ -158,6 +229,11 @@ def _write_reports(outcome: report.Outcome, options: Options, out: TextIO) -> No
             stream.write(report.to_markdown(outcome))
 
 
+def _reporting_rank() -> bool:
+    """Rank 0, or no torchrun: under torchrun every rank meets the same usage error, and one says it."""
+    return os.environ.get("RANK", "0") == "0"
+
+
 def main(
     argv: Sequence[str] | None = None,
     out: TextIO | None = None,
@@ -166,13 +242,18 @@ def main(
 ) -> int:
     out = out or sys.stdout
     err = err or sys.stderr
+
+    def error(message: str) -> None:
+        if _reporting_rank():
+            err.write(f"{prog}: {message}\n")
+
     try:
         options = _options(build_parser(prog).parse_args(argv))
         _check_installed(options)
         try:
             from ci_checks.checkpoint import harness
-        except ImportError as error:
-            raise UsageError(f"torch is installed but cannot be imported ({error}): {EXTRA_HINT}") from None
+        except ImportError as failure:
+            raise UsageError(f"torch is installed but cannot be imported ({failure}): {EXTRA_HINT}") from None
 
         outcome = harness.run(options, report.Progress(err, err.isatty()))
         if outcome is not None:  # None on the ranks that do not report
@@ -181,17 +262,17 @@ def main(
                 err.write(f"{prog}: error: {message}\n")
             return report.exit_code(outcome)
         return report.EXIT_OK
-    except UsageError as error:
-        err.write(f"{prog}: error: {error}\n")
+    except UsageError as failure:
+        error(f"error: {failure}")
         return report.EXIT_ENVIRONMENT
     except BrokenPipeError:
         return report.EXIT_ENVIRONMENT
-    except OSError as error:
-        where = f": {error.filename}" if error.filename else ""
-        err.write(f"{prog}: error: {error.strerror or error}{where}\n")
+    except OSError as failure:
+        where = f": {failure.filename}" if failure.filename else ""
+        error(f"error: {failure.strerror or failure}{where}")
         return report.EXIT_ENVIRONMENT
     except SystemExit as exit_request:  # argparse's --help
         return int(exit_request.code or 0)
-    except Exception as error:  # never a traceback for the user; the message says where to look
-        err.write(f"{prog}: internal error: {error!r}\n")
+    except Exception as failure:  # never a traceback for the user; the message says where to look
+        err.write(f"{prog}: internal error: {failure!r}\n")
         return report.EXIT_ENVIRONMENT

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,9 +17,25 @@ ASYNC_BACKENDS = frozenset({DCP_ASYNC_THREAD, DCP_ASYNC_PROCESS, MEGATRON_ASYNC}
 EXTRA_HINT = "pip install 'ci-checks[checkpoint]'"
 MEGATRON_HINT = "pip install 'ci-checks[checkpoint,megatron]'"
 
+# DCP's DefaultStager and StagingOptions, which every async DCP save here is given, came in 2.9.
+MINIMUM_TORCH = (2, 9)
+# The first Megatron-Core whose async writer, strategy and request the harness inspects as they
+# are (0.16.0 and 0.16.1 tested); a later one is accepted, and a changed layout is a failed check.
+MINIMUM_MEGATRON = (0, 16)
+
 # A save slower than this (after a fixed allowance for process start-up) is reported as hung.
 SLOWEST_EXPECTED_BYTES_PER_S = 50_000_000
 START_UP_ALLOWANCE_S = 60.0
+# The longest --timeout: a week, far below what a timedelta or a collective's timeout can hold.
+LONGEST_TIMEOUT_S = 7 * 24 * 3600.0
+
+CPU_DEFAULT_SIZE = 64 << 20
+# On an accelerator each rank holds this much of the state dict by default, less where its
+# device or host memory is short (see harness.default_size).
+ACCELERATOR_SIZE_PER_RANK = 8 << 30
+# The crash test's state dict, unless --crash-size says otherwise: big enough that the random
+# kills spread over a real save, small enough for 20 kills per backend to take minutes.
+CRASH_SIZE_LIMIT = 256 << 20
 
 
 class UsageError(Exception):
@@ -27,7 +45,7 @@ class UsageError(Exception):
 def installed(module: str) -> bool:
     try:
         return importlib.util.find_spec(module) is not None
-    except ImportError:  # a parent package that cannot be imported
+    except (ImportError, ValueError):  # a parent package that cannot be imported, or one marked absent
         return False
 
 
@@ -35,15 +53,56 @@ def default_timeout(size: int) -> float:
     return round(START_UP_ALLOWANCE_S + size / SLOWEST_EXPECTED_BYTES_PER_S, 1)
 
 
+_RELEASE = re.compile(r"(\d+)\.(\d+)")
+
+
+def release(version: str) -> tuple[int, int] | None:
+    """(major, minor) of a version string such as `2.13.0+cpu` or `0.16.0rc1`; None if it has none."""
+    match = _RELEASE.match(version)
+    return (int(match.group(1)), int(match.group(2))) if match else None
+
+
+def distribution_version(name: str) -> str | None:
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def check_torch_version() -> None:
+    """One line and exit 2 for a torch the harness cannot use, before torch is imported."""
+    version = distribution_version("torch")
+    if version is None:  # importable without metadata (a source build on the path): judged on import
+        return
+    found = release(version)
+    if found is not None and found < MINIMUM_TORCH:
+        wanted = ".".join(map(str, MINIMUM_TORCH))
+        raise UsageError(
+            f"torch {version} is installed; the harness needs torch >= {wanted} (DCP's DefaultStager): {EXTRA_HINT}"
+        )
+
+
+def megatron_too_old(version: str | None) -> str | None:
+    """Why this megatron-core cannot be used, or None."""
+    found = release(version) if version else None
+    if found is not None and found < MINIMUM_MEGATRON:
+        wanted = ".".join(map(str, MINIMUM_MEGATRON))
+        return f"megatron-core {version} is installed; {MEGATRON_ASYNC} needs megatron-core >= {wanted}"
+    return None
+
+
 @dataclass(frozen=True)
 class Options:
-    size: int
+    size: int | None  # None: CPU_DEFAULT_SIZE, or ACCELERATOR_SIZE_PER_RANK per rank on an accelerator
     tensors: int
-    backends: tuple[str, ...]
+    backends: tuple[str, ...]  # empty: every usable one
+    required: tuple[str, ...]
+    imports: tuple[str, ...]
     threads: int
     workdir: Path | None
     crash_test: int
+    crash_size: int | None  # None: the run's size, at most CRASH_SIZE_LIMIT
     report_json: Path | None
     junit: Path | None
     seed: int
-    timeout_s: float
+    timeout_s: float | None  # None: default_timeout of the largest size the run may choose

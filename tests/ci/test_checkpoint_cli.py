@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.ci.checkpoint_run import command
 from tests.ci.conftest import PROJECT
 
 pytestmark = pytest.mark.checkpoint
@@ -20,15 +21,9 @@ pytestmark = pytest.mark.checkpoint
 
 def harness(*args: str | Path, prelude: str = "") -> subprocess.CompletedProcess[str]:
     """The command in a fresh interpreter; `prelude` runs first (to make a package absent)."""
-    code = (
-        "import sys\n"
-        f"{prelude}\n"
-        "from ci_checks.checkpoint import main\n"
-        "if __name__ == '__main__':\n"
-        "    sys.exit(main(sys.argv[1:]))\n"
+    return subprocess.run(
+        command(*map(str, args), prelude=prelude), cwd=PROJECT, capture_output=True, text=True, timeout=120, check=False
     )
-    command = [sys.executable, "-c", code, *map(str, args)]
-    return subprocess.run(command, cwd=PROJECT, capture_output=True, text=True, timeout=120, check=False)
 
 
 # A package made absent in one interpreter: `None` in sys.modules is how Python itself marks a
@@ -58,6 +53,35 @@ def test_missing_torch_is_one_line_naming_the_extra() -> None:
     assert "ci-checks[checkpoint]" in result.stderr
 
 
+# The installed torch's version as its metadata reports it, made older in one interpreter: a
+# stand-in for an environment with torch 2.8, which cannot be installed beside the pinned one.
+OLD_TORCH = (
+    "import importlib.metadata as m\n"
+    "real = m.version\n"
+    "m.version = lambda name: '2.8.0' if name == 'torch' else real(name)"
+)
+
+
+def test_a_torch_without_dcp_s_stager_is_one_line_before_anything_runs() -> None:
+    result = harness("--size", "1MiB", prelude=OLD_TORCH)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == (
+        "ci-checks checkpoint: error: torch 2.8.0 is installed; the harness needs torch >= 2.9 "
+        "(DCP's DefaultStager): pip install 'ci-checks[checkpoint]'\n"
+    )
+
+
+def test_an_unwritable_report_file_is_refused_before_the_run(tmp_path: Path) -> None:
+    report = tmp_path / "report.json"
+    report.write_text("{}", encoding="utf-8")
+    report.chmod(0o400)
+    if os.access(report, os.W_OK):
+        pytest.skip("root writes into read-only files")
+    result = harness("--report-json", report)
+    assert result.returncode == 2
+    assert result.stderr == f"ci-checks checkpoint: error: --report-json {report}: file is not writable\n"
+
+
 def test_missing_megatron_when_asked_for_is_one_line_naming_the_extra() -> None:
     result = harness("--backend", "megatron-async", prelude=WITHOUT_MEGATRON)
     assert result.returncode == 2
@@ -76,6 +100,15 @@ def test_missing_megatron_when_asked_for_is_one_line_naming_the_extra() -> None:
         (["--crash-test", "-1"], "'-1' is less than 0"),
         (["--seed", "1.5"], "'1.5' is not a whole number"),
         (["--timeout", "0"], "'0' is not a positive number of seconds"),
+        (["--timeout", "inf"], "'inf' is not a finite number of seconds"),
+        (["--timeout", "nan"], "'nan' is not a finite number of seconds"),
+        (["--timeout", "1e300"], "'1e300' is more than a week (604800 s)"),
+        (["--crash-size", "0"], "'0' is not a size"),
+        (["--require", "dcp-fast"], "dcp-fast is not a backend (choose from dcp-sync, "),
+        (["--require", ","], "',' is not a backend"),
+        (["--backend", "dcp-sync", "--require", "dcp-sync,megatron-async"], "--require megatron-async: not among"),
+        (["--import", "my project"], "'my project' is not a dotted module name"),
+        (["--import", "tests/patch.py"], "'tests/patch.py' is not a dotted module name"),
         (["--backend", "dcp-fast"], "invalid choice: 'dcp-fast'"),
         (["--workdir", "no/such/folder"], "--workdir no/such/folder: no such folder"),
         (
@@ -83,6 +116,8 @@ def test_missing_megatron_when_asked_for_is_one_line_naming_the_extra() -> None:
             "--report-json: the folder of no/such/folder: no such folder",
         ),
         (["--junit", "no/such/folder/junit.xml"], "--junit: the folder of no/such/folder: no such folder"),
+        (["--report-json", "."], "--report-json .: is a folder, not a file"),
+        (["--junit", "tests"], "--junit tests: is a folder, not a file"),
         (["--frobnicate"], "unrecognized arguments: --frobnicate"),
     ],
 )
@@ -124,7 +159,7 @@ def test_help_lists_the_public_options() -> None:
     text = "".join(result.stdout.split())  # argparse wraps lines at hyphens too
     for option in ("--size", "--tensors", "--backend", "--threads", "--workdir", "--crash-test", "--report-json"):
         assert option in text
-    for option in ("--junit", "--seed", "--timeout"):
+    for option in ("--junit", "--seed", "--timeout", "--require", "--import", "--crash-size"):
         assert option in text
     for backend in ("dcp-sync", "dcp-async-thread", "dcp-async-process", "megatron-async"):
         assert backend in text
