@@ -1,24 +1,24 @@
 """The four ways to save, each through the library's public entry point, and the matching loads.
 
 A save returns when the data is on disk (for the async backends after waiting for the
-background writer), with the time the call itself blocked. Right after the call returns the
-caller's `on_return` runs: the harness starts overwriting the live tensors there, as the next
-training step would, so a backend that had not really copied them would save wrong data.
+background writer), with the time the call itself blocked and what its staging did. Right
+after the call returns the caller's `on_return` runs: the harness starts overwriting the live
+tensors there, as the next training step would, so a backend that had not really copied them
+would save wrong data.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
-import importlib
 import time
 import warnings
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import torch
+from torch.distributed.checkpoint.api import CheckpointException
 from torch.distributed.checkpoint.filesystem import FileSystemReader, FileSystemWriter
 from torch.distributed.checkpoint.staging import DefaultStager, StagingOptions
 from torch.distributed.checkpoint.state_dict_loader import load as dcp_load
@@ -27,33 +27,71 @@ from torch.distributed.checkpoint.state_dict_saver import save as dcp_save
 from torch.distributed.device_mesh import DeviceMesh
 from torch.distributed.tensor import DTensor, Shard
 
-from ci_checks.checkpoint import runtime
+from ci_checks.checkpoint import megatron, runtime
 from ci_checks.checkpoint.options import DCP_ASYNC_PROCESS, DCP_SYNC, MEGATRON_ASYNC
 from ci_checks.checkpoint.state import LiveState, TensorSpec
 
 # The async writer polls for completion this often.
 _POLL_S = 0.005
+# What a failed load raises: DCP wraps every rank's error in a CheckpointException, which is a
+# BaseException, not an Exception.
+LOAD_ERRORS = (Exception, CheckpointException)
 
 
 class SaveTimeout(Exception):
     pass
 
 
-def megatron_module(name: str) -> ModuleType:
-    # megatron-core ships no type information, so it is imported by name; it also warns at
-    # import about optional fused kernels (Transformer Engine, Apex) that saving does not use.
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return importlib.import_module(f"megatron.core.dist_checkpointing{name}")
+@dataclass(frozen=True)
+class DcpStagingSeen:
+    """What DCP's stager returned for one save: how many tensors, and where they live."""
+
+    staged: int
+    pinned: int
+    shared: int
+
+    def verdict(self, wanted: runtime.Staging) -> tuple[bool, str]:
+        problems = []
+        if self.staged == 0:
+            problems.append("the stager returned no tensor")
+        if wanted.pinned_memory and self.pinned < self.staged:
+            problems.append(f"{self.staged - self.pinned} of {self.staged} staged tensors are not pinned")
+        if wanted.shared_memory and self.shared < self.staged:
+            problems.append(f"{self.staged - self.shared} of {self.staged} staged tensors are not in shared memory")
+        if problems:
+            return False, "; ".join(problems)
+        memory = "pinned" if wanted.pinned_memory else "pageable"
+        shared = " shared" if wanted.shared_memory else ""
+        copies = "non-blocking" if wanted.non_blocking else "blocking"
+        return True, f"DCP staged all {self.staged} tensors into{shared} {memory} host memory with {copies} copies"
 
 
-def megatron_has_psutil() -> bool:
-    """Megatron-Core's writer process dies without psutil, and its parent then waits forever."""
-    return bool(megatron_module(".strategies.filesystem_async").HAVE_PSUTIL)
+class _WatchedStager(DefaultStager):
+    """DCP's own stager; it only counts where the tensors it staged live."""
+
+    seen: DcpStagingSeen | None = None
+
+    def stage(self, state_dict: Any, **kwargs: Any) -> Any:
+        staged: Any = super().stage(state_dict, **kwargs)  # a dict: the harness stages synchronously
+        values = [v.to_local() if isinstance(v, DTensor) else v for v in staged.values()]
+        tensors = [v for v in values if isinstance(v, torch.Tensor)]
+        shared = sum(bool(t.is_shared()) for t in tensors)  # type: ignore[no-untyped-call]
+        self.seen = DcpStagingSeen(len(tensors), sum(t.is_pinned() for t in tensors), shared)
+        return staged
+
+
+@dataclass(frozen=True)
+class SaveCall:
+    blocking_s: float
+    staging: megatron.StagingSeen | DcpStagingSeen | None  # None for dcp-sync, which stages nothing
 
 
 class Backends:
-    """Saves and loads for one process: its device, its rank, its device mesh."""
+    """Saves and loads for one process: its device, its rank, its device mesh.
+
+    Each async DCP backend keeps one stager for the whole run, so that the pinned buffers of the
+    full-size warm-up are reused by the timed save instead of being allocated inside it.
+    """
 
     def __init__(self, rt: runtime.Runtime, threads: int, timeout_s: float) -> None:
         self.runtime = rt
@@ -61,18 +99,42 @@ class Backends:
         self.timeout_s = timeout_s
         self.mesh = DeviceMesh(rt.device.type, list(range(rt.world_size)))
         self.staging = runtime.staging(rt.device)
+        self._stagers: dict[str, _WatchedStager] = {}
 
     def staging_of(self, backend: str) -> runtime.Staging:
+        """How the harness asks the backend to stage (Megatron-Core decides that itself)."""
         if backend == DCP_SYNC:  # DCP's synchronous writer copies each tensor as it writes it
             return runtime.Staging(pinned_memory=False, non_blocking=False)
-        if backend == MEGATRON_ASYNC:
-            return runtime.megatron_staging(self.runtime.device)
+        if backend == MEGATRON_ASYNC:  # preload_tensors(non_blocking=True): pinned on an accelerator
+            return runtime.Staging(pinned_memory=self.runtime.accelerator, non_blocking=True)
         if backend == DCP_ASYNC_PROCESS:
             # Pinned staging goes to the checkpoint process in shared memory, as DCP's defaults
             # have it. Without pinning, shared memory measured slower here (blocking 0.9-2.1 s
             # against 0.25-0.5 s for 1 GiB on the CPU), so the tensors go through its pipe.
             return replace(self.staging, shared_memory=self.staging.pinned_memory)
         return self.staging
+
+    def _stager(self, backend: str) -> _WatchedStager:
+        if backend not in self._stagers:
+            staging = self.staging_of(backend)
+            options = StagingOptions(
+                use_pinned_memory=staging.pinned_memory,
+                use_shared_memory=staging.shared_memory,
+                use_async_staging=False,
+                use_non_blocking_copy=staging.non_blocking,
+            )
+            self._stagers[backend] = _WatchedStager(options)
+        return self._stagers[backend]
+
+    def release(self, backend: str) -> None:
+        """Free the backend's staging buffers (its pinned host memory) once it is done with."""
+        stager = self._stagers.pop(backend, None)
+        if stager is not None:
+            stager.close()
+
+    def close(self) -> None:
+        for backend in list(self._stagers):
+            self.release(backend)
 
     # -- state dicts ------------------------------------------------------------------------
 
@@ -82,7 +144,7 @@ class Backends:
         return DTensor.from_local(tensor, self.mesh, [Shard(0)], run_check=False)
 
     def _megatron_value(self, spec: TensorSpec, tensor: torch.Tensor) -> Any:
-        sharded_tensor = megatron_module(".mapping").ShardedTensor
+        sharded_tensor = megatron.module(".mapping").ShardedTensor
         rank, world_size = self.runtime.rank, self.runtime.world_size
         if spec.sharded:
             return sharded_tensor.from_rank_offsets(spec.name, tensor, (0, rank, world_size), replica_id=0)
@@ -95,8 +157,8 @@ class Backends:
 
     # -- saving -----------------------------------------------------------------------------
 
-    def save(self, backend: str, live: LiveState, directory: Path, on_return: Callable[[], None]) -> float:
-        """Save `live` into the existing empty `directory`; the seconds the call blocked."""
+    def save(self, backend: str, live: LiveState, directory: Path, on_return: Callable[[], None]) -> SaveCall:
+        """Save `live` into the existing empty `directory`."""
         state_dict = self.state_dict(backend, list(live.items()))
         if backend == MEGATRON_ASYNC:
             return self._save_megatron(state_dict, directory, on_return)
@@ -106,60 +168,60 @@ class Backends:
             dcp_save(state_dict, storage_writer=writer)
             blocking = time.perf_counter() - start
             on_return()
-            return blocking
+            return SaveCall(blocking, None)
         kind = AsyncCheckpointerType.PROCESS if backend == DCP_ASYNC_PROCESS else AsyncCheckpointerType.THREAD
-        staging = self.staging_of(backend)
-        stager = DefaultStager(
-            StagingOptions(
-                use_pinned_memory=staging.pinned_memory,
-                use_shared_memory=staging.shared_memory,
-                use_async_staging=False,
-                use_non_blocking_copy=staging.non_blocking,
-            )
-        )
+        stager = self._stager(backend)
+        stager.seen = None
+        response = async_save(state_dict, storage_writer=writer, async_checkpointer_type=kind, async_stager=stager)
+        blocking = time.perf_counter() - start
+        on_return()
+        upload = response.upload_completion if isinstance(response, AsyncSaveResponse) else response
         try:
-            response = async_save(state_dict, storage_writer=writer, async_checkpointer_type=kind, async_stager=stager)
-            blocking = time.perf_counter() - start
-            on_return()
-            upload = response.upload_completion if isinstance(response, AsyncSaveResponse) else response
-            try:
-                upload.result(timeout=max(0.0, start + self.timeout_s - time.perf_counter()))
-            except concurrent.futures.TimeoutError:
-                raise SaveTimeout(f"the background writer did not finish within {self.timeout_s:.0f} s") from None
-        finally:
-            stager.close()
-        return blocking
+            upload.result(timeout=max(0.0, start + self.timeout_s - time.perf_counter()))
+        except concurrent.futures.TimeoutError:
+            raise SaveTimeout(f"the background writer did not finish within {self.timeout_s:.0f} s") from None
+        return SaveCall(blocking, stager.seen)
 
-    def _save_megatron(self, state_dict: dict[str, Any], directory: Path, on_return: Callable[[], None]) -> float:
+    def _save_megatron(self, state_dict: dict[str, Any], directory: Path, on_return: Callable[[], None]) -> SaveCall:
         """`dist_checkpointing.save(async_sharded_save=True)` scheduled on an `AsyncCallsQueue`.
 
-        A non-persistent queue stages in this process with `preload_tensors(..., non_blocking=True)`
-        and forks the writer: the path of the ROCm pinned-memory segfault.
+        A non-persistent queue stages in this process with the request's `preload_tensors(...,
+        non_blocking=True)` and forks the writer: the path of the ROCm pinned-memory segfault.
+        The request's preload is watched (megatron.Watch), not replaced.
         """
-        serialization = megatron_module("")
-        strategies = megatron_module(".strategies.torch")
-        async_utils = megatron_module(".strategies.async_utils")
+        serialization = megatron.module("")
+        strategies = megatron.module(".strategies.torch")
+        async_utils = megatron.module(".strategies.async_utils")
         with runtime.megatron_device_calls(self.runtime.device):
             strategy = strategies.TorchDistSaveShardedStrategy("torch_dist", 1, thread_count=self.threads)
             start = time.perf_counter()
             request = serialization.save(state_dict, str(directory), strategy, async_sharded_save=True)
+            watch = megatron.Watch(request)
             calls = async_utils.AsyncCallsQueue(persistent=False)
-            calls.schedule_async_request(request)
-            blocking = time.perf_counter() - start
-            on_return()
-            while not calls.maybe_finalize_async_calls(blocking=False):
-                if time.perf_counter() - start > self.timeout_s:
-                    for active in calls.async_calls:
-                        active.async_caller.close(abort=True)
-                    reason = "" if megatron_has_psutil() else "; psutil is not installed, so its writer process died"
-                    raise SaveTimeout(f"Megatron-Core's writer did not finish within {self.timeout_s:.0f} s{reason}")
-                time.sleep(_POLL_S)
-        return blocking
+            try:
+                calls.schedule_async_request(watch.request)
+                blocking = time.perf_counter() - start
+                on_return()
+                while not calls.maybe_finalize_async_calls(blocking=False):
+                    if time.perf_counter() - start > self.timeout_s:
+                        reason = (
+                            "" if megatron.has_psutil() else "; psutil is not installed, so its writer process died"
+                        )
+                        raise SaveTimeout(
+                            f"Megatron-Core's writer did not finish within {self.timeout_s:.0f} s{reason}"
+                        )
+                    time.sleep(_POLL_S)
+            except BaseException:
+                for active in calls.async_calls:  # a writer left running would outlive the run
+                    active.async_caller.close(abort=True)
+                raise
+        return SaveCall(blocking, watch.seen)
 
     # -- loading ----------------------------------------------------------------------------
 
     def load(self, backend: str, specs: list[TensorSpec], directory: Path) -> dict[str, torch.Tensor]:
-        """This rank's part of every tensor, loaded into fresh zeroed memory."""
+        """This rank's part of every tensor (of a checkpoint saved by this many ranks, or the whole
+        tensors on one rank, whatever the number of ranks that saved it), into fresh zeroed memory."""
         world_size = self.runtime.world_size
         empty = [
             (
@@ -173,7 +235,7 @@ class Backends:
             with runtime.megatron_device_calls(self.runtime.device), warnings.catch_warnings():
                 # Megatron-Core 0.16 loads through DCP's deprecated load_state_dict.
                 warnings.simplefilter("ignore", FutureWarning)
-                loaded = megatron_module("").load(state_dict, str(directory))
+                loaded = megatron.module("").load(state_dict, str(directory))
             return {name: value for name, value in loaded.items() if isinstance(value, torch.Tensor)}
         dcp_load(state_dict, storage_reader=FileSystemReader(directory))
         return {name: value.to_local() if isinstance(value, DTensor) else value for name, value in state_dict.items()}
