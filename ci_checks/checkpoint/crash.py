@@ -1,13 +1,18 @@
-"""Crash consistency: SIGKILL a real writer at random points while a previous checkpoint exists.
+"""Crash consistency: SIGKILL real writers at random points while a previous checkpoint exists, then
+load what they left with the library's own loader.
 
-Writers and verifiers are separate one-rank processes started from a fork server that has
-torch, DCP and Megatron-Core loaded, so that each kill costs a fork rather than an import. A
-writer makes itself a session leader and the whole session is killed, so helpers it started
-(DCP's checkpoint process, Megatron-Core's forked writers) die with it.
+Writers are process groups of their own, as many ranks as the run has (under torchrun), started
+from a fork server that has torch and DCP loaded, so that each kill costs a fork rather than an
+import. Each writer makes itself a session leader and every session is killed, so helpers it
+started (DCP's checkpoint process, Megatron-Core's forked writers) die with it. One verifier per
+backend, a one-rank process of its own, loads every checkpoint whole, whatever the number of
+ranks that saved it.
 
-After each kill: the previous checkpoint must load bit-exact, and the newest committed
-checkpoint must be either the previous one or the new one, complete and bit-exact: a partial
-save is never taken for a checkpoint.
+After each kill:
+- the previous checkpoint must load bit-exact;
+- the newest committed checkpoint must be the previous one, or the new one complete and bit-exact;
+- the killed save's partial folder, loaded with the library's own loader, must fail with an error
+  or be the new save complete and bit-exact: never other data without an error.
 
 The in-place hazard (what the atomic commit prevents) is demonstrated too: a save over an
 existing checkpoint directory, killed just before it would write its `.metadata`.
@@ -27,6 +32,7 @@ import warnings
 from collections import Counter
 from dataclasses import dataclass, replace
 from multiprocessing.context import ForkServerContext
+from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any
 
@@ -35,16 +41,22 @@ from torch.distributed.checkpoint.metadata import Metadata
 from torch.distributed.checkpoint.state_dict_saver import save as dcp_save
 from torch.distributed.checkpoint.storage import WriteResult
 
-from ci_checks.checkpoint import commit, report, runtime, saving
+from ci_checks.checkpoint import commit, processes, project, report, runtime, saving
 from ci_checks.checkpoint.backends import Backends
 from ci_checks.checkpoint.options import DCP_SYNC
-from ci_checks.checkpoint.state import LiveState, TensorSpec, first_difference, layout
+from ci_checks.checkpoint.state import LiveState, layout, whole_of
+
+# What the fork server imports before it forks anything: nothing that initialises a GPU driver.
+FORK_SERVER_PRELOAD = ("ci_checks.checkpoint.preload",)
 
 _READY = "ready"
 _COMMITTED = "committed"
 _BEFORE_METADATA = "before .metadata"
 _BEFORE_COMMIT = "after .metadata but before commit"
 _AFTER_COMMIT = "after commit"
+
+# (loaded, problem) for one checkpoint: see saving.load_and_compare.
+Loaded = tuple[bool, str | None]
 
 
 class CrashTestError(Exception):
@@ -60,23 +72,38 @@ class Job:
     tensors: int
     threads: int
     timeout_s: float
-    log: Path
-    root: Path = Path()
+    area: Path  # the backend's folder: logs, process-group stores, warm-up folders
+    imports: tuple[str, ...] = ()
+    world_size: int = 1  # ranks of every writer group
+    root: Path = Path()  # where the checkpoints go
     name: str = ""
     seed: int = 0
+    rank: int = 0
     in_place: bool = False  # the hazard demonstration: save over the committed `root/name`
-    checkpoints: tuple[tuple[Path, int], ...] = ()  # for a verifier: (directory, seed) pairs
+
+    @property
+    def log(self) -> Path:
+        return self.area / "processes.log"
+
+    @property
+    def scratch(self) -> Path:
+        """The folder of this save's warm-up; name and seed tell every save of a crash test apart."""
+        return self.area / f"warm-up-{self.name}-{self.seed}"
+
+    def group(self, rank: int, store: str) -> runtime.Group:
+        return runtime.Group(rank, self.world_size, self.area / f"store-{store}")
 
 
-def _start_single_rank(job: Job) -> tuple[Backends, list[TensorSpec]]:
-    # A writer's output goes to a log: DCP's checkpoint process logs every request.
+def _start(job: Job, group: runtime.Group) -> Backends:
+    # Output goes to a log: DCP's checkpoint process logs every request.
     log = os.open(job.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     os.dup2(log, 1)
     os.dup2(log, 2)
-    # The crash test runs on rank 0 alone, so its device is local rank 0's as well.
+    # After the fork, as in training: the project's modules, then (on first use) Megatron-Core.
+    project.import_modules(job.imports)
     runtime.leave_torchrun()
-    rt = runtime.start(job.timeout_s)
-    return Backends(rt, job.threads, job.timeout_s), layout(job.size, job.tensors, 1)
+    rt = runtime.start(job.timeout_s, group)
+    return Backends(rt, job.threads, job.timeout_s)
 
 
 class _KilledBeforeMetadata(FileSystemWriter):
@@ -98,14 +125,13 @@ def _save_in_place(job: Job, saver: Backends, live: LiveState) -> None:
 
 def _writer(job: Job, connection: multiprocessing.connection.Connection) -> None:
     os.setsid()
-    saver, specs = _start_single_rank(job)
-    live = LiveState(specs, job.seed, 0, 1, saver.runtime.device)
-    scratch = job.log.parent / f"warm-up-{os.getpid()}"
-    scratch.mkdir()
-    error = saving.warm_up(saver, job.backend, scratch)
+    saver = _start(job, job.group(job.rank, f"{job.name}-{job.seed}"))
+    live = LiveState(
+        layout(job.size, job.tensors, job.world_size), job.seed, job.rank, job.world_size, saver.runtime.device
+    )
+    error = saving.warm_up(saver, job.backend, job.scratch)
     if error is not None:
         raise CrashTestError(error)
-    shutil.rmtree(scratch)
     connection.send(_READY)
     if job.in_place:
         _save_in_place(job, saver, live)
@@ -113,27 +139,25 @@ def _writer(job: Job, connection: multiprocessing.connection.Connection) -> None
     if saved.error is not None:
         raise CrashTestError(saved.error)
     connection.send(_COMMITTED)
+    saver.close()
     runtime.stop()
 
 
 def _verifier(job: Job, connection: multiprocessing.connection.Connection) -> None:
-    saver, specs = _start_single_rank(job)
-    findings: list[str | None] = []
-    for directory, seed in job.checkpoints:
-        try:
-            loaded = saver.load(job.backend, specs, directory)
-        except Exception as error:
-            findings.append(f"{directory.name} does not load: {type(error).__name__}: {error}")
-            continue
-        difference = first_difference(specs, loaded, seed, 0, 1)
-        findings.append(None if difference is None else f"{directory.name}: {difference}")
-    connection.send(findings)
+    saver = _start(job, replace(job, world_size=1).group(0, "verifier"))
+    specs = layout(job.size, job.tensors, job.world_size)
+    while (checkpoints := connection.recv()) is not None:
+        found = [
+            saving.load_and_compare(saver, job.backend, specs, directory, whole_of(seed, job.world_size))
+            for directory, seed in checkpoints
+        ]
+        connection.send(found)
     runtime.stop()
 
 
-def _context() -> ForkServerContext:
+def _context(preload: tuple[str, ...] = FORK_SERVER_PRELOAD) -> ForkServerContext:
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["ci_checks.checkpoint.preload"])
+    context.set_forkserver_preload(list(preload))
     return context
 
 
@@ -145,90 +169,96 @@ def _log_tail(path: Path) -> str:
     return f" (last log line: {lines[-1]})" if lines else ""
 
 
-def _session(leader: int) -> list[int]:
-    """The processes of a session, from /proc; none where there is no /proc."""
-    members = []
-    for entry in Path("/proc").glob("[0-9]*"):
-        try:
-            stat = (entry / "stat").read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
-        state, _, _, session = stat.rpartition(")")[2].split()[:4]  # after the command: state ppid pgrp session
-        if int(session) == leader and state != "Z":
-            members.append(int(entry.name))
-    return members
-
-
-def _kill_session(process: multiprocessing.process.BaseProcess) -> None:
-    """SIGKILL the writer and every process it started, and remove the shared memory they made.
-
-    torch names shared memory `/dev/shm/torch_PID_...` and unlinks it when done with it, which
-    a killed process never is; on a long-lived runner those files would pile up.
-    """
-    # The writer is not yet reaped, so its process group id cannot have been reused.
-    assert process.pid is not None
-    members = _session(process.pid)
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGKILL)
-    process.join()
-    for pid in members:
-        for leftover in Path("/dev/shm").glob(f"torch_{pid}_*"):
-            leftover.unlink(missing_ok=True)
+def _kill_sessions(writers: list[BaseProcess]) -> None:
+    """SIGKILL writers and every process they started, all at once, and remove the shared memory
+    they made."""
+    # The writers are not yet reaped, so their process group ids cannot have been reused.
+    leaders = [process.pid for process in writers if process.pid is not None]
+    members = [pid for leader in leaders for pid in processes.session(leader)]
+    for leader in leaders:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(leader, signal.SIGKILL)
+    for process in writers:
+        process.join()
+    processes.remove_shared_memory(members)
 
 
 class _Runner:
-    def __init__(self, context: ForkServerContext, timeout_s: float) -> None:
+    """Starts writer groups and keeps one verifier, for one backend."""
+
+    def __init__(self, context: ForkServerContext, base: Job) -> None:
         self.context = context
-        self.timeout_s = timeout_s
+        self.base = base
+        self.timeout_s = base.timeout_s
+        self._verifier: tuple[BaseProcess, Any] | None = None
 
-    def _start(self, target: Any, job: Job) -> tuple[multiprocessing.process.BaseProcess, Any]:
-        receive, send = self.context.Pipe(duplex=False)
-        process = self.context.Process(target=target, args=(job, send))
-        process.start()
-        send.close()
-        return process, receive
-
-    def _receive(self, process: multiprocessing.process.BaseProcess, receive: Any, job: Job, what: str) -> Any:
+    def _receive(self, process: BaseProcess, connection: Any, what: str) -> Any:
         try:
-            if receive.poll(self.timeout_s):
-                return receive.recv()
-        except EOFError:
-            process.join()
-            raise CrashTestError(f"{what} exited with code {process.exitcode}{_log_tail(job.log)}") from None
-        raise CrashTestError(f"{what} gave no answer within {self.timeout_s:.0f} s{_log_tail(job.log)}")
+            if connection.poll(self.timeout_s):
+                return connection.recv()
+        except (EOFError, OSError):
+            process.join(self.timeout_s)
+            raise CrashTestError(f"{what} exited with code {process.exitcode}{_log_tail(self.base.log)}") from None
+        raise CrashTestError(f"{what} gave no answer within {self.timeout_s:.0f} s{_log_tail(self.base.log)}")
 
     def write(self, job: Job, kill_after_s: float | None) -> float:
-        """Run a writer; kill its session `kill_after_s` after it is ready, or let it finish.
-        The seconds from ready to committed when it finishes."""
-        process, receive = self._start(_writer, job)
+        """Run a writer group; kill every session `kill_after_s` after all are ready, or let them
+        finish. The seconds from ready to committed when they finish."""
+        job.scratch.mkdir()
+        writers = []
         try:
-            self._receive(process, receive, job, "the writer")
+            for rank in range(job.world_size):
+                receive, send = self.context.Pipe(duplex=False)
+                process = self.context.Process(target=_writer, args=(replace(job, rank=rank), send))
+                process.start()
+                send.close()
+                writers.append((process, receive))
+            for rank, (process, receive) in enumerate(writers):
+                self._receive(process, receive, f"writer rank {rank}")
             ready = time.perf_counter()
             if kill_after_s is not None:
                 time.sleep(kill_after_s)
-                _kill_session(process)
-                if process.exitcode not in (0, -signal.SIGKILL):  # it failed before the kill
-                    raise CrashTestError(f"the writer exited with code {process.exitcode}{_log_tail(job.log)}")
+                early = [(rank, p.exitcode) for rank, (p, _) in enumerate(writers) if not p.is_alive()]
+                _kill_sessions([p for p, _ in writers])
+                failed = [(rank, code) for rank, code in early if code != 0]
+                if failed:  # it failed before the kill; after it, a rank may fail first on its peer's death
+                    rank, code = failed[0]
+                    raise CrashTestError(f"writer rank {rank} exited with code {code}{_log_tail(job.log)}")
                 return kill_after_s
-            if self._receive(process, receive, job, "the writer") != _COMMITTED:
-                raise CrashTestError("the writer did not commit")
+            for rank, (process, receive) in enumerate(writers):
+                if self._receive(process, receive, f"writer rank {rank}") != _COMMITTED:
+                    raise CrashTestError(f"writer rank {rank} did not commit")
             return time.perf_counter() - ready
         finally:
-            if process.is_alive():
-                _kill_session(process)
-            process.join()
-            receive.close()
+            _kill_sessions([process for process, _ in writers if process.is_alive()])
+            for process, receive in writers:
+                process.join()
+                receive.close()
+            shutil.rmtree(job.scratch, ignore_errors=True)
 
-    def verify(self, job: Job) -> list[str | None]:
-        process, receive = self._start(_verifier, job)
-        try:
-            findings: list[str | None] = self._receive(process, receive, job, "the verifier")
-            return findings
-        finally:
-            if process.is_alive():
-                process.kill()
+    def verify(self, checkpoints: list[tuple[Path, int]]) -> list[Loaded]:
+        if self._verifier is None:
+            ours, theirs = self.context.Pipe(duplex=True)
+            started = self.context.Process(target=_verifier, args=(self.base, theirs))
+            started.start()
+            theirs.close()
+            self._verifier = (started, ours)
+        process, connection = self._verifier
+        connection.send(checkpoints)
+        found: list[Loaded] = self._receive(process, connection, "the verifier")
+        return found
+
+    def close(self) -> None:
+        if self._verifier is None:
+            return
+        process, connection = self._verifier
+        with contextlib.suppress(OSError):
+            connection.send(None)
+        process.join(self.timeout_s)
+        if process.is_alive():
+            process.kill()
             process.join()
-            receive.close()
+        connection.close()
 
 
 def _phase(root: Path, name: str) -> str:
@@ -239,16 +269,41 @@ def _phase(root: Path, name: str) -> str:
     return _BEFORE_METADATA
 
 
+@dataclass
+class _Tally:
+    kills: int
+    previous_ok: int = 0
+    newest_ok: int = 0
+    partial_errors: int = 0  # partial folders whose load raised
+    partial_complete: int = 0  # partial folders that loaded the new save bit-exact
+    partial_wrong: int = 0  # partial folders that loaded other data without an error
+
+    def judge_partial(self, outcome: Loaded) -> str | None:
+        loaded, problem = outcome
+        if not loaded:
+            self.partial_errors += 1
+            return None
+        if problem is None:
+            self.partial_complete += 1
+            return None
+        self.partial_wrong += 1
+        return f"a partial folder loaded without an error but is not the new save: {problem}"
+
+    @property
+    def passed(self) -> bool:
+        return self.previous_ok == self.kills and self.newest_ok == self.kills and self.partial_wrong == 0
+
+
 def crash_test(base: Job, kills: int, seed: int, progress: report.Progress) -> report.Result:
-    """`kills` writers of new checkpoints SIGKILLed at random points after a complete one."""
-    runner = _Runner(_context(), base.timeout_s)
+    """`kills` writer groups of new checkpoints SIGKILLed at random points after a complete one."""
+    runner = _Runner(_context(), base)
     previous = replace(base, name="ckpt-0000", seed=seed + 1)
+    tally = _Tally(kills)
+    phases: Counter[str] = Counter()
+    failures: list[str] = []
     try:
         duration = runner.write(previous, kill_after_s=None)
         choose = random.Random(seed)
-        previous_ok = partial_never_valid = 0
-        phases: Counter[str] = Counter()
-        failures: list[str] = []
         for kill in range(1, kills + 1):
             progress.show(f"{base.backend}: crash test, SIGKILL {kill}/{kills}")
             job = replace(base, name=f"ckpt-{kill:04d}", seed=seed + 1 + kill)
@@ -256,49 +311,56 @@ def crash_test(base: Job, kills: int, seed: int, progress: report.Progress) -> r
             phase = _phase(base.root, job.name)
             phases[phase] += 1
             newest = commit.committed(base.root)[-1]
+            partial = commit.partials(base.root)
             checks = [(base.root / previous.name, previous.seed)]
-            if newest.name == job.name:
-                checks.append((newest, job.seed))
-            findings = runner.verify(replace(base, checkpoints=tuple(checks)))
-            previous_ok += findings[0] is None
-            new_ok = newest.name == previous.name or (newest.name == job.name and findings[-1] is None)
-            partial_never_valid += new_ok
-            failures += [f"kill {kill} ({phase}): {f}" for f in findings if f is not None]
-            if not new_ok and newest.name not in (previous.name, job.name):
-                failures.append(f"kill {kill} ({phase}): unexpected checkpoint {newest.name}")
-            for leftover in [*commit.partials(base.root), *commit.committed(base.root)]:
+            checks += [(newest, job.seed)] if newest.name == job.name else []
+            found = runner.verify(checks + [(folder, job.seed) for folder in partial])
+            previous_found, newest_found, partial_found = found[0], found[1 : len(checks)], found[len(checks) :]
+            problems = [previous_found[1]] + [problem for _, problem in newest_found]
+            tally.previous_ok += previous_found == (True, None)
+            if newest.name == previous.name or newest_found == [(True, None)]:
+                tally.newest_ok += 1
+            elif newest.name != job.name:
+                problems.append(f"unexpected checkpoint {newest.name}")
+            problems += [tally.judge_partial(outcome) for outcome in partial_found]
+            failures += [f"kill {kill} ({phase}): {p}" for p in problems if p is not None]
+            for leftover in [*partial, *commit.committed(base.root)]:
                 if leftover.name != previous.name:
                     shutil.rmtree(leftover)
     except CrashTestError as error:
         return report.Result(base.backend, report.CRASH, False, f"crash test could not run: {error}")
+    finally:
+        runner.close()
     where = "; ".join(f"{phases[p]} {p}" for p in (_BEFORE_METADATA, _BEFORE_COMMIT, _AFTER_COMMIT))
+    partials = tally.partial_errors + tally.partial_complete + tally.partial_wrong
     detail = (
-        f"{kills} SIGKILLs at random points of a {duration:.2f} s save: previous checkpoint bit-exact "
-        f"{previous_ok}/{kills}, partial never valid {partial_never_valid}/{kills} (killed: {where})"
+        f"{kills} SIGKILLs of {base.world_size}-rank writers at random points of a {duration:.2f} s save: "
+        f"previous checkpoint bit-exact {tally.previous_ok}/{kills}, newest committed one valid "
+        f"{tally.newest_ok}/{kills}; {partials} partial folder(s) loaded: {tally.partial_errors} failed with an "
+        f"error, {tally.partial_complete} complete and bit-exact, {tally.partial_wrong} other data without an "
+        f"error (killed: {where})"
     )
     if failures:
         detail += "; first failure: " + failures[0]
-    passed = previous_ok == kills and partial_never_valid == kills
-    return report.Result(base.backend, report.CRASH, passed, detail)
+    return report.Result(base.backend, report.CRASH, tally.passed and not failures, detail)
 
 
 def in_place_hazard(base: Job, seed: int) -> report.Result:
     """Demonstrate what an in-place save risks; the harness itself never saves in place."""
-    runner = _Runner(_context(), base.timeout_s)
-    old = replace(base, backend=DCP_SYNC, name="ckpt-in-place", seed=seed + 1)
+    old = replace(base, backend=DCP_SYNC, world_size=1, name="ckpt-in-place", seed=seed + 1)
     new = replace(old, seed=seed + 2, in_place=True)
+    runner = _Runner(_context(), old)
     failed = "in-place hazard demonstration could not run"
     try:
         runner.write(old, kill_after_s=None)
+        with contextlib.suppress(CrashTestError):  # the in-place writer is meant to die
+            runner.write(new, kill_after_s=None)
+        directory = base.root / old.name
+        (_, as_old), (_, as_new) = runner.verify([(directory, old.seed), (directory, new.seed)])
     except CrashTestError as error:
         return report.Result(report.IN_PLACE, report.CRASH, False, f"{failed}: {error}")
-    with contextlib.suppress(CrashTestError):  # the in-place writer is meant to die
-        runner.write(new, kill_after_s=None)
-    directory = base.root / old.name
-    try:
-        as_old, as_new = runner.verify(replace(old, checkpoints=((directory, old.seed), (directory, new.seed))))
-    except CrashTestError as error:
-        return report.Result(report.IN_PLACE, report.CRASH, False, f"{failed}: {error}")
+    finally:
+        runner.close()
     prefix = "in-place hazard (the harness never saves in place): a save over a checkpoint, killed before its .metadata"
     if as_old is not None and as_new is None:
         detail = (

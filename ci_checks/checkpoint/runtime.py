@@ -6,10 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime
-import importlib.metadata
-import importlib.util
 import os
-import platform
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,8 +54,17 @@ def leave_torchrun() -> None:
             del os.environ[name]
 
 
-def start(timeout_s: float) -> Runtime:
-    """Pick the device and join (under torchrun) or start (otherwise, one rank) a process group.
+@dataclass(frozen=True)
+class Group:
+    """A process group of the crash test's own: its writers meet at a file, not at torchrun's store."""
+
+    rank: int
+    world_size: int
+    store: Path  # a new file for every group; a killed group leaves it behind
+
+
+def start(timeout_s: float, group: Group | None = None) -> Runtime:
+    """Pick the device and join (under torchrun, or `group`) or start (otherwise, one rank) a process group.
 
     Every backend needs one: DCP's process checkpointer and Megatron-Core both call collectives.
     Collectives time out with the saves so that a dead rank cannot hang the others.
@@ -66,7 +72,7 @@ def start(timeout_s: float) -> Runtime:
     if not dist.is_available():
         raise UsageError("this torch build has no torch.distributed")
     if torch.cuda.is_available():
-        local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+        local_rank = group.rank if group is not None else int(os.environ.get("LOCAL_RANK", "0"))
         torch.cuda.set_device(local_rank)
         device = torch.device("cuda", local_rank)
         # DCP's async save needs a CPU backend beside NCCL (RCCL on ROCm).
@@ -75,7 +81,13 @@ def start(timeout_s: float) -> Runtime:
         device = torch.device("cpu")
         backend = "gloo"
     timeout = datetime.timedelta(seconds=timeout_s)
-    if under_torchrun():
+    if group is not None:
+        os.environ.setdefault("MASTER_ADDR", "127.0.0.1")  # as below, for DCP's checkpoint process
+        init = f"file://{group.store}"
+        dist.init_process_group(
+            backend, init_method=init, rank=group.rank, world_size=group.world_size, timeout=timeout
+        )
+    elif under_torchrun():
         dist.init_process_group(backend, timeout=timeout)
     else:
         # DCP's process checkpointer starts its helper's group on MASTER_ADDR (else this host's
@@ -128,30 +140,6 @@ def staging(device: torch.device) -> Staging:
     return Staging(pinned_memory=True, non_blocking=True)
 
 
-def megatron_staging(device: torch.device) -> Staging:
-    """What Megatron-Core's `preload_tensors(..., non_blocking=True)` really does on this device.
-
-    It calls `tensor.to("cpu", non_blocking=True)`: on an accelerator torch then allocates
-    pinned host memory (the ROCm segfault came from that memory in a forked writer); CPU
-    tensors are not copied at all.
-    """
-    if device.type == "cpu":
-        return Staging(pinned_memory=False, non_blocking=True)
-    staged = torch.zeros(16, device=device).to("cpu", non_blocking=True)
-    torch.cuda.synchronize(device)
-    return Staging(pinned_memory=staged.is_pinned(), non_blocking=True)
-
-
-def _megatron_version() -> str | None:
-    """The version of the megatron-core this interpreter can import; None when it cannot."""
-    try:
-        if importlib.util.find_spec("megatron.core") is None:
-            return None
-        return importlib.metadata.version("megatron-core")
-    except (ImportError, importlib.metadata.PackageNotFoundError):
-        return None
-
-
 @contextlib.contextmanager
 def megatron_device_calls(runtime_device: torch.device) -> Iterator[None]:
     """Megatron-Core's async writer calls four `torch.cuda` functions unconditionally.
@@ -180,31 +168,3 @@ def megatron_device_calls(runtime_device: torch.device) -> Iterator[None]:
     finally:
         for name, function in originals.items():
             setattr(torch.cuda, name, function)
-
-
-def _cpu_name() -> str:
-    try:
-        cpuinfo = Path("/proc/cpuinfo").read_text(encoding="utf-8")
-    except OSError:
-        cpuinfo = ""
-    for line in cpuinfo.splitlines():
-        if line.startswith("model name"):
-            return line.partition(":")[2].strip()
-    return platform.machine() or "cpu"
-
-
-def facts(runtime: Runtime, staging_by_backend: dict[str, Staging]) -> dict[str, Any]:
-    """Platform facts for the report; the caller adds what the run itself decided."""
-    device = runtime.device
-    return {
-        "torch": torch.__version__,
-        "cuda": torch.version.cuda,
-        "hip": torch.version.hip,
-        "device": torch.cuda.get_device_name(device) if runtime.accelerator else _cpu_name(),
-        "device_kind": runtime.device_kind,
-        "megatron_core": _megatron_version(),
-        "world_size": runtime.world_size,
-        "process_group": runtime.process_group_backend,
-        "python": platform.python_version(),
-        "staging": {name: choice.describe() for name, choice in staging_by_backend.items()},
-    }

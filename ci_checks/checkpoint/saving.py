@@ -1,19 +1,22 @@
-"""One checkpoint save on every rank: fresh directory, save, atomic commit, timing."""
+"""One checkpoint save on every rank: fresh directory, save, atomic commit, timing; and the load that
+judges it."""
 
 from __future__ import annotations
 
 import shutil
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import torch
 import torch.distributed as dist
 from torch.distributed.checkpoint.api import CheckpointException
 
-from ci_checks.checkpoint import commit
-from ci_checks.checkpoint.backends import Backends
-from ci_checks.checkpoint.state import LiveState, layout
+from ci_checks.checkpoint import commit, megatron
+from ci_checks.checkpoint.backends import LOAD_ERRORS, Backends, DcpStagingSeen
+from ci_checks.checkpoint.state import LiveState, TensorSpec, first_difference, layout
 
 
 @dataclass(frozen=True)
@@ -24,6 +27,7 @@ class Saved:
     blocking_s: float
     total_s: float
     error: str | None
+    staging: megatron.StagingSeen | DcpStagingSeen | None = None  # this rank's
 
 
 def _from_rank_zero(value: object) -> object:
@@ -46,9 +50,11 @@ def save_and_commit(saver: Backends, backend: str, live: LiveState, root: Path, 
     start = time.perf_counter()
     error: str | None = None
     blocking = 0.0
+    staging = None
     try:
-        blocking = saver.save(backend, live, partial, training.start)
-    except (Exception, CheckpointException) as failure:  # CheckpointException is a BaseException
+        call = saver.save(backend, live, partial, training.start)
+        blocking, staging = call.blocking_s, call.staging
+    except LOAD_ERRORS as failure:  # a save fails with the same CheckpointException
         error = f"rank {saver.runtime.rank}: {type(failure).__name__}: {failure}"
     written_s = time.perf_counter() - start
     if training.ident is not None:
@@ -68,16 +74,47 @@ def save_and_commit(saver: Backends, backend: str, live: LiveState, root: Path, 
     shared = _from_rank_zero((error, commit_s))  # also makes every rank wait for the commit
     assert isinstance(shared, tuple)
     error, commit_s = shared
-    return Saved(None if error else commit.final_name(partial), blocking, written_s + commit_s, error)
+    return Saved(None if error else commit.final_name(partial), blocking, written_s + commit_s, error, staging)
 
 
-def warm_up(saver: Backends, backend: str, root: Path) -> str | None:
-    """One tiny save first, so that helpers started once per program (DCP's checkpoint process,
-    Megatron-Core's result queue) are not counted in the measured save. The error, if any."""
+def warm_up(saver: Backends, backend: str, root: Path, live: LiveState | None = None) -> str | None:
+    """A save before the timed one, so that what is done once per program or per buffer (DCP's
+    checkpoint process, Megatron-Core's result queue, pinned staging buffers, the page cache's
+    first allocation) is not counted in it: of `live` itself (full size), or of a tiny state
+    where only the helpers matter (the crash test's writers). The error, if any."""
     world_size = saver.runtime.world_size
-    specs = layout(4096 * world_size, 1, world_size)
-    tiny = LiveState(specs, 0, saver.runtime.rank, world_size, saver.runtime.device)
-    saved = save_and_commit(saver, backend, tiny, root, f"warm-up-{backend}")
+    if live is None:
+        live = LiveState(
+            layout(4096 * world_size, 1, world_size), 0, saver.runtime.rank, world_size, saver.runtime.device
+        )
+    saved = save_and_commit(saver, backend, live, root, f"warm-up-{backend}")
     if saver.runtime.rank == 0 and saved.directory is not None:
         shutil.rmtree(saved.directory)
     return None if saved.error is None else f"warm-up save failed: {saved.error}"
+
+
+def _reason(failure: BaseException) -> str:
+    """The error in one line; for DCP's CheckpointException, the first rank's own error, not the
+    tracebacks its message carries."""
+    if isinstance(failure, CheckpointException) and failure.failures:
+        rank, (cause, _) = next(iter(sorted(failure.failures.items(), key=lambda item: item[0])))
+        return f"CheckpointException: rank {rank}: {_reason(cause)}"
+    message = " ".join(str(failure).split())
+    return f"{type(failure).__name__}: {message[:300]}"
+
+
+def load_and_compare(
+    saver: Backends,
+    backend: str,
+    specs: list[TensorSpec],
+    directory: Path,
+    expected: Callable[[TensorSpec], torch.Tensor],
+) -> tuple[bool, str | None]:
+    """(loaded, what differs): (False, why) when the library's loader raised, (True, None) when
+    bit-exact, (True, the first difference) when it loaded other data without a word."""
+    try:
+        loaded = saver.load(backend, specs, directory)
+    except LOAD_ERRORS as failure:
+        return False, f"{directory.name} does not load: {_reason(failure)}"
+    difference = first_difference(specs, loaded, expected)
+    return True, None if difference is None else f"{directory.name}: {difference}"

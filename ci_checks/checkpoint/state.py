@@ -10,7 +10,7 @@ resolved to one rank's value on save, so no tensor here is replicated unless it 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import torch
@@ -48,6 +48,10 @@ class TensorSpec:
 
     def local_rows(self, world_size: int) -> int:
         return self.rows // world_size if self.sharded else self.rows
+
+    def local_nbytes(self, world_size: int) -> int:
+        """What one of `world_size` ranks holds of it."""
+        return self.local_rows(world_size) * self.columns * self.dtype.itemsize
 
 
 def layout(total_bytes: int, count: int, world_size: int) -> list[TensorSpec]:
@@ -118,17 +122,34 @@ def difference(name: str, expected: torch.Tensor, actual: torch.Tensor) -> str |
     )
 
 
+def whole(spec: TensorSpec, seed: int, world_size: int) -> torch.Tensor:
+    """On the CPU, the whole of `spec` as `world_size` ranks saved it: every shard in rank order."""
+    if not spec.sharded:
+        return generate(spec, seed, 0, world_size)
+    return torch.cat([generate(spec, seed, rank, world_size) for rank in range(world_size)])
+
+
 def first_difference(
-    specs: list[TensorSpec], loaded: dict[str, torch.Tensor], seed: int, rank: int, world_size: int
+    specs: list[TensorSpec], loaded: dict[str, torch.Tensor], expected: Callable[[TensorSpec], torch.Tensor]
 ) -> str | None:
-    """Compare what a rank loaded with what it should have saved, one tensor at a time."""
+    """Compare what was loaded with what `expected` says was saved, one tensor at a time."""
     for spec in specs:
         if spec.name not in loaded:
             return f"tensor {spec.name!r} is missing from the loaded checkpoint"
-        found = difference(spec.name, generate(spec, seed, rank, world_size), loaded[spec.name])
+        found = difference(spec.name, expected(spec), loaded[spec.name])
         if found is not None:
             return found
     return None
+
+
+def part_of(seed: int, rank: int, world_size: int) -> Callable[[TensorSpec], torch.Tensor]:
+    """What `rank` of `world_size` saved of each tensor."""
+    return lambda spec: generate(spec, seed, rank, world_size)
+
+
+def whole_of(seed: int, world_size: int) -> Callable[[TensorSpec], torch.Tensor]:
+    """Each tensor whole, as `world_size` ranks saved it."""
+    return lambda spec: whole(spec, seed, world_size)
 
 
 class LiveState:
@@ -137,6 +158,8 @@ class LiveState:
     def __init__(self, specs: list[TensorSpec], seed: int, rank: int, world_size: int, device: torch.device) -> None:
         self.specs = specs
         self.seed = seed
+        self.rank = rank
+        self.world_size = world_size
         self.device = device
         self.tensors = {s.name: generate(s, seed, rank, world_size).to(device) for s in specs}
 
@@ -147,6 +170,9 @@ class LiveState:
     def items(self) -> Iterator[tuple[TensorSpec, torch.Tensor]]:
         for spec in self.specs:
             yield spec, self.tensors[spec.name]
+
+    def expected(self) -> Callable[[TensorSpec], torch.Tensor]:
+        return part_of(self.seed, self.rank, self.world_size)
 
     def overwrite(self) -> None:
         """Flip every bit, as the next optimizer step would change the values; again to undo."""

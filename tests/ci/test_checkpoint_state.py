@@ -57,6 +57,23 @@ def test_int64_tensors_carry_the_extremes() -> None:
     assert state.generate(spec, 0, 0, 1).flatten()[:2].tolist() == [-(2**63), 2**63 - 1]
 
 
+def test_the_whole_of_a_sharded_tensor_is_every_rank_s_shard_in_rank_order() -> None:
+    [spec] = state.layout(MiB, 1, world_size=4)
+    whole = state.whole(spec, 2, world_size=4)
+    assert whole.shape == (spec.rows, spec.columns)
+    rows = spec.rows // 4
+    for rank in range(4):
+        shard = state.generate(spec, 2, rank, world_size=4)
+        assert torch.equal(state.bits(whole[rank * rows : (rank + 1) * rows]), state.bits(shard))
+    assert spec.local_nbytes(4) * 4 == spec.nbytes
+
+
+def test_the_whole_of_a_replicated_tensor_is_any_rank_s_copy() -> None:
+    [spec] = [s for s in state.layout(MiB, 3, world_size=2) if not s.sharded]
+    assert torch.equal(state.bits(state.whole(spec, 0, 2)), state.bits(state.generate(spec, 0, 1, 2)))
+    assert spec.local_nbytes(2) == spec.nbytes
+
+
 def test_nan_equals_itself_bit_for_bit() -> None:
     spec = state.layout(MiB, 1, world_size=1)[0]
     tensor = state.generate(spec, 0, 0, 1)
@@ -84,12 +101,12 @@ def test_first_difference_names_the_first_tensor_with_one_flipped_bit() -> None:
     loaded = {s.name: state.generate(s, 3, 0, 1) for s in specs}
     victim = specs[5]
     state.bits(loaded[victim.name]).view(-1)[1000] ^= 1
-    found = state.first_difference(specs, loaded, 3, 0, 1)
+    found = state.first_difference(specs, loaded, state.part_of(3, 0, 1))
     assert found is not None
     assert found.startswith(f"tensor {victim.name!r} differs first at element 1000:")
     del loaded[victim.name]
     assert (
-        state.first_difference(specs, loaded, 3, 0, 1)
+        state.first_difference(specs, loaded, state.part_of(3, 0, 1))
         == f"tensor {victim.name!r} is missing from the loaded checkpoint"
     )
 
@@ -109,4 +126,4 @@ def test_overwrite_changes_every_bit_and_twice_restores() -> None:
         original = state.bits(state.generate(spec, 1, 0, 1))
         assert not (state.bits(tensor) == original).any()
     live.overwrite()
-    assert state.first_difference(specs, live.tensors, 1, 0, 1) is None
+    assert state.first_difference(specs, live.tensors, live.expected()) is None

@@ -1,5 +1,10 @@
-"""Verification against real damage: a checkpoint on disk with one flipped bit loads without any
-error from DCP or Megatron-Core; only the bit-for-bit comparison finds it, and names the tensor."""
+"""Verification against real damage, with the libraries' own loaders.
+
+A checkpoint on disk with one flipped bit loads without any error from DCP or Megatron-Core;
+only the bit-for-bit comparison finds it, and names the tensor. A checkpoint that cannot be
+loaded (a data file gone, or a save's partial folder without its `.metadata`) is a reported
+finding, not a crash: DCP raises a CheckpointException, which is a BaseException.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +15,8 @@ from pathlib import Path
 import pytest
 
 torch = pytest.importorskip("torch", reason="needs the checkpoint extra: pip install -e '.[checkpoint]'")
+
+from torch.distributed.checkpoint.api import CheckpointException  # noqa: E402
 
 from ci_checks.checkpoint import commit, runtime, saving, state  # noqa: E402
 from ci_checks.checkpoint.backends import Backends  # noqa: E402
@@ -26,35 +33,68 @@ def saver() -> Iterator[Backends]:
     with pytest.MonkeyPatch.context() as patch:
         patch.delenv("MASTER_ADDR", raising=False)  # the harness may set it; put it back afterwards
         rt = runtime.start(60)
+        backends = Backends(rt, threads=2, timeout_s=60)
         try:
-            yield Backends(rt, threads=2, timeout_s=60)
+            yield backends
         finally:
+            backends.close()
             runtime.stop()
 
 
-def flip_one_bit_in(directory: Path, tensor: str) -> None:
-    """In the middle of the tensor's bytes, found through the checkpoint's own index."""
+def saved(saver: Backends, backend: str, root: Path) -> tuple[list[state.TensorSpec], Path]:
+    specs = state.layout(1 << 20, 4, world_size=1)
+    live = state.LiveState(specs, 5, 0, 1, saver.runtime.device)
+    result = saving.save_and_commit(saver, backend, live, root, "ckpt")
+    assert result.error is None and result.directory == root / "ckpt"
+    return specs, result.directory
+
+
+def storage_of(directory: Path, tensor: str) -> tuple[Path, int, int]:
+    """Where the tensor's bytes are, found through the checkpoint's own index."""
     metadata = pickle.loads((directory / commit.METADATA).read_bytes())
     [where] = [info for index, info in metadata.storage_data.items() if index.fqn == tensor]
-    path = directory / where.relative_path
-    data = bytearray(path.read_bytes())
-    data[where.offset + where.length // 2] ^= 0x01
-    path.write_bytes(bytes(data))
+    return directory / where.relative_path, where.offset, where.length
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_one_flipped_bit_on_disk_is_found_and_named(backend: str, saver: Backends, tmp_path: Path) -> None:
-    specs = state.layout(1 << 20, 4, world_size=1)
-    live = state.LiveState(specs, 5, 0, 1, saver.runtime.device)
-    saved = saving.save_and_commit(saver, backend, live, tmp_path, "ckpt")
-    assert saved.error is None and saved.directory == tmp_path / "ckpt"
-    assert state.first_difference(specs, saver.load(backend, specs, saved.directory), 5, 0, 1) is None
+    specs, directory = saved(saver, backend, tmp_path)
+    expected = state.part_of(5, 0, 1)
+    assert saving.load_and_compare(saver, backend, specs, directory, expected) == (True, None)
 
     victim = specs[2].name
-    flip_one_bit_in(saved.directory, victim)
-    found = state.first_difference(specs, saver.load(backend, specs, saved.directory), 5, 0, 1)
+    path, offset, length = storage_of(directory, victim)
+    data = bytearray(path.read_bytes())
+    data[offset + length // 2] ^= 0x01
+    path.write_bytes(bytes(data))
+    loaded, found = saving.load_and_compare(saver, backend, specs, directory, expected)
+    assert loaded is True
     assert found is not None
-    assert found.startswith(f"tensor {victim!r} differs first at element ")
+    assert found.startswith(f"ckpt: tensor {victim!r} differs first at element ")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_checkpoint_whose_data_file_is_gone_is_a_finding_not_a_crash(
+    backend: str, saver: Backends, tmp_path: Path
+) -> None:
+    specs, directory = saved(saver, backend, tmp_path)
+    path, _, _ = storage_of(directory, specs[0].name)
+    path.unlink()
+    with pytest.raises(CheckpointException):  # what the harness used to let through as a traceback
+        saver.load(backend, specs, directory)
+    loaded, found = saving.load_and_compare(saver, backend, specs, directory, state.part_of(5, 0, 1))
+    assert loaded is False
+    assert found is not None and found.startswith("ckpt does not load: CheckpointException: ")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_partial_folder_without_its_metadata_fails_to_load(backend: str, saver: Backends, tmp_path: Path) -> None:
+    specs, directory = saved(saver, backend, tmp_path)
+    partial = directory.rename(tmp_path / f"ckpt{commit.PARTIAL_MARK}0000")
+    (partial / commit.METADATA).unlink()
+    loaded, found = saving.load_and_compare(saver, backend, specs, partial, state.part_of(5, 0, 1))
+    assert loaded is False
+    assert found is not None and found.startswith(f"{partial.name} does not load: ")
 
 
 def test_a_save_into_an_existing_checkpoint_is_refused(saver: Backends, tmp_path: Path) -> None:
@@ -64,4 +104,4 @@ def test_a_save_into_an_existing_checkpoint_is_refused(saver: Backends, tmp_path
     again = saving.save_and_commit(saver, "dcp-sync", live, tmp_path, "ckpt")
     assert again.directory is None
     assert again.error == f"commit failed: {tmp_path / 'ckpt'} already exists; a checkpoint is never saved over another"
-    assert state.first_difference(specs, saver.load("dcp-sync", specs, tmp_path / "ckpt"), 5, 0, 1) is None
+    assert saving.load_and_compare(saver, "dcp-sync", specs, tmp_path / "ckpt", live.expected()) == (True, None)
