@@ -1,31 +1,47 @@
-"""One run: a raw-write reference, then for each backend a warm-up, a timed save committed
-atomically, a bit-exact load on every rank, and optionally the crash test (on rank 0 alone,
-after the other ranks have finished).
+"""One run: the project's modules imported, the references (a raw write and a device-to-host copy),
+then for each backend a full-size warm-up, a timed save committed atomically, a check of how it
+staged, a bit-exact load on every rank, and optionally the crash test (started from rank 0,
+after the other ranks have finished, with writer groups of as many ranks).
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
+import torch
 import torch.distributed as dist
 
-from ci_checks.checkpoint import crash, report, runtime, saving, throughput
-from ci_checks.checkpoint.backends import Backends, megatron_has_psutil
+from ci_checks.checkpoint import crash, facts, interrupts, megatron, project, report, runtime, saving, throughput
+from ci_checks.checkpoint.backends import Backends, DcpStagingSeen
 from ci_checks.checkpoint.options import (
+    ACCELERATOR_SIZE_PER_RANK,
     ASYNC_BACKENDS,
     BACKENDS,
+    CPU_DEFAULT_SIZE,
+    CRASH_SIZE_LIMIT,
     DCP_SYNC,
     MEGATRON_ASYNC,
     MEGATRON_HINT,
     Options,
     UsageError,
-    installed,
+    default_timeout,
 )
 from ci_checks.checkpoint.report import Result
-from ci_checks.checkpoint.state import LiveState, TensorSpec, first_difference, layout
+from ci_checks.checkpoint.state import LiveState, TensorSpec, layout
+
+# Of an accelerator's free memory a rank's state dict takes at most a third: the live tensors,
+# the fresh ones a checkpoint is loaded into, and room for the libraries' own buffers.
+_DEVICE_SHARE = 3
+# Of the host's available memory each local rank's state dict takes at most a quarter: staging
+# copies (pinned, and cached by torch's host allocator), the device-to-host reference's
+# buffers, and the page cache the writes go through.
+_HOST_SHARE = 4
 
 
 @dataclass(frozen=True)
@@ -36,23 +52,90 @@ class _RankRecord:
     total_s: float
     save_error: str | None
     difference: str | None
+    staging: megatron.StagingSeen | DcpStagingSeen | None = None
 
 
 def _backends(options: Options) -> tuple[list[str], list[Result]]:
-    if options.backends:
-        return list(options.backends), []
-    if installed("megatron.core"):
-        return list(BACKENDS), []
-    skipped = Result(MEGATRON_ASYNC, report.SAVE, None, "skipped: megatron-core is not installed")
-    return [b for b in BACKENDS if b != MEGATRON_ASYNC], [skipped]
+    """The backends to run, and a row for each one that cannot (failed when --require names it).
+
+    Megatron-Core's strategies are imported here, so only after the project's modules."""
+    chosen = list(options.backends or BACKENDS)
+    if MEGATRON_ASYNC not in chosen:
+        return chosen, []
+    reason = megatron.unusable()
+    if reason is None:
+        return chosen, []
+    if MEGATRON_ASYNC in options.backends:
+        raise UsageError(f"--backend {MEGATRON_ASYNC}: {reason}")
+    if MEGATRON_ASYNC in options.required:
+        row = Result(MEGATRON_ASYNC, report.SAVE, False, f"not run, and required by --require: {reason}")
+    else:
+        row = Result(MEGATRON_ASYNC, report.SAVE, None, f"skipped: {reason}")
+    return [b for b in chosen if b != MEGATRON_ASYNC], [row]
 
 
-def _run_folder(rt: runtime.Runtime, workdir: Path | None) -> Path:
+def _largest_size(options: Options) -> int:
+    """The largest state dict this run may choose, which the default timeout is sized for."""
+    if options.size is not None:
+        return options.size
+    if torch.cuda.is_available():
+        return ACCELERATOR_SIZE_PER_RANK * int(os.environ.get("WORLD_SIZE", "1"))
+    return CPU_DEFAULT_SIZE
+
+
+def _default_size(rt: runtime.Runtime, tensors: int) -> int:
+    """64 MiB on the CPU; on an accelerator, each rank holding 8 GiB of it where its device and host
+    memory allow, the same on every rank."""
+    if not rt.accelerator:
+        return CPU_DEFAULT_SIZE
+    free, _ = torch.cuda.mem_get_info(rt.device)
+    local_ranks = int(os.environ.get("LOCAL_WORLD_SIZE", str(rt.world_size)))
+    host = facts.host_memory_available()
+    limits = [ACCELERATOR_SIZE_PER_RANK, free // _DEVICE_SHARE]
+    if host is not None:
+        limits.append(host // (_HOST_SHARE * local_ranks))
+    agreed: list[int | None] = [None] * rt.world_size
+    dist.all_gather_object(agreed, min(limits))
+    return size_for(min(a for a in agreed if a is not None), tensors, rt.world_size)
+
+
+def size_for(per_rank: int, tensors: int, world_size: int) -> int:
+    """The state dict size, in whole MiB, of which each of `world_size` ranks holds `per_rank` bytes:
+    its share of the sharded tensors and all of the replicated ones."""
+    probe = layout(world_size << 30, tensors, world_size)
+    held = sum(s.local_nbytes(world_size) for s in probe) / sum(s.nbytes for s in probe)
+    return max(1 << 20, int(per_rank / held) >> 20 << 20)
+
+
+def _layout(size: int, tensors: int, world_size: int, what: str) -> list[TensorSpec]:
+    try:
+        return layout(size, tensors, world_size)
+    except ValueError as error:
+        raise UsageError(f"{what}: {error}") from None
+
+
+def run(options: Options, progress: report.Progress) -> report.Outcome | None:
+    """The outcome on rank 0, None on the other ranks."""
+    with interrupts.cleaned_up_on_signal() as cleanup:
+        project.import_modules(options.imports)  # before Megatron-Core's strategies, as training does
+        backends, skipped = _backends(options)
+        timeout_s = options.timeout_s or default_timeout(_largest_size(options))
+        rt = runtime.start(timeout_s)
+        try:
+            reporting = progress if rt.rank == 0 else progress.muted()
+            return _run(options, rt, backends, skipped, timeout_s, cleanup, reporting)
+        finally:
+            runtime.stop()
+
+
+def _run_folder(rt: runtime.Runtime, workdir: Path | None, cleanup: interrupts.Cleanup) -> Path:
     """A new folder for this run, made by rank 0 and shared; every rank fails alike if it cannot be."""
     made: list[Path | str | None] = [None]
     if rt.rank == 0:
         try:
-            made[0] = Path(tempfile.mkdtemp(prefix="ci-checks-checkpoint-", dir=workdir))
+            folder = Path(tempfile.mkdtemp(prefix="ci-checks-checkpoint-", dir=workdir))
+            cleanup.add(folder)
+            made[0] = folder
         except OSError as error:
             made[0] = f"cannot create a folder in {workdir or tempfile.gettempdir()}: {error.strerror or error}"
     dist.broadcast_object_list(made, src=0)
@@ -61,47 +144,83 @@ def _run_folder(rt: runtime.Runtime, workdir: Path | None) -> Path:
     return made[0]
 
 
+def _slowest_rank(measure: Callable[[], float], repeat: int = 1) -> float:
+    """Once untimed, then the best of `repeat` timed runs on every rank at once; the slowest rank's."""
+    measure()
+    best = []
+    for _ in range(repeat):
+        dist.barrier()
+        best.append(measure())
+    seconds: list[float | None] = [None] * dist.get_world_size()
+    dist.all_gather_object(seconds, min(best))
+    return max(s for s in seconds if s is not None)
+
+
+def _references(rt: runtime.Runtime, live: LiveState, folder: Path, threads: int) -> tuple[float, float]:
+    """Seconds of the raw write and of the device-to-host copy, on every rank at once."""
+    share = live.nbytes // rt.world_size + (live.nbytes % rt.world_size if rt.rank == 0 else 0)
+    raw_s = _slowest_rank(throughput.RawWrite(folder, live, share, threads))
+    d2h_s = _slowest_rank(throughput.DeviceToHost(live), repeat=3)  # cheap, and the smaller the stricter
+    return raw_s, d2h_s
+
+
 def _measure(saver: Backends, backend: str, live: LiveState, folder: Path) -> _RankRecord:
-    error = saving.warm_up(saver, backend, folder)
+    error = saving.warm_up(saver, backend, folder, live)
     if error is not None:
         return _RankRecord(0.0, 0.0, error, None)
     saved = saving.save_and_commit(saver, backend, live, folder, backend)
     if saved.directory is None:
-        return _RankRecord(saved.blocking_s, saved.total_s, saved.error, None)
-    try:
-        loaded = saver.load(backend, live.specs, saved.directory)
-    except Exception as failure:
-        difference: str | None = f"the checkpoint does not load: {type(failure).__name__}: {failure}"
-    else:
-        difference = first_difference(live.specs, loaded, live.seed, saver.runtime.rank, saver.runtime.world_size)
+        return _RankRecord(saved.blocking_s, saved.total_s, saved.error, None, saved.staging)
+    _, difference = saving.load_and_compare(saver, backend, live.specs, saved.directory, live.expected())
     dist.barrier()
     if saver.runtime.rank == 0:
         shutil.rmtree(saved.directory)
-    return _RankRecord(saved.blocking_s, saved.total_s, None, difference)
+    return _RankRecord(saved.blocking_s, saved.total_s, None, difference, saved.staging)
+
+
+def _staging(backend: str, records: list[_RankRecord], saver: Backends) -> Result | None:
+    """How the save staged its tensors, as observed on every rank; None for dcp-sync."""
+    if backend not in ASYNC_BACKENDS:
+        return None
+    for rank, record in enumerate(records):
+        seen = record.staging
+        if seen is None:
+            return Result(backend, report.STAGING, False, f"rank {rank}: not observed: the save never staged")
+        if isinstance(seen, megatron.StagingSeen):
+            passed, detail = seen.verdict(saver.runtime.accelerator)
+        else:
+            passed, detail = seen.verdict(saver.staging_of(backend))
+        if not passed:
+            return Result(backend, report.STAGING, False, f"rank {rank}: {detail}")
+    return Result(backend, report.STAGING, True, f"on {len(records)} rank(s): {detail}")
 
 
 def _results(
-    backend: str,
-    records: list[_RankRecord],
-    specs: list[TensorSpec],
-    nbytes: int,
-    raw_gb_per_s: float,
-    notes: str,
+    backend: str, records: list[_RankRecord], specs: list[TensorSpec], nbytes: int, raw_s: float, saver: Backends
 ) -> list[Result]:
     save_error = next((r.save_error for r in records if r.save_error), None)
+    staging = _staging(backend, records, saver) if save_error is None or all(r.staging for r in records) else None
     if save_error is not None:
-        return [
-            Result(backend, report.SAVE, False, save_error),
-            Result(backend, report.VERIFY, None, "not verified: the save failed"),
-        ]
+        failed = [Result(backend, report.SAVE, False, save_error)]
+        return (
+            failed
+            + ([staging] if staging else [])
+            + [Result(backend, report.VERIFY, None, "not verified: the save failed")]
+        )
     blocking = max(r.blocking_s for r in records)
     total = max(r.total_s for r in records)
     gb_per_s = nbytes / total / throughput.GB
+    notes = (
+        runtime.CPU_EMULATED + " torch.cuda calls"
+        if backend == MEGATRON_ASYNC and not saver.runtime.accelerator
+        else ""
+    )
     saved = Result(
         backend,
         report.SAVE,
         True,
-        f"saved {nbytes / (1 << 20):.1f} MiB into a fresh directory, committed by rename; {notes}",
+        f"saved {nbytes / (1 << 20):.1f} MiB into a fresh directory after a full-size warm-up, committed by rename"
+        + (f"; {notes}" if notes else ""),
         blocking_s=blocking,
         total_s=total,
     )
@@ -124,107 +243,119 @@ def _results(
         None,
         "",
         gb_per_s=gb_per_s,
-        ratio_to_raw=gb_per_s / raw_gb_per_s,
+        ratio_to_raw=raw_s / total,
         blocking_s=blocking,
         total_s=total,
     )
-    return [saved, verified, measured]
+    return [saved] + ([staging] if staging else []) + [verified, measured]
 
 
-def _judge(results: list[Result]) -> list[Result]:
-    """Fill in the throughput goals, which compare backends with each other."""
-    sync_total = next((r.total_s for r in results if r.backend == DCP_SYNC and r.check == report.THROUGHPUT), None)
+def _judge(results: list[Result], backends: list[str], d2h_s: float) -> list[Result]:
+    """Fill in the throughput goals, which compare backends with the references and each other."""
+    sync = next((r for r in results if r.backend == DCP_SYNC and r.check == report.THROUGHPUT), None)
+    sync_state = "was not selected" if DCP_SYNC not in backends else "failed"
     judged = []
     for result in results:
-        if result.check == report.THROUGHPUT and result.backend in ASYNC_BACKENDS and result.blocking_s is not None:
-            passed, detail = throughput.async_goal(result.blocking_s, sync_total)
-            result = replace(result, passed=passed, detail=detail)
-        elif result.check == report.THROUGHPUT and result.backend == DCP_SYNC and result.ratio_to_raw is not None:
-            passed, detail = throughput.sync_goal(result.ratio_to_raw)
-            result = replace(result, passed=passed, detail=detail)
+        if result.check == report.THROUGHPUT and result.backend in BACKENDS and result.ratio_to_raw is not None:
+            goals = [throughput.durable_goal(result.ratio_to_raw)]
+            if result.backend in ASYNC_BACKENDS and result.blocking_s is not None and result.total_s is not None:
+                goals.append(throughput.blocking_goal(result.blocking_s, d2h_s))
+                goals.append(throughput.async_total_goal(result.total_s, sync.total_s if sync else None, sync_state))
+            verdicts = [g.met for g in goals if g.met is not None]
+            passed = all(verdicts) if verdicts else None
+            result = replace(result, passed=passed, detail="; ".join(g.detail for g in goals), goals=tuple(goals))
         judged.append(result)
     return judged
 
 
-def _notes(backend: str, staging: runtime.Staging, rt: runtime.Runtime) -> str:
-    pinned = "pinned" if staging.pinned_memory else "pageable"
-    copies = "non-blocking" if staging.non_blocking else "blocking"
-    shared = ", shared with the checkpoint process" if staging.shared_memory else ""
-    if backend == DCP_SYNC:
-        return "DCP writes straight from the live tensors"
-    if backend == MEGATRON_ASYNC:
-        how = f"preload_tensors(non_blocking=True) into {pinned} host memory, then a forked writer"
-        return how + ("; torch.cuda calls " + runtime.CPU_EMULATED if not rt.accelerator else "")
-    return f"staged into {pinned} host memory{shared} with {copies} copies"
+def _staging_facts(backends: list[str], records: dict[str, list[_RankRecord]], saver: Backends) -> dict[str, Any]:
+    """Per backend, how its tensors were staged: what Megatron-Core's save was seen to do (rank 0's),
+    what the harness asked DCP for."""
+    found: dict[str, Any] = {}
+    for backend in backends:
+        seen = records[backend][0].staging if records.get(backend) else None
+        if isinstance(seen, megatron.StagingSeen):
+            found[backend] = seen.describe(saver.runtime.accelerator)
+        else:
+            found[backend] = saver.staging_of(backend).describe()
+    return found
 
 
-def run(options: Options, progress: report.Progress) -> report.Outcome | None:
-    """The outcome on rank 0, None on the other ranks."""
-    rt = runtime.start(options.timeout_s)
+def _run(
+    options: Options,
+    rt: runtime.Runtime,
+    backends: list[str],
+    results: list[Result],
+    timeout_s: float,
+    cleanup: interrupts.Cleanup,
+    progress: report.Progress,
+) -> report.Outcome | None:
+    size = options.size or _default_size(rt, options.tensors)
+    specs = _layout(size, options.tensors, rt.world_size, "--size")
+    crash_size = options.crash_size or min(size, CRASH_SIZE_LIMIT)
+    if options.crash_test:
+        _layout(crash_size, options.tensors, rt.world_size, "--crash-size")
+    folder = _run_folder(rt, options.workdir, cleanup)
     try:
-        return _run(options, rt, progress if rt.rank == 0 else progress.muted())
-    finally:
-        runtime.stop()
-
-
-def _run(options: Options, rt: runtime.Runtime, progress: report.Progress) -> report.Outcome | None:
-    try:
-        specs = layout(options.size, options.tensors, rt.world_size)
-    except ValueError as error:
-        raise UsageError(str(error)) from None
-    backends, results = _backends(options)
-    folder = _run_folder(rt, options.workdir)
-    try:
-        progress.show(f"generating {options.size / (1 << 20):.1f} MiB of tensors")
+        progress.show(f"generating {size / (1 << 20):.1f} MiB of tensors")
         live = LiveState(specs, options.seed, rt.rank, rt.world_size, rt.device)
         nbytes = live.nbytes
-        saver = Backends(rt, options.threads, options.timeout_s)
-        staging = {backend: saver.staging_of(backend) for backend in backends}
-        raw_s = 0.0
-        if rt.rank == 0:
-            progress.show("raw write + fsync")
-            raw_s = throughput.raw_write(folder / "raw-write", live, nbytes)
-        box = [raw_s]
-        dist.broadcast_object_list(box, src=0)
-        raw_gb_per_s = nbytes / box[0] / throughput.GB
-        results.insert(
-            0,
+        saver = Backends(rt, options.threads, timeout_s)
+        progress.show("references: raw write + fsync, device-to-host copy")
+        raw_s, d2h_s = _references(rt, live, folder, options.threads)
+        results[:0] = [
             Result(
                 report.RAW,
                 report.THROUGHPUT,
                 None,
-                "reference: one sequential write + fsync of the same bytes, same file system",
-                gb_per_s=raw_gb_per_s,
+                f"reference: {options.threads} thread(s) per rank, each writing its share of the same bytes "
+                "into a new file + fsync, same file system",
+                gb_per_s=nbytes / raw_s / throughput.GB,
                 ratio_to_raw=1.0,
-                total_s=box[0],
+                total_s=raw_s,
             ),
-        )
+            Result(
+                report.D2H,
+                report.THROUGHPUT,
+                None,
+                "reference: every live tensor copied into host buffers made beforehand"
+                + (" (pinned, non-blocking)" if rt.accelerator else " (the CPU: plain memory copies)"),
+                gb_per_s=nbytes / d2h_s / throughput.GB,
+                total_s=d2h_s,
+            ),
+        ]
+        records: dict[str, list[_RankRecord]] = {}
         for backend in backends:
             progress.show(f"{backend}: saving {nbytes / (1 << 20):.1f} MiB and loading it back")
             record = _measure(saver, backend, live, folder)
+            saver.release(backend)
             gathered: list[_RankRecord | None] = [None] * rt.world_size
             dist.all_gather_object(gathered, record)
-            records = [r for r in gathered if r is not None]
-            results += _results(backend, records, specs, nbytes, raw_gb_per_s, _notes(backend, staging[backend], rt))
+            records[backend] = [r for r in gathered if r is not None]
+            results += _results(backend, records[backend], specs, nbytes, raw_s, saver)
+        saver.close()
         del live
         if rt.rank != 0:
             return None
-        platform = runtime.facts(rt, staging)
+        platform = facts.platform_facts(rt, folder.parent)
         platform.update(
+            staging=_staging_facts(backends, records, saver),
             size_bytes=nbytes,
             tensors=len(specs),
             threads=options.threads,
             seed=options.seed,
-            timeout_s=options.timeout_s,
+            timeout_s=timeout_s,
             crash_test=options.crash_test,
-            workdir=str(folder.parent),
+            crash_size_bytes=crash_size if options.crash_test else None,
+            imports=list(options.imports),
+            required=list(options.required),
             emulation=runtime.CPU_EMULATED if MEGATRON_ASYNC in backends and not rt.accelerator else None,
         )
         if options.crash_test:
-            results += _crash_tests(options, backends, folder, progress)
+            results += _crash_tests(options, backends, folder, crash_size, rt.world_size, timeout_s, progress)
         progress.clear()
-        outcome = report.Outcome(platform, _judge(results))
-        if MEGATRON_ASYNC in backends and not megatron_has_psutil():
+        outcome = report.Outcome(platform, _judge(results, backends, d2h_s))
+        if MEGATRON_ASYNC in backends and not megatron.has_psutil():
             outcome.environment_errors.append(
                 f"Megatron-Core's async writer needs psutil, which is not installed: {MEGATRON_HINT}"
             )
@@ -234,16 +365,26 @@ def _run(options: Options, rt: runtime.Runtime, progress: report.Progress) -> re
             shutil.rmtree(folder, ignore_errors=True)
 
 
-def _crash_tests(options: Options, backends: list[str], folder: Path, progress: report.Progress) -> list[Result]:
+def _crash_tests(
+    options: Options,
+    backends: list[str],
+    folder: Path,
+    size: int,
+    world_size: int,
+    timeout_s: float,
+    progress: report.Progress,
+) -> list[Result]:
     def job(backend: str, area: Path) -> crash.Job:
         (area / "checkpoints").mkdir(parents=True)
         return crash.Job(
             backend,
-            options.size,
+            size,
             options.tensors,
             options.threads,
-            options.timeout_s,
-            log=area / "writers.log",
+            timeout_s,
+            area=area,
+            imports=options.imports,
+            world_size=world_size,
             root=area / "checkpoints",
         )
 

@@ -10,12 +10,15 @@ from typing import Any, TextIO
 from xml.etree import ElementTree
 
 SAVE = "save"
+STAGING = "staging"
 VERIFY = "verify"
 CRASH = "crash"
 THROUGHPUT = "throughput"
 # Only these decide the exit code; a missed throughput goal is reported, not failed.
-GATING_CHECKS = frozenset({SAVE, VERIFY, CRASH})
-RAW = "raw"  # the reference row: a plain sequential write + fsync of the same bytes
+GATING_CHECKS = frozenset({SAVE, STAGING, VERIFY, CRASH})
+RAW = "raw"  # a reference row: a write + fsync of the same bytes with the same threads
+D2H = "d2h"  # a reference row: a copy of the same bytes into host memory made beforehand
+REFERENCES = frozenset({RAW, D2H})
 IN_PLACE = "dcp-in-place"  # the row demonstrating the hazard of saving over a checkpoint
 
 EXIT_OK = 0
@@ -24,8 +27,18 @@ EXIT_ENVIRONMENT = 2
 
 
 @dataclass(frozen=True)
+class Goal:
+    """One throughput goal of one backend; `met` is None when it was not judged (`detail` says why)."""
+
+    name: str
+    met: bool | None
+    detail: str
+
+
+@dataclass(frozen=True)
 class Result:
-    """One backend x check. `passed` is None when the check was not judged (skipped)."""
+    """One backend x check. `passed` is None when the check was not judged (skipped); for a throughput
+    row it says whether every judged goal was met."""
 
     backend: str
     check: str
@@ -35,6 +48,7 @@ class Result:
     ratio_to_raw: float | None = None
     blocking_s: float | None = None
     total_s: float | None = None
+    goals: tuple[Goal, ...] = ()
 
 
 @dataclass
@@ -52,12 +66,30 @@ def exit_code(outcome: Outcome) -> int:
     return EXIT_OK
 
 
+def verdict(outcome: Outcome) -> str:
+    """One line: the exit code and why, and how the throughput goals went (which never decide it)."""
+    checks = [r for r in outcome.results if r.check in GATING_CHECKS]
+    failed = [f"{r.backend} {r.check}" for r in checks if r.passed is False]
+    skipped = sum(r.passed is None for r in checks)
+    goals = [g for r in outcome.results for g in r.goals if g.met is not None]
+    met = sum(bool(g.met) for g in goals)
+    if outcome.environment_errors:
+        head = f"ERROR (exit {EXIT_ENVIRONMENT}): {outcome.environment_errors[0]}"
+    elif failed:
+        head = f"FAIL (exit {EXIT_FAILED}): {len(failed)} of {len(checks)} checks failed: {', '.join(failed)}"
+    else:
+        head = f"PASS (exit {EXIT_OK}): {len(checks) - skipped} checks passed"
+        head += f", {skipped} skipped" if skipped else ""
+    goals_part = f"; throughput goals met {met} of {len(goals)} (reported, never failing the run)" if goals else ""
+    return f"Verdict: {head}{goals_part}"
+
+
 def to_json(outcome: Outcome) -> str:
     document = {"version": 1, "platform": outcome.platform, "results": [asdict(r) for r in outcome.results]}
     return json.dumps(document, indent=2) + "\n"
 
 
-def _verdict(result: Result) -> str:
+def _result_cell(result: Result) -> str:
     if result.check == THROUGHPUT:  # a goal, which does not decide the exit code
         return {True: "met", False: "missed", None: "-"}[result.passed]
     return {True: "pass", False: "FAIL", None: "skip"}[result.passed]
@@ -71,7 +103,7 @@ def _cells(result: Result) -> list[str]:
     return [
         result.backend,
         result.check,
-        _verdict(result),
+        _result_cell(result),
         _number(result.gb_per_s, 2),
         _number(result.ratio_to_raw, 2),
         _number(result.blocking_s, 3),
@@ -87,7 +119,9 @@ def headline(platform: dict[str, Any]) -> str:
     parts = [
         f"{platform['size_bytes'] / (1 << 20):.1f} MiB in {platform['tensors']} tensors",
         f"world size {platform['world_size']}",
-        f"{platform['device']} ({platform['device_kind']})",
+        f"{platform['device']} ({platform['device_kind']}"
+        + (f", {platform['architecture']}" if platform.get("architecture") else "")
+        + ")",
         f"torch {platform['torch']}",
     ]
     if platform.get("hip"):
@@ -108,6 +142,7 @@ def to_text(outcome: Outcome) -> str:
     for row in rows:
         lines.append("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)))
     lines.extend(f"environment error: {message}" for message in outcome.environment_errors)
+    lines.append(verdict(outcome))
     return "\n".join(line.rstrip() for line in lines) + "\n"
 
 
@@ -116,7 +151,7 @@ def _markdown_cell(text: str) -> str:
 
 
 def to_markdown(outcome: Outcome) -> str:
-    lines = ["### ci-checks checkpoint", ""]
+    lines = ["### ci-checks checkpoint", "", f"**{_markdown_cell(verdict(outcome))}**", ""]
     if outcome.platform:
         lines += [headline(outcome.platform), ""]
     lines += ["| " + " | ".join(_HEADERS) + " |", "|" + "---|" * len(_HEADERS)]
@@ -126,20 +161,28 @@ def to_markdown(outcome: Outcome) -> str:
 
 
 def to_junit(outcome: Outcome) -> str:
-    """A test case per backend x check; the raw-write reference row is not a test."""
-    cases = [r for r in outcome.results if r.backend != RAW]
+    """A test case per backend x check; the reference rows are not tests.
+
+    A throughput row is a passing case whatever its goals did: they are `<property>` elements
+    of the case (met, missed, not judged), since a missed goal never fails the run and a red
+    case on a green job would mislead a dashboard.
+    """
+    cases = [r for r in outcome.results if r.backend not in REFERENCES]
+    failed = [r for r in cases if r.passed is False and r.check in GATING_CHECKS]
+    skipped = [r for r in cases if r.passed is None and r.check in GATING_CHECKS]
     suite = ElementTree.Element(
         "testsuite",
         name="ci-checks checkpoint",
         tests=str(len(cases) + len(outcome.environment_errors)),
-        failures=str(sum(r.passed is False for r in cases)),
+        failures=str(len(failed)),
         errors=str(len(outcome.environment_errors)),
-        skipped=str(sum(r.passed is None for r in cases)),
+        skipped=str(len(skipped)),
     )
     properties = ElementTree.SubElement(suite, "properties")
     for name, value in outcome.platform.items():
         text = value if isinstance(value, str) else json.dumps(value)
         ElementTree.SubElement(properties, "property", name=name, value=text)
+    ElementTree.SubElement(properties, "property", name="verdict", value=verdict(outcome))
     for result in cases:
         case = ElementTree.SubElement(
             suite,
@@ -148,10 +191,18 @@ def to_junit(outcome: Outcome) -> str:
             name=result.check,
             time=f"{result.total_s or 0:.3f}",
         )
-        if result.passed is False:
-            # A missed throughput goal is listed as a failure of its own type, but does not fail the run.
-            kind = "goal" if result.check == THROUGHPUT else "check"
-            ElementTree.SubElement(case, "failure", message=result.detail, type=kind).text = result.detail
+        if result.check == THROUGHPUT:
+            measured = ElementTree.SubElement(case, "properties")
+            for key in ("gb_per_s", "ratio_to_raw", "blocking_s", "total_s"):
+                value = getattr(result, key)
+                if value is not None:
+                    ElementTree.SubElement(measured, "property", name=key, value=f"{value:.6g}")
+            for goal in result.goals:
+                state = {True: "met", False: "missed", None: "not judged"}[goal.met]
+                ElementTree.SubElement(measured, "property", name=f"goal: {goal.name}", value=f"{state}: {goal.detail}")
+            ElementTree.SubElement(case, "system-out").text = result.detail
+        elif result.passed is False:
+            ElementTree.SubElement(case, "failure", message=result.detail, type="check").text = result.detail
         elif result.passed is None:
             ElementTree.SubElement(case, "skipped", message=result.detail)
         else:

@@ -1,17 +1,17 @@
 """Real checkpoint saves end to end: every backend on one and two ranks (torchrun, gloo), verified
-bit-exact, crash-tested with real SIGKILLs, reported as JSON, JUnit and Markdown; and without
-torchrun, where the harness starts its own one-rank group.
+bit-exact, staging observed, crash-tested with real SIGKILLs whose partial folders are loaded back,
+reported as JSON, JUnit and Markdown; and without torchrun, where the harness starts its own
+one-rank group.
 
-64 MiB state dicts, as CI runs them; the Megatron-Core backend runs when megatron-core is installed.
+64 MiB state dicts (8 MiB for the crash test), as CI runs them; the Megatron-Core backend runs
+when megatron-core is installed.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
-from dataclasses import dataclass
+import re
 from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree
@@ -21,7 +21,9 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="needs the checkpoint extra: pip install -e '.[checkpoint]'")
 
-from ci_checks.checkpoint.options import installed  # noqa: E402
+from ci_checks.checkpoint import harness, megatron  # noqa: E402
+from ci_checks.checkpoint.options import Options, UsageError, installed  # noqa: E402
+from tests.ci.checkpoint_run import PATCHES, PROBE, Run, run  # noqa: E402
 from tests.ci.conftest import PROJECT  # noqa: E402
 
 pytestmark = pytest.mark.checkpoint
@@ -29,47 +31,44 @@ pytestmark = pytest.mark.checkpoint
 HAS_MEGATRON = installed("megatron.core")
 DCP_BACKENDS = ["dcp-sync", "dcp-async-thread", "dcp-async-process"]
 BACKENDS = DCP_BACKENDS + (["megatron-async"] if HAS_MEGATRON else [])
+ASYNC_BACKENDS = BACKENDS[1:]
 SCHEMA = json.loads((PROJECT / "schemas" / "checkpoint-report.schema.json").read_text(encoding="utf-8"))
 needs_megatron = pytest.mark.skipif(not HAS_MEGATRON, reason="needs megatron-core: pip install -e '.[megatron]'")
+OWN_WRITER = "megatron.core.dist_checkpointing.strategies.filesystem_async.FileSystemWriterAsync"
+KILLS = 1
 
 
-@dataclass
-class Run:
-    code: int
-    stdout: str
-    stderr: str
-    report: dict[str, Any]
-
-    def result(self, backend: str, check: str) -> dict[str, Any]:
-        [found] = [r for r in self.report["results"] if r["backend"] == backend and r["check"] == check]
-        return found
-
-
-def run(tmp: Path, *args: str, torchrun: int = 0, env: dict[str, str] | None = None, prelude: str = "") -> Run:
-    report = tmp / "report.json"
-    if torchrun:
-        launcher = ["-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={torchrun}"]
-        command = [sys.executable, *launcher, "-m", "ci_checks.checkpoint"]
-    else:
-        code = f"import sys\n{prelude}\nfrom ci_checks.checkpoint import main\nif __name__ == '__main__':\n"
-        command = [sys.executable, "-c", code + "    sys.exit(main(sys.argv[1:]))\n"]
-    command += [*args, "--report-json", str(report)]
-    environment = {**os.environ, **(env or {})}
-    result = subprocess.run(
-        command, cwd=PROJECT, env=environment, capture_output=True, text=True, timeout=600, check=False
-    )
-    document = json.loads(report.read_text(encoding="utf-8")) if report.exists() else {}
-    return Run(result.returncode, result.stdout, result.stderr, document)
+def lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
 @pytest.fixture(scope="module")
 def one_rank(tmp_path_factory: pytest.TempPathFactory) -> tuple[Run, Path]:
-    """torchrun with one rank, crash test included: its writers must not join torchrun's group."""
+    """torchrun with one rank; the project's module `record_imports` given to --import."""
     tmp = tmp_path_factory.mktemp("one-rank")
     (tmp / "work").mkdir()
-    env = {"GITHUB_STEP_SUMMARY": str(tmp / "summary.md")}
-    args = ["--size", "64MiB", "--crash-test", "2", "--workdir", str(tmp / "work"), "--junit", str(tmp / "junit.xml")]
+    env = {"GITHUB_STEP_SUMMARY": str(tmp / "summary.md"), "CI_CHECKS_TEST_IMPORTS": str(tmp / "imports.jsonl")}
+    args = ["--size", "64MiB", "--workdir", str(tmp / "work"), "--junit", str(tmp / "junit.xml")]
+    args += ["--import", f"{PATCHES}.record_imports"]
     return run(tmp, *args, torchrun=1, env=env), tmp
+
+
+@pytest.fixture(scope="module")
+def two_ranks(tmp_path_factory: pytest.TempPathFactory) -> tuple[Run, Path]:
+    """torchrun with two ranks, a one-kill crash test of two-rank writers (which must not join
+    torchrun's group), `record_imports` given to --import, and the CUDA probe
+    (tests/ci/checkpoint_probe) in every interpreter."""
+    tmp = tmp_path_factory.mktemp("two-ranks")
+    (tmp / "tmp").mkdir()
+    env = {
+        "TMPDIR": str(tmp / "tmp"),
+        "CI_CHECKS_TEST_IMPORTS": str(tmp / "imports.jsonl"),
+        "CI_CHECKS_TEST_CUDA_PROBE": str(tmp / "cuda-probe.jsonl"),
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(PROBE), os.environ.get("PYTHONPATH")])),
+    }
+    args = ["--size", "64MiB", "--crash-test", str(KILLS), "--crash-size", "8MiB"]
+    args += ["--import", f"{PATCHES}.record_imports"]
+    return run(tmp, *args, torchrun=2, env=env), tmp
 
 
 def test_every_backend_saves_and_loads_back_bit_exact(one_rank: tuple[Run, Path]) -> None:
@@ -92,12 +91,17 @@ def test_the_report_says_what_it_ran_against(one_rank: tuple[Run, Path]) -> None
     assert platform["torch"] == torch.__version__
     assert platform["world_size"] == 1
     assert platform["size_bytes"] == 64 << 20
+    assert (platform["crash_test"], platform["crash_size_bytes"]) == (0, None)
+    assert platform["imports"] == [f"{PATCHES}.record_imports"]
+    assert platform["host_memory_bytes"] > 0
+    assert platform["workdir_filesystem"]["type"]
     assert set(platform["staging"]) == set(BACKENDS)
     assert platform["staging"]["dcp-sync"] == {"pinned_memory": False, "non_blocking": False, "shared_memory": False}
     if torch.cuda.is_available():
         assert platform["emulation"] is None
     else:
-        assert platform["device_kind"] == "cpu"
+        assert (platform["device_kind"], platform["gpu_count"], platform["architecture"]) == ("cpu", 0, None)
+        assert (platform["driver"], platform["collectives"]) == (None, None)
         assert platform["emulation"] == ("cpu-emulated" if HAS_MEGATRON else None)
         assert platform["staging"]["dcp-async-thread"] == {
             "pinned_memory": False,
@@ -105,51 +109,107 @@ def test_the_report_says_what_it_ran_against(one_rank: tuple[Run, Path]) -> None
             "shared_memory": False,
         }
     if HAS_MEGATRON:
-        assert platform["megatron_core"].startswith("0.16")
-        assert platform["staging"]["megatron-async"]["non_blocking"] is True
+        assert platform["megatron_core"] == megatron.version()
+        seen = platform["staging"]["megatron-async"]
+        assert (seen["writer"], seen["preload"]) == (OWN_WRITER, f"{OWN_WRITER}.preload_tensors")
+        assert (seen["non_blocking"], seen["copies"]) == (True, 16)
 
 
-def test_throughput_is_reported_against_a_raw_write(one_rank: tuple[Run, Path]) -> None:
+def test_every_async_backend_s_staging_is_checked_on_what_the_save_did(one_rank: tuple[Run, Path]) -> None:
+    outcome, _ = one_rank
+    assert "staging" not in {r["check"] for r in outcome.report["results"] if r["backend"] == "dcp-sync"}
+    for backend in ASYNC_BACKENDS:
+        staging = outcome.result(backend, "staging")
+        assert staging["passed"] is True, staging["detail"]
+    if HAS_MEGATRON:
+        assert outcome.result("megatron-async", "staging")["detail"].startswith(
+            "on 1 rank(s): the save instantiated Megatron-Core's own FileSystemWriterAsync and called its "
+            "preload_tensors, whose 16 copies to the host all used non_blocking=True"
+        )
+
+
+def test_the_project_s_modules_are_imported_in_every_process_that_saves_before_megatron(
+    one_rank: tuple[Run, Path], two_ranks: tuple[Run, Path]
+) -> None:
+    [line] = lines(one_rank[1] / "imports.jsonl")
+    assert line["strategies_first"] is False
+    imported = lines(two_ranks[1] / "imports.jsonl")
+    # the two ranks; per backend its verifier and KILLS + 1 two-rank writer groups; the hazard's
+    # verifier and its two one-rank writers
+    assert len({line["pid"] for line in imported}) == 2 + len(BACKENDS) * (2 * (KILLS + 1) + 1) + 3
+    assert not any(line["strategies_first"] for line in imported)
+
+
+def test_the_fork_server_initialises_no_gpu_driver_before_it_forks(two_ranks: tuple[Run, Path]) -> None:
+    _, tmp = two_ranks
+    forked = [line for line in lines(tmp / "cuda-probe.jsonl") if "multiprocessing.forkserver" in line["parent"]]
+    assert len(forked) >= len(BACKENDS) * (2 * (KILLS + 1) + 1)
+    assert [(line["calls_before_fork"], line["initialized"]) for line in forked] == [([], False)] * len(forked)
+
+
+def test_throughput_is_reported_against_a_raw_write_and_a_device_to_host_copy(one_rank: tuple[Run, Path]) -> None:
     outcome, _ = one_rank
     raw = outcome.result("raw", "throughput")
     assert raw["gb_per_s"] > 0 and raw["ratio_to_raw"] == 1.0
+    assert raw["detail"].startswith("reference: 2 thread(s) per rank, each writing its share of the same bytes")
+    d2h = outcome.result("d2h", "throughput")
+    assert d2h["gb_per_s"] > 0 and d2h["total_s"] > 0
     for backend in BACKENDS:
         measured = outcome.result(backend, "throughput")
         assert measured["gb_per_s"] > 0
         assert measured["ratio_to_raw"] == pytest.approx(measured["gb_per_s"] / raw["gb_per_s"])
         assert 0 < measured["blocking_s"] <= measured["total_s"]
-        assert measured["passed"] in (True, False)  # judged against a goal, whichever way it went
-        assert "goal" in measured["detail"]
+        names = [goal["name"] for goal in measured["goals"]]
+        if backend == "dcp-sync":
+            assert names == ["durable >= 0.80x raw"]
+        else:
+            assert names == ["durable >= 0.80x raw", "blocking <= 1.50x d2h", "total <= 1.25x dcp-sync"]
+        assert all(goal["met"] in (True, False) for goal in measured["goals"])  # judged, whichever way it went
+        assert measured["passed"] is all(goal["met"] for goal in measured["goals"])
 
 
-def test_each_sigkill_leaves_the_previous_checkpoint_and_no_partial_one(one_rank: tuple[Run, Path]) -> None:
-    outcome, _ = one_rank
+def test_each_sigkill_leaves_the_previous_checkpoint_and_a_partial_folder_that_never_loads_wrong_data(
+    two_ranks: tuple[Run, Path],
+) -> None:
+    outcome, _ = two_ranks
     for backend in BACKENDS:
         crash = outcome.result(backend, "crash")
         assert crash["passed"] is True, crash["detail"]
-        assert "previous checkpoint bit-exact 2/2, partial never valid 2/2" in crash["detail"]
+        detail = crash["detail"]
+        assert detail.startswith(f"{KILLS} SIGKILLs of 2-rank writers at random points of a ")
+        assert f"previous checkpoint bit-exact {KILLS}/{KILLS}, newest committed one valid {KILLS}/{KILLS}" in detail
+        partial = re.search(r"(\d+) partial folder\(s\) loaded: (\d+) failed with an error, (\d+) complete", detail)
+        after_commit = re.search(r"(\d+) after commit\)", detail)
+        assert partial is not None and after_commit is not None, detail
+        # every kill before the commit leaves a partial folder, and every one of them was loaded
+        assert int(partial.group(1)) == KILLS - int(after_commit.group(1))
+        assert int(partial.group(1)) == int(partial.group(2)) + int(partial.group(3))
+        assert ", 0 other data without an error" in detail
 
 
-def test_the_in_place_hazard_is_demonstrated_not_hidden(one_rank: tuple[Run, Path]) -> None:
-    outcome, _ = one_rank
+def test_the_in_place_hazard_is_demonstrated_not_hidden(two_ranks: tuple[Run, Path]) -> None:
+    outcome, _ = two_ranks
     hazard = outcome.result("dcp-in-place", "crash")
     assert hazard["passed"] is True
     assert hazard["detail"].endswith("loading returned the new save's data with no error. Demonstrated.")
 
 
-def test_junit_has_a_case_per_backend_and_check(one_rank: tuple[Run, Path]) -> None:
+def test_junit_has_a_case_per_backend_and_check_and_no_failure_on_a_passing_run(one_rank: tuple[Run, Path]) -> None:
     _, tmp = one_rank
-    cases = ElementTree.parse(tmp / "junit.xml").getroot().iter("testcase")
-    names = {(case.get("classname"), case.get("name")) for case in cases}
+    suite = ElementTree.parse(tmp / "junit.xml").getroot().find("testsuite")
+    assert suite is not None
+    names = {(case.get("classname"), case.get("name")) for case in suite.iter("testcase")}
     for backend in BACKENDS:
-        for check in ("save", "verify", "crash", "throughput"):
+        for check in ("save", "verify", "throughput"):
             assert (f"checkpoint.{backend}", check) in names
+    assert (suite.get("failures"), suite.get("errors")) == ("0", "0")
+    assert list(suite.iter("failure")) == []
 
 
-def test_the_step_summary_gets_a_markdown_table(one_rank: tuple[Run, Path]) -> None:
+def test_the_step_summary_gets_a_verdict_and_a_markdown_table(one_rank: tuple[Run, Path]) -> None:
     _, tmp = one_rank
     summary = (tmp / "summary.md").read_text(encoding="utf-8")
-    assert summary.startswith("### ci-checks checkpoint\n")
+    assert summary.startswith("### ci-checks checkpoint\n\n**Verdict: PASS (exit 0): ")
     assert "| dcp-sync | verify | pass |" in summary
 
 
@@ -158,31 +218,89 @@ def test_nothing_is_left_in_the_workdir(one_rank: tuple[Run, Path]) -> None:
     assert list((tmp / "work").iterdir()) == []
 
 
-def test_two_ranks_each_verify_their_shards(tmp_path: Path) -> None:
-    temporary = tmp_path / "tmp"
-    temporary.mkdir()
-    outcome = run(tmp_path, "--size", "64MiB", torchrun=2, env={"TMPDIR": str(temporary)})
+def test_two_ranks_each_verify_their_shards(two_ranks: tuple[Run, Path]) -> None:
+    outcome, tmp = two_ranks
     assert outcome.code == 0, outcome.stdout + outcome.stderr
+    jsonschema.validate(outcome.report, SCHEMA)
     assert outcome.report["platform"]["world_size"] == 2
     for backend in BACKENDS:
         verified = outcome.result(backend, "verify")
         assert verified["passed"] is True
         assert verified["detail"].startswith("bit-exact on 2 rank(s): 16 tensors, 11 sharded, 5 replicated")
+    for backend in ASYNC_BACKENDS:
+        assert outcome.result(backend, "staging")["detail"].startswith("on 2 rank(s): ")
     # The default workdir is a new temporary folder, removed afterwards (torch keeps its own there).
-    assert outcome.report["platform"]["workdir"] == str(temporary)
-    assert list(temporary.glob("ci-checks-checkpoint-*")) == []
+    assert outcome.report["platform"]["workdir"] == str(tmp / "tmp")
+    assert list((tmp / "tmp").glob("ci-checks-checkpoint-*")) == []
 
 
-def test_without_torchrun_or_megatron_core_the_dcp_backends_run_and_megatron_is_skipped(tmp_path: Path) -> None:
+def test_a_required_backend_that_cannot_run_fails_the_run(tmp_path: Path) -> None:
     # `None` in sys.modules makes megatron unimportable in that interpreter only: a stand-in for
-    # an environment without megatron-core, which cannot be produced in one that has it.
-    outcome = run(tmp_path, "--size", "1MiB", "--tensors", "4", prelude="sys.modules['megatron'] = None")
-    assert outcome.code == 0, outcome.stdout + outcome.stderr
+    # an environment without megatron-core, which cannot be produced in one that has it. Without
+    # torchrun, the harness starts its own one-rank group.
+    args = ["--size", "1MiB", "--tensors", "4", "--require", "megatron-async"]
+    outcome = run(tmp_path, *args, prelude="sys.modules['megatron'] = None")
+    assert outcome.code == 1, outcome.stdout + outcome.stderr
     assert outcome.report["platform"]["world_size"] == 1
-    skipped = outcome.result("megatron-async", "save")
-    assert (skipped["passed"], skipped["detail"]) == (None, "skipped: megatron-core is not installed")
-    assert outcome.report["platform"]["megatron_core"] is None
+    assert outcome.report["platform"]["required"] == ["megatron-async"]
+    missing = outcome.result("megatron-async", "save")
+    assert missing["passed"] is False
+    assert missing["detail"].startswith("not run, and required by --require: megatron-core is not installed")
     assert all(outcome.result(b, "verify")["passed"] for b in DCP_BACKENDS)
+    assert outcome.stdout.splitlines()[-1].startswith(
+        "Verdict: FAIL (exit 1): 1 of 9 checks failed: megatron-async save"
+    )
+
+
+def options(**given: Any) -> Options:
+    defaults: dict[str, Any] = {
+        "size": None, "tensors": 16, "backends": (), "required": (), "imports": (), "threads": 2, "workdir": None,
+        "crash_test": 0, "crash_size": None, "report_json": None, "junit": None, "seed": 0, "timeout_s": None,
+    }  # fmt: skip
+    return Options(**{**defaults, **given})
+
+
+@pytest.fixture
+def megatron_unusable(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Stands in for an environment whose megatron-core is missing or too old: this one has 0.16.
+    monkeypatch.setattr(megatron, "unusable", lambda: "megatron-core 0.15.0 is installed; megatron-async needs >= 0.16")
+
+
+def test_an_unusable_megatron_core_is_skipped_unless_required(megatron_unusable: None) -> None:
+    chosen, rows = harness._backends(options())
+    assert chosen == DCP_BACKENDS
+    assert [(r.backend, r.check, r.passed) for r in rows] == [("megatron-async", "save", None)]
+    assert rows[0].detail == "skipped: megatron-core 0.15.0 is installed; megatron-async needs >= 0.16"
+    _, rows = harness._backends(options(required=("megatron-async",)))
+    assert rows[0].passed is False
+    with pytest.raises(UsageError, match=r"^--backend megatron-async: megatron-core 0\.15\.0 is installed"):
+        harness._backends(options(backends=("megatron-async",)))
+
+
+@pytest.mark.parametrize(("world_size", "total"), [(1, 8192), (2, 12483), (8, 20560)])
+def test_the_accelerator_default_gives_every_rank_8_gib(world_size: int, total: int) -> None:
+    size = harness.size_for(8 << 30, 16, world_size)
+    assert size == total << 20
+    specs = harness.layout(size, 16, world_size)
+    assert (8 << 30) * 0.99 < sum(s.local_nbytes(world_size) for s in specs) <= 8 << 30
+
+
+def test_a_checkpoint_that_does_not_load_is_a_failed_check_with_every_report_written(tmp_path: Path) -> None:
+    args = ["--backend", "dcp-sync", "dcp-async-thread", "--size", "1MiB", "--tensors", "4"]
+    args += ["--import", f"{PATCHES}.unreadable_storage", "--junit", str(tmp_path / "junit.xml")]
+    outcome = run(tmp_path, *args, env={"GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md")})
+    assert outcome.code == 1, outcome.stdout + outcome.stderr
+    assert "Traceback" not in outcome.stderr
+    for backend in ("dcp-sync", "dcp-async-thread"):
+        verified = outcome.result(backend, "verify")
+        assert verified["passed"] is False
+        assert verified["detail"].startswith(f"rank 0: {backend} does not load: CheckpointException: ")
+        assert "unreadable storage, a test's patch" in verified["detail"]
+    failures = ElementTree.parse(tmp_path / "junit.xml").getroot().iter("failure")
+    assert [f.get("type") for f in failures] == ["check", "check"]
+    assert "**Verdict: FAIL (exit 1): 2 of 5 checks failed: dcp-sync verify, dcp-async-thread verify" in (
+        (tmp_path / "summary.md").read_text(encoding="utf-8")
+    )
 
 
 @needs_megatron

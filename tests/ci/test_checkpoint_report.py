@@ -33,15 +33,20 @@ def outcome(*results: Result) -> Outcome:
 
 SAVED = Result("dcp-sync", report.SAVE, True, "saved", blocking_s=0.5, total_s=0.5)
 VERIFIED = Result("dcp-sync", report.VERIFY, True, "bit-exact")
-GOAL_MISSED = Result("dcp-async-thread", report.THROUGHPUT, False, "goal not met", 0.6, 0.47, 0.3, 1.1)
+MISSED = report.Goal("blocking <= 1.50x d2h", False, "blocked 3.00x the device-to-host copy (0.100 s): missed")
+MET = report.Goal("durable >= 0.80x raw", True, "durable at 0.90x the raw write with the same threads: met")
+GOAL_MISSED = Result(
+    "dcp-async-thread", report.THROUGHPUT, False, "goal not met", 0.6, 0.47, 0.3, 1.1, goals=(MET, MISSED)
+)
 RAW = Result(report.RAW, report.THROUGHPUT, None, "reference", 1.3, 1.0, None, 0.8)
+D2H = Result(report.D2H, report.THROUGHPUT, None, "reference", 20.0, None, None, 0.1)
 
 
 def test_all_passed_is_exit_0_even_when_a_throughput_goal_is_missed() -> None:
     assert report.exit_code(outcome(RAW, SAVED, VERIFIED, GOAL_MISSED)) == 0
 
 
-@pytest.mark.parametrize("check", [report.SAVE, report.VERIFY, report.CRASH])
+@pytest.mark.parametrize("check", [report.SAVE, report.STAGING, report.VERIFY, report.CRASH])
 def test_a_failed_save_verification_or_crash_check_is_exit_1(check: str) -> None:
     assert report.exit_code(outcome(SAVED, Result("megatron-async", check, False, "tensor 't' differs"))) == 1
 
@@ -70,14 +75,23 @@ def test_json_has_the_public_shape() -> None:
             "ratio_to_raw": None,
             "blocking_s": 0.5,
             "total_s": 0.5,
+            "goals": [],
         }
     ]
 
 
-def test_junit_has_a_case_per_backend_and_check_but_none_for_the_raw_reference() -> None:
+def test_json_lists_each_throughput_goal() -> None:
+    [row] = json.loads(report.to_json(outcome(GOAL_MISSED)))["results"]
+    assert row["goals"] == [
+        {"name": "durable >= 0.80x raw", "met": True, "detail": MET.detail},
+        {"name": "blocking <= 1.50x d2h", "met": False, "detail": MISSED.detail},
+    ]
+
+
+def test_junit_has_a_case_per_backend_and_check_but_none_for_the_references() -> None:
     skipped = Result("megatron-async", report.SAVE, None, "skipped: megatron-core is not installed")
     failed = Result("dcp-sync", report.CRASH, False, "previous checkpoint bit-exact 19/20")
-    junit = report.to_junit(outcome(RAW, SAVED, failed, skipped, GOAL_MISSED))
+    junit = report.to_junit(outcome(RAW, D2H, SAVED, failed, skipped, GOAL_MISSED))
     suite = ElementTree.fromstring(junit).find("testsuite")
     assert suite is not None
     cases = suite.findall("testcase")
@@ -87,21 +101,48 @@ def test_junit_has_a_case_per_backend_and_check_but_none_for_the_raw_reference()
         ("checkpoint.megatron-async", "save"),
         ("checkpoint.dcp-async-thread", "throughput"),
     ]
-    assert (suite.get("tests"), suite.get("failures"), suite.get("skipped")) == ("4", "2", "1")
+    assert (suite.get("tests"), suite.get("failures"), suite.get("skipped")) == ("4", "1", "1")
     failure = cases[1].find("failure")
     assert failure is not None
     assert (failure.get("type"), failure.get("message")) == ("check", "previous checkpoint bit-exact 19/20")
     assert cases[2].find("skipped") is not None
-    goal = cases[3].find("failure")
-    assert goal is not None and goal.get("type") == "goal"
-    properties = {p.get("name"): p.get("value") for p in suite.iter("property")}
+    properties = {p.get("name"): p.get("value") for p in suite.findall("properties/property")}
     assert properties["device_kind"] == "rocm"
     assert properties["world_size"] == "2"
+    assert properties["verdict"].startswith("Verdict: FAIL (exit 1): 1 of 3 checks failed: dcp-sync crash;")
+
+
+def test_a_missed_goal_is_a_property_of_a_passing_case_never_a_failure() -> None:
+    junit = report.to_junit(outcome(RAW, SAVED, VERIFIED, GOAL_MISSED))
+    suite = ElementTree.fromstring(junit).find("testsuite")
+    assert suite is not None
+    assert (suite.get("failures"), suite.get("errors"), suite.get("skipped")) == ("0", "0", "0")
+    [case] = [c for c in suite.findall("testcase") if c.get("name") == "throughput"]
+    assert case.find("failure") is None and case.find("skipped") is None
+    measured = {p.get("name"): p.get("value") for p in case.iter("property")}
+    assert measured["goal: blocking <= 1.50x d2h"] == f"missed: {MISSED.detail}"
+    assert measured["goal: durable >= 0.80x raw"] == f"met: {MET.detail}"
+    assert measured["blocking_s"] == "0.3"
+
+
+def test_the_verdict_says_the_exit_code_and_why() -> None:
+    passing = outcome(RAW, SAVED, VERIFIED, GOAL_MISSED, Result("megatron-async", report.SAVE, None, "skipped"))
+    assert report.verdict(passing) == (
+        "Verdict: PASS (exit 0): 2 checks passed, 1 skipped; throughput goals met 1 of 2 "
+        "(reported, never failing the run)"
+    )
+    staging = Result("megatron-async", report.STAGING, False, "the save instantiated ROCmFileSystemWriterAsync")
+    assert report.verdict(outcome(SAVED, staging)) == (
+        "Verdict: FAIL (exit 1): 1 of 2 checks failed: megatron-async staging"
+    )
+    broken = outcome(SAVED)
+    broken.environment_errors.append("psutil is not installed")
+    assert report.verdict(broken) == "Verdict: ERROR (exit 2): psutil is not installed"
 
 
 def test_markdown_summary_is_a_table_with_platform_facts() -> None:
     text = report.to_markdown(outcome(RAW, SAVED, GOAL_MISSED))
-    assert text.startswith("### ci-checks checkpoint\n")
+    assert text.startswith("### ci-checks checkpoint\n\n**Verdict: PASS (exit 0): 1 checks passed; ")
     assert "AMD Instinct MI300X (rocm), torch 2.13.0, HIP 6.4, megatron-core 0.16.0" in text
     assert "| dcp-async-thread | throughput | missed | 0.60 | 0.47 | 0.300 | 1.100 | goal not met |" in text
 
@@ -118,7 +159,7 @@ def test_text_table_lines_up_and_names_environment_errors() -> None:
     assert lines[0].startswith("ci-checks checkpoint: 64.0 MiB in 16 tensors, world size 2")
     header, raw, saved = lines[1:4]
     assert header.index("GB/s") == raw.index("1.30") == saved.index("-    ")
-    assert lines[-1] == "environment error: psutil is not installed"
+    assert lines[-2:] == ["environment error: psutil is not installed", report.verdict(broken)]
 
 
 def test_progress_rewrites_one_line_on_a_terminal_only() -> None:
