@@ -42,6 +42,7 @@ def test_cuda_and_rocm_paths_take_the_same_inputs(workflow) -> None:  # type: ig
         "skip_dependency_install",
         "ref",
         "megatron_ref",
+        "import_modules",
     ]
 
 
