@@ -21,8 +21,9 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="needs the checkpoint extra: pip install -e '.[checkpoint]'")
 
-from ci_checks.checkpoint import harness, megatron  # noqa: E402
+from ci_checks.checkpoint import harness, megatron, report  # noqa: E402
 from ci_checks.checkpoint.options import Options, UsageError, installed  # noqa: E402
+from ci_checks.checkpoint.report import Result  # noqa: E402
 from tests.ci.checkpoint_run import PATCHES, PROBE, Run, run  # noqa: E402
 from tests.ci.conftest import PROJECT  # noqa: E402
 
@@ -275,6 +276,19 @@ def test_an_unusable_megatron_core_is_skipped_unless_required(megatron_unusable:
     assert rows[0].passed is False
     with pytest.raises(UsageError, match=r"^--backend megatron-async: megatron-core 0\.15\.0 is installed"):
         harness._backends(options(backends=("megatron-async",)))
+
+
+def test_an_async_total_is_not_judged_without_dcp_sync_and_the_row_says_why() -> None:
+    measured = Result("dcp-async-thread", report.THROUGHPUT, None, "", 1.0, 0.9, 0.1, 1.0)
+    reference = Result("dcp-sync", report.THROUGHPUT, None, "", 1.0, 0.9, 1.0, 1.0)
+    [unselected] = harness._judge([measured], ["dcp-async-thread"], d2h_s=0.1)
+    assert unselected.goals[2].met is None
+    assert unselected.goals[2].detail == "total not judged: dcp-sync was not selected in this run"
+    [failed] = harness._judge([measured], ["dcp-sync", "dcp-async-thread"], d2h_s=0.1)
+    assert failed.goals[2].detail == "total not judged: dcp-sync failed in this run"
+    judged = harness._judge([reference, measured], ["dcp-sync", "dcp-async-thread"], d2h_s=0.1)
+    assert [g.met for g in judged[1].goals] == [True, True, True]
+    assert judged[1].passed is True
 
 
 @pytest.mark.parametrize(("world_size", "total"), [(1, 8192), (2, 12483), (8, 20560)])
