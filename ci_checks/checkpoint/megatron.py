@@ -28,7 +28,7 @@ import torch
 from torch.distributed.checkpoint.filesystem import FileSystemWriter
 from torch.overrides import TorchFunctionMode
 
-from ci_checks.checkpoint.options import MEGATRON_ASYNC, MEGATRON_HINT, distribution_version, megatron_too_old
+from ci_checks.checkpoint.options import MEGATRON_HINT, distribution_version, megatron_too_old
 
 OWN_MODULE = "megatron.core.dist_checkpointing.strategies.filesystem_async"
 OWN_WRITER = "FileSystemWriterAsync"
@@ -250,7 +250,3 @@ class Watch:
             return staged
 
         return watched
-
-
-def not_observed(reason: str) -> tuple[bool, str]:
-    return False, f"{MEGATRON_ASYNC} staging not observed: {reason}"
