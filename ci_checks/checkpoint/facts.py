@@ -22,6 +22,7 @@ _NVIDIA_DRIVER = Path("/proc/driver/nvidia/version")
 _AMDGPU_DRIVER = Path("/sys/module/amdgpu/version")
 _ROCM_VERSION = Path("/opt/rocm/.info/version")
 _MOUNTS = Path("/proc/self/mountinfo")
+_SHARED_MEMORY = Path("/dev/shm")
 _OCTAL_ESCAPE = re.compile(r"\\([0-7]{3})")
 
 
@@ -49,6 +50,15 @@ def _meminfo(field: str) -> int | None:
 
 def host_memory_available() -> int | None:
     return _meminfo("MemAvailable")
+
+
+def shared_memory_free() -> int | None:
+    """Bytes free in /dev/shm, where torch puts shared-memory tensors; None where there is none."""
+    try:
+        stat = os.statvfs(_SHARED_MEMORY)
+    except OSError:
+        return None
+    return stat.f_bavail * stat.f_frsize
 
 
 def driver() -> str | None:

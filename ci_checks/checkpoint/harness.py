@@ -42,6 +42,9 @@ _DEVICE_SHARE = 3
 # copies (pinned, and cached by torch's host allocator), the device-to-host reference's
 # buffers, and the page cache the writes go through.
 _HOST_SHARE = 4
+# Of the free shared memory (/dev/shm, 64 MiB by default in a container) each local rank's
+# state dict takes at most half: dcp-async-process stages into it on an accelerator.
+_SHARED_MEMORY_SHARE = 2
 
 
 @dataclass(frozen=True)
@@ -94,6 +97,9 @@ def _default_size(rt: runtime.Runtime, tensors: int) -> int:
     limits = [ACCELERATOR_SIZE_PER_RANK, free // _DEVICE_SHARE]
     if host is not None:
         limits.append(host // (_HOST_SHARE * local_ranks))
+    shared = facts.shared_memory_free()
+    if shared is not None:
+        limits.append(shared // (_SHARED_MEMORY_SHARE * local_ranks))
     agreed: list[int | None] = [None] * rt.world_size
     dist.all_gather_object(agreed, min(limits))
     return size_for(min(a for a in agreed if a is not None), tensors, rt.world_size)
