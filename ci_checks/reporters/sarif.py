@@ -81,7 +81,7 @@ def document(outcome: Outcome) -> dict[str, Any]:
                 {"id": index, **_location(related.span, related.message)}
                 for index, related in enumerate(diagnostic.related)
             ]
-        if diagnostic.fix is not None:
+        if diagnostic.fix is not None and diagnostic.fix.edits:  # a linter's own fix has no edits to describe
             result["fixes"] = [
                 {
                     "description": {"text": diagnostic.fix.description},
