@@ -211,7 +211,10 @@ def _command_references(command: Command, cwd: str | None) -> Iterator[Reference
 def _first_operand(
     kind: Kind, arguments: list[Word], value_options: set[str], command: Command, cwd: str | None, inline: str = ""
 ) -> Iterator[Reference]:
-    """The first argument that is not an option; nothing when an option in `inline` (`bash -c`) comes first."""
+    """The first argument that is not an option; nothing when an option in `inline` (`bash -c`) comes first.
+
+    For shells (`inline` given), grouped flags that end in `o` take the next word (`-eo pipefail`).
+    """
     index = 0
     while index < len(arguments):
         value = arguments[index].value
@@ -221,7 +224,8 @@ def _first_operand(
         if value.startswith(("-", "+")) and value not in ("-", "+"):
             if inline and not value.startswith("--") and inline in value[1:]:
                 return
-            index += 2 if value in value_options else 1
+            grouped = bool(inline) and not value.startswith("--") and value[-1] in "oO"
+            index += 2 if value in value_options or grouped else 1
             continue
         break
     if index < len(arguments):
