@@ -139,7 +139,9 @@ def test_a_label_from_a_json_input_is_placed_inside_the_callers_string(make_repo
     assert [r.message for r in amd.via] == ["passed as input `runs_on` by job 'call'"]
 
 
-WORKFLOW = "on: push\njobs:\n  t:\n    runs-on: [self-hosted, mi300x]\n    timeout-minutes: 30\n    steps:\n      - run: echo ok\n"
+WORKFLOW = "on: push\njobs:\n  t:\n    runs-on: [self-hosted, mi300x]\n    timeout-minutes: 30\n" + (
+    "    steps:\n      - run: echo ok\n"
+)
 
 
 def test_the_inventory_is_given_to_actionlint_as_its_self_hosted_labels(make_repo) -> None:  # type: ignore[no-untyped-def]
