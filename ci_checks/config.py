@@ -141,8 +141,9 @@ def _runners(data: dict[str, Any], locate: Locate) -> RunnerInventory:
         written = body.get("labels", [name])
         for index, label in enumerate(written):
             if _NOT_A_LABEL.search(label):
-                where = locate(["runners", name, "labels", index], False) if "labels" in body else locate(["runners", name], True)
-                raise ConfigError(f"runner label {label!r} cannot contain spaces or commas", where)
+                path: list[str | int] = ["runners", name, "labels", index] if "labels" in body else ["runners", name]
+                message = f"runner label {label!r} cannot contain spaces or commas"
+                raise ConfigError(message, locate(path, "labels" not in body))
         labels = frozenset(label.lower() for label in written)
         place = locate(["runners", name], True)
         runners.append(Runner(name, labels, body.get("vendor"), body.get("self-hosted", True), place))

@@ -44,7 +44,7 @@ def test_the_inventory_is_read_with_labels_compared_without_case(tmp_path: Path)
             "runners:\n  mi300x:\n    labls: [a]\n",
             "3:5: error: unknown configuration key 'labls' (did you mean 'labels'?)",
         ),
-        ("runners:\n  mi300x:\n    labels: [a b]\n", "3:14: error: runners.mi300x.labels.0: runner label 'a b' cannot"),
+        ("runners:\n  mi300x:\n    labels: [a b]\n", "3:14: error: runner label 'a b' cannot contain spaces or commas"),
         ("runners:\n  mi300x:\n    labels: []\n", "3:13: error: runners.mi300x.labels needs at least 1 item"),
         ("runners: [mi300x]\n", "1:10: error: runners must be of type object"),
         (
