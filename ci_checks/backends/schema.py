@@ -32,7 +32,6 @@ import copy
 import difflib
 import importlib.util
 import json
-import math
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -44,8 +43,9 @@ import jsonschema
 from jsonschema.exceptions import ValidationError
 
 from ci_checks.diagnostics import Related, Span
+from ci_checks.model.reading import github_string
 from ci_checks.repository import FileKind
-from ci_checks.yamlpos import Document, IssueKind, Mapping, Node, Scalar, Sequence, node_at, to_plain
+from ci_checks.yamlpos import Document, IssueKind, Mapping, Node, Plain, Scalar, Sequence, node_at, to_plain
 
 SCHEMA_FILES = {FileKind.WORKFLOW: "github-workflows.json", FileKind.ACTION: "github-actions.json"}
 
@@ -486,22 +486,6 @@ def _disjoint_one_of_to_any_of(node: object, definitions: Schema) -> None:
         _disjoint_one_of_to_any_of(value, definitions)
 
 
-def _github_text(value: object) -> str:
-    """A scalar as GitHub's reader turns it into a string (`true`, `5`, `1.5`; null is empty)."""
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        if math.isnan(value):
-            return "NaN"
-        if math.isinf(value):
-            return "Infinity" if value > 0 else "-Infinity"
-        if value.is_integer():
-            return str(int(value))
-    return str(value)
-
-
 def _as_string_holds(validator: jsonschema.Draft7Validator, text: str, schema: Schema) -> bool:
     constraints = {key: schema[key] for key in ("minLength", "maxLength", "pattern", "enum", "const") if key in schema}
     return validator.evolve(schema=constraints).is_valid(text)
@@ -514,7 +498,7 @@ def _github_type(
     if any(validator.is_type(instance, kind) for kind in wanted):
         return
     scalar = instance is None or isinstance(instance, bool | int | float)
-    if "string" in wanted and scalar and _as_string_holds(validator, _github_text(instance), schema):
+    if "string" in wanted and scalar and _as_string_holds(validator, github_string(cast(Plain, instance)), schema):
         return
     yield ValidationError(f"{instance!r} is not of type {', '.join(map(repr, wanted))}")
 

@@ -47,6 +47,19 @@ _GIT_APPLY_VALUE_OPTIONS = {"--exclude", "--include", "--directory"}
 _PIP = {"pip", "pip3"}
 
 
+VERBS: dict[str, str] = {
+    "script": "runs",
+    "patch": "applies",
+    "requirements": "installs from",
+    "dockerfile": "builds",
+    "context": "builds from",
+    "install": "installs",
+    "make": "runs the Makefile in",
+    "cd": "enters",
+}
+"""What a command does with the path it names, for messages: "`bash x.sh` runs `x.sh`"."""
+
+
 @dataclass(frozen=True)
 class Reference:
     """A repository path (or the tree as a whole) that a command reads.

@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from ci_checks.diagnostics import Diagnostic, Related, Severity, Span
 from ci_checks.loading import LoadedFile
 from ci_checks.model import Job, Step
-from ci_checks.model.references import Reference, checkout, references, start_directory
+from ci_checks.model.references import VERBS, Reference, checkout, references, start_directory
 from ci_checks.repository import FileKind
 from ci_checks.rule import Rule
 from ci_checks.shell import Command, Redirect, Script
@@ -62,16 +62,6 @@ _HARMLESS_ACTIONS = re.compile(
 _PRODUCERS = {"wget", "curl", "tar", "unzip", "cp", "mv", "rsync", "ln", "scp", "aws", "gsutil", "azcopy", "svn", "hg",
               "rclone", "7z", "gunzip"}  # fmt: skip
 _GIT_PRODUCERS = {"clone", "fetch", "checkout", "init", "pull", "worktree", "submodule", "switch", "reset", "restore"}
-_WHAT = {
-    "script": "runs",
-    "patch": "applies",
-    "requirements": "installs from",
-    "dockerfile": "builds",
-    "context": "builds from",
-    "install": "installs",
-    "make": "runs the Makefile in",
-    "cd": "enters",
-}
 
 
 @dataclass(frozen=True)
@@ -156,8 +146,8 @@ def _describe(reference: Reference) -> str:
     shown = command if len(command) <= 60 else command[:57] + "..."
     if reference.kind in ("make", "install"):
         target = f"`{reference.path}`" if reference.path else "the repository"
-        return f"`{shown}` {_WHAT[reference.kind]} {target}"
-    return f"`{shown}` {_WHAT[reference.kind]} `{reference.path}`"
+        return f"`{shown}` {VERBS[reference.kind]} {target}"
+    return f"`{shown}` {VERBS[reference.kind]} `{reference.path}`"
 
 
 def _first_producer(script: Script) -> Command | None:

@@ -54,7 +54,7 @@ from ci_checks.context import RepositoryContext
 from ci_checks.diagnostics import Diagnostic, Severity, Span
 from ci_checks.loading import LoadedFile
 from ci_checks.model import Action, Job, Step, Workflow
-from ci_checks.model.references import Reference, checkout, references, start_directory
+from ci_checks.model.references import VERBS, Reference, checkout, references, start_directory
 from ci_checks.repository import FileKind, Repository
 from ci_checks.rule import Rule
 from ci_checks.source import SourceFile
@@ -62,13 +62,7 @@ from ci_checks.source import SourceFile
 _ACTION_FILES = ("action.yml", "action.yaml")
 _BUILD_PUSH = re.compile(r"docker/build-push-action\Z", re.IGNORECASE)
 _VARIABLE = re.compile(r"[$`*?\[{~]")
-_WHAT = {
-    "script": "runs",
-    "patch": "applies",
-    "requirements": "installs from",
-    "dockerfile": "builds",
-    "context": "builds from",
-}
+_FILE_KINDS = ("script", "patch", "requirements", "dockerfile", "context")
 
 
 @dataclass
@@ -167,7 +161,7 @@ def _step(
     if script is None:
         return
     for reference in references(script, start_directory(step)):
-        if reference.kind not in _WHAT or reference.base != "workspace" or reference.path is None:
+        if reference.kind not in _FILE_KINDS or reference.base != "workspace" or reference.path is None:
             continue
         if reference.outside:
             yield _outside(reference)
@@ -175,7 +169,7 @@ def _step(
         path = _in_repository(reference.path, root)
         if path is None or _under(reference.path, elsewhere) or _under(path, elsewhere) or produced.before(reference):
             continue
-        yield from _missing_path(repository, path, reference.span, f"`{_shown(reference)}` {_WHAT[reference.kind]}")
+        yield from _missing_path(repository, path, reference.span, f"`{_shown(reference)}` {VERBS[reference.kind]}")
 
 
 def _action(repository: Repository, action: Action) -> Iterator[Diagnostic]:
@@ -185,13 +179,13 @@ def _action(repository: Repository, action: Action) -> Iterator[Diagnostic]:
         if script is None:
             continue
         for reference in references(script, None):
-            if reference.kind not in _WHAT or reference.base != "action" or reference.path is None:
+            if reference.kind not in _FILE_KINDS or reference.base != "action" or reference.path is None:
                 continue
             if reference.outside:
                 yield _outside(reference)
                 continue
             path = posixpath.normpath(posixpath.join(folder, reference.path))
-            description = f"`{_shown(reference)}` {_WHAT[reference.kind]}"
+            description = f"`{_shown(reference)}` {VERBS[reference.kind]}"
             yield from _missing_path(repository, path, reference.span, description)
 
 
