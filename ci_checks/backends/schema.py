@@ -725,9 +725,8 @@ CHECKS: tuple[Check, ...] = (
     Check("step-ids", _workflow(step="      - id: a\n        run: x\n      - id: a\n        run: y\n"), _step_ids),
     Check(
         "needs",
-        "on: push\njobs:\n  a:\n    runs-on: x\n    needs: [b]\n    steps:\n      - run: x\n"
-        "  b:\n    runs-on: x\n    needs: [c]\n    steps:\n      - run: x\n"
-        "  c:\n    runs-on: x\n    steps:\n      - run: x\n",
+        "on: push\njobs:\n  a:\n    runs-on: x\n    steps:\n      - run: x\n"
+        "  b:\n    runs-on: x\n    needs: [a, bulid]\n    steps:\n      - run: x\n",
         _needs,
     ),
     Check("cron", _workflow(on="on:\n  schedule:\n    - cron: '0 25 * * *'\n"), _crons),

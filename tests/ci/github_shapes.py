@@ -9,8 +9,8 @@ where GitHub accepts" and "an error where GitHub rejects" are exercised.
 `scripts/regenerate_github_verdicts.py` records GitHub's verdict on every
 shape in `tests/ci/fixtures/github-verdicts.json`; `test_github_verdicts.py`
 compares ci-checks' verdicts with that file. The shapes that motivate the
-schema overrides (`ci_checks.backends.schema.OVERRIDES`) are included, so each
-override is shown to follow GitHub.
+schema overrides (`ci_checks.backends.schema.OVERRIDES`) and of the checks
+beyond the schema (`CHECKS`) are included, so each is shown to follow GitHub.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ci_checks.backends.schema import OVERRIDES
+from ci_checks.backends.schema import CHECKS, OVERRIDES
 
 
 @dataclass(frozen=True)
@@ -618,7 +618,12 @@ def _coercions() -> list[Shape]:
 
 
 def _overrides() -> list[Shape]:
-    return [Shape(f"override-{override.name}", override.shape) for override in OVERRIDES]
+    """The shapes that motivate each override (GitHub accepts them) and each check beyond the schema (it rejects
+    them)."""
+    return [
+        *(Shape(f"override-{override.name}", override.shape) for override in OVERRIDES),
+        *(Shape(f"check-{check.name}", check.shape) for check in CHECKS),
+    ]
 
 
 def shapes() -> list[Shape]:

@@ -70,6 +70,14 @@ def test_the_shapes_are_many_and_of_both_kinds() -> None:
     assert 100 <= len(accepted) <= len(RECORDED["shapes"]) - 100
 
 
+def test_github_accepts_what_motivates_each_override_and_rejects_what_motivates_each_check() -> None:
+    recorded = {s["id"]: s["accepted"] for s in RECORDED["shapes"]}
+    overrides = {shape: accepted for shape, accepted in recorded.items() if shape.startswith("override-")}
+    checks = {shape: accepted for shape, accepted in recorded.items() if shape.startswith("check-")}
+    assert overrides and set(overrides.values()) == {True}
+    assert checks and set(checks.values()) == {False}
+
+
 def test_the_parser_defects_are_still_recorded_as_such() -> None:
     recorded = {s["id"]: s["accepted"] for s in RECORDED["shapes"]}
     assert {shape: recorded.get(shape) for shape in PARSER_DEFECTS} == dict.fromkeys(PARSER_DEFECTS, False)
