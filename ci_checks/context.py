@@ -44,6 +44,9 @@ class RepositoryContext:
         return (self.repository.root / ".git").exists()
 
     def load(self, relative: str) -> LoadedFile:
+        """A file the rule judges (a Dockerfile, a patch): it counts as checked when the run was asked about it."""
+        if self.covers(relative):
+            self.workspace.consulted.add(relative)
         return self.workspace.load(relative)
 
     @cached_property

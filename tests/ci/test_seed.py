@@ -132,3 +132,12 @@ def test_after_the_fix_only_the_duplicate_left_behind_is_reported(tmp_path: Path
     workflow.write_text("".join(kept) + "          fi\n")
     result = run_cli("check", root, "--backends", "none")
     assert result.headers == SEED_FINDINGS[3:]
+
+
+def test_the_changed_dockerfile_and_patch_alone_are_judged_as_the_hook_passes_them(tmp_path: Path) -> None:
+    root = copy_repository(SEED_REPOSITORY, tmp_path)
+    changed = [root / "docker" / "Dockerfile.rocm", root / "docker" / "amd_patch" / "sglv0.5.10" / "megatron.patch"]
+    result = run_cli("check", *changed, "--backends", "none", "--skip-unread-files")
+    assert (result.code, result.err) == (1, "")
+    assert result.headers == SEED_FINDINGS[2:]
+    assert result.out.endswith("; 2 files checked.\n")
