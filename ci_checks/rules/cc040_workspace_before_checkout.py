@@ -173,7 +173,7 @@ def _writes_file(redirect: Redirect) -> bool:
 RULE = Rule(
     "CC040",
     "workspace-before-checkout",
-    "a step uses the repository's files before `actions/checkout`",
+    "A step uses the repository's files before `actions/checkout`",
     Severity.ERROR,
     __doc__,
     frozenset({FileKind.WORKFLOW}),

@@ -352,7 +352,7 @@ class _Mentions:
 RULE = Rule(
     "CC041",
     "dangling-reference",
-    "a repository path that is referenced does not exist",
+    "A repository path that is referenced does not exist",
     Severity.ERROR,
     __doc__,
     frozenset({FileKind.WORKFLOW, FileKind.ACTION, FileKind.DOCKERFILE}),

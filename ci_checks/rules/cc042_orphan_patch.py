@@ -146,7 +146,7 @@ def _copied_folders(repository: Repository, context: RepositoryContext, path: st
 RULE = Rule(
     "CC042",
     "orphan-patch",
-    "a `.patch` or `.diff` file that nothing refers to",
+    "A `.patch` or `.diff` file that nothing refers to",
     Severity.WARNING,
     __doc__,
     frozenset({FileKind.TEXT}),

@@ -60,7 +60,7 @@ def check_repository(context: RepositoryContext) -> Iterator[Diagnostic]:
 RULE = Rule(
     "CC043",
     "self-hosted-timeout",
-    "a job on a self-hosted runner has no `timeout-minutes`",
+    "A job on a self-hosted runner has no `timeout-minutes`",
     Severity.WARNING,
     __doc__,
     frozenset({FileKind.WORKFLOW}),

@@ -69,7 +69,7 @@ def check_repository(context: RepositoryContext) -> Iterator[Diagnostic]:
 RULE = Rule(
     "CC044",
     "unknown-runner-label",
-    "a `runs-on` label that no runner of the `runners:` inventory carries",
+    "A `runs-on` label that no runner of the `runners:` inventory carries",
     Severity.ERROR,
     __doc__,
     frozenset({FileKind.WORKFLOW}),

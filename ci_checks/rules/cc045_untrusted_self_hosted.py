@@ -193,7 +193,7 @@ def _diagnostic(job: Job, choice: RunnerChoice, exposure: _Exposure, context: Re
 RULE = Rule(
     "CC045",
     "untrusted-self-hosted",
-    "a self-hosted runner can be made to run code from a fork",
+    "A self-hosted runner can be made to run code from a fork",
     Severity.ERROR,
     __doc__,
     frozenset({FileKind.WORKFLOW}),

@@ -138,7 +138,7 @@ def _has_gpus(vendor: str, words: list[str]) -> bool:
 RULE = Rule(
     "CC046",
     "gpu-container-devices",
-    "a container on a GPU runner is started without access to the GPUs",
+    "A container on a GPU runner is started without access to the GPUs",
     Severity.ERROR,
     __doc__,
     frozenset({FileKind.WORKFLOW}),
