@@ -36,12 +36,14 @@ class RepositoryContext:
 
     @cached_property
     def whole_checkout(self) -> bool:
-        """Whether the root holds `.git` (a checkout, a worktree): only then does a missing file prove anything.
+        """Whether the root is in a checkout (it or a folder above it holds `.git`): only then does a missing file
+        prove anything.
 
-        A folder found by its `.github` alone may be a copy of the workflows
-        without the rest of the repository.
+        A folder found by its `.github` alone, outside any checkout, may be a
+        copy of the workflows without the rest of the repository.
         """
-        return (self.repository.root / ".git").exists()
+        root = self.repository.root
+        return any((folder / ".git").exists() for folder in (root, *root.parents))
 
     def load(self, relative: str) -> LoadedFile:
         """A file the rule judges (a Dockerfile, a patch): it counts as checked when the run was asked about it."""

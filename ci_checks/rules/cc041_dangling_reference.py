@@ -17,9 +17,9 @@ out exist:
   context a workflow's `docker build` or `docker/build-push-action` gives,
   else the repository root or the Dockerfile's folder.
 
-Only a checkout is judged (a root with `.git`): a copy of the workflows
-alone would make every file look missing. A path built from a variable is
-skipped, not guessed. A path that leaves the
+Only a checkout is judged (a root with `.git`, or inside a folder with
+one): a copy of the workflows alone would make every file look missing. A
+path built from a variable is skipped, not guessed. A path that leaves the
 repository (`../x`, or a symbolic link pointing out) is reported as such and
 never read. A path the job may have created itself (named earlier in the
 job, in a `git clone`, a download or a redirection) and paths inside git

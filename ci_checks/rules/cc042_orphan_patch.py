@@ -11,8 +11,9 @@ glob that matches it (`patches/*.patch`), or when a Dockerfile copies the
 folder that holds it (not the whole context). A patch mentioned nowhere is reported at its first
 line.
 
-Only a checkout is judged (a root with `.git`): in a copy of the workflows
-alone, what applies a patch may simply be missing.
+Only a checkout is judged (a root with `.git`, or inside a folder with
+one): in a copy of the workflows alone, what applies a patch may simply be
+missing.
 
 ## Why it matters
 A patch that nothing applies is either dead, or a copy that someone will
