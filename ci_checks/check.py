@@ -15,6 +15,7 @@ from pathlib import Path
 from ci_checks import policy, registry, suppression
 from ci_checks.backends.external import EQUIVALENT, BackendSettings, run_backends
 from ci_checks.config import CONFIG_FILES, Config
+from ci_checks.context import RepositoryContext
 from ci_checks.diagnostics import Diagnostic, Span, sorted_diagnostics
 from ci_checks.loading import YAML_KINDS, LoadedFile, Workspace
 from ci_checks.policy import PolicyRule
@@ -126,6 +127,9 @@ def run(
         say(f"reading {index + 1}/{len(named)}: {relative}")
         targets.append(workspace.load(relative, kind))
         found.extend(_check_file(targets[-1], plan.rules, outcome))
+    say("checking the repository's references and runners")
+    context = RepositoryContext(workspace, targets, request.covers, config.runners)
+    found.extend(_check_repository(context, plan.rules, outcome))
     if plan.backends:
         say(f"running {', '.join(plan.backends)}")
         yaml_files = [file for file in targets if file.kind in YAML_KINDS]
@@ -184,6 +188,18 @@ def _merged(own: list[Diagnostic], external: list[Diagnostic], files: dict[str, 
         )
     ]
     return [*own, *kept]
+
+
+def _check_repository(context: RepositoryContext, rules: list[Rule], outcome: Outcome) -> list[Diagnostic]:
+    found: list[Diagnostic] = []
+    for rule in rules:
+        if rule.check_repository is None:
+            continue
+        try:
+            found.extend(d for d in rule.check_repository(context) if context.covers(d.span.path))
+        except Exception as error:  # a bug in a rule must not hide the other rules' findings
+            outcome.internal_errors.append(f"{rule.code} {rule.name} failed on {context.repository.root}: {error!r}")
+    return found
 
 
 def _check_file(file: LoadedFile, rules: list[Rule], outcome: Outcome) -> list[Diagnostic]:

@@ -450,7 +450,7 @@ def _plan(args: argparse.Namespace, settings: config.Config, repository: Reposit
         selection,
         policy_rules,
         backends,
-        BackendSettings(binaries, args.backend_timeout, cache_folder),
+        BackendSettings(binaries, args.backend_timeout, cache_folder, settings.runners.labels),
         args.max_file_size or settings.max_file_size or DEFAULT_MAX_BYTES,
         args.report_unused_ignores,
     )

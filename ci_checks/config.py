@@ -16,6 +16,7 @@ from ci_checks import config_schema, registry, settings, source, yamlpos
 from ci_checks.backends.external import BACKENDS
 from ci_checks.diagnostics import Related, Severity, Span
 from ci_checks.globs import GlobError, compile_glob
+from ci_checks.model.runners import Runner, RunnerInventory
 from ci_checks.policy import PolicyError, PolicyRule, compile_rules
 from ci_checks.policy.compiling import Locate
 from ci_checks.policy.validation import first_error
@@ -24,6 +25,7 @@ from ci_checks.source import SourceFile
 
 CONFIG_FILES = (".github/ci-checks.yml", ".github/ci-checks.yaml")
 PYPROJECT = "pyproject.toml"
+_NOT_A_LABEL = re.compile(r"[\s,]")
 _SIZE = re.compile(r"(?P<number>[0-9]+) ?(?P<unit>[KMG]i?B|B)?\Z", re.IGNORECASE)
 _UNITS = {"": 1, "B": 1, "KB": 1000, "MB": 1000**2, "GB": 1000**3, "KIB": 1 << 10, "MIB": 1 << 20, "GIB": 1 << 30}
 
@@ -46,6 +48,7 @@ class Config:
     rules: list[PolicyRule] = field(default_factory=list)
     backends: list[str] | None = None
     severity: dict[str, Severity] = field(default_factory=dict)
+    runners: RunnerInventory = field(default_factory=RunnerInventory)
     source: SourceFile | None = None
     """The file's text, for excerpts and ignore comments in it."""
 
@@ -101,6 +104,7 @@ def load(display: str, path: Path, repository: Repository | None = None) -> Conf
     except PolicyError as error:
         raise ConfigError(error.message, error.span, error.related) from None
     _check_selectors(data, locate, {rule.id for rule in config.rules})
+    config.runners = _runners(data.get("runners", {}), locate)
     config.select = data.get("select")
     config.backends = backend_names(data["backends"]) if "backends" in data else None
     config.severity = {selector: Severity(level) for selector, level in data.get("severity", {}).items()}
@@ -128,6 +132,22 @@ def _check_selectors(data: dict[str, Any], locate: Locate, policy_ids: set[str])
             settings.resolve([selector], [], policy_ids)
         except settings.SelectionError as error:
             raise ConfigError(str(error), locate(path, at_key)) from None
+
+
+def _runners(data: dict[str, Any], locate: Locate) -> RunnerInventory:
+    """The `runners:` inventory (already of the schema's shape); labels compare without case, as on GitHub."""
+    runners = []
+    for name, body in data.items():
+        written = body.get("labels", [name])
+        for index, label in enumerate(written):
+            if _NOT_A_LABEL.search(label):
+                path: list[str | int] = ["runners", name, "labels", index] if "labels" in body else ["runners", name]
+                message = f"runner label {label!r} cannot contain spaces or commas"
+                raise ConfigError(message, locate(path, "labels" not in body))
+        labels = frozenset(label.lower() for label in written)
+        place = locate(["runners", name], True)
+        runners.append(Runner(name, labels, body.get("vendor"), body.get("self-hosted", True), place))
+    return RunnerInventory(tuple(runners))
 
 
 def _read(display: str, path: Path) -> SourceFile:
@@ -184,6 +204,13 @@ def _from_toml(file: SourceFile) -> tuple[dict[str, Any] | None, Locate | None]:
         return None
 
     def locate(path: list[str | int], at_key: bool) -> Span:
+        # Tables of runners: `[tool.ci-checks.runners.NAME]` headers, then the keys under each.
+        if len(path) >= 2 and path[0] == "runners":
+            headers = (f"[tool.ci-checks.runners.{path[1]}]", f'[tool.ci-checks.runners."{path[1]}"]')
+            start = next((n for n in lines if file.line_text(n).strip() in headers), None)
+            if start is not None:
+                found = key_line(start, str(path[2]), at_key) if len(path) >= 3 else None
+                return found or Span.point(file.path, start, 1)
         # Arrays of tables: `[[tool.ci-checks.rules]]` headers, then the keys under each.
         if len(path) >= 2 and path[0] == "rules" and isinstance(path[1], int) and path[1] < len(rule_headers):
             start = rule_headers[path[1]]

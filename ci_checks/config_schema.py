@@ -45,6 +45,34 @@ PROPERTIES: dict[str, Any] = {
         "type": "object",
         "additionalProperties": {"enum": ["error", "warning", "info"]},
     },
+    "runners": {
+        "description": "The self-hosted runners jobs may ask for, by name: each with the labels it carries and its "
+        "GPU vendor. Handed to actionlint as its known self-hosted labels.",
+        "type": "object",
+        "additionalProperties": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "labels": {
+                    "description": "The runner's labels (default: its name); a job's runs-on must name labels one "
+                    "runner has.",
+                    "type": "array",
+                    "minItems": 1,
+                    "uniqueItems": True,
+                    "items": {"type": "string", "minLength": 1},
+                },
+                "vendor": {
+                    "description": "The GPU vendor: amd (containers need --device=/dev/kfd and --device=/dev/dri) "
+                    "or nvidia (containers need --gpus).",
+                    "enum": ["amd", "nvidia"],
+                },
+                "self-hosted": {
+                    "description": "false for a GitHub-hosted larger runner listed for its labels (default: true).",
+                    "type": "boolean",
+                },
+            },
+        },
+    },
     "rules": {
         "description": "Policy rules: structural checks this repository defines for itself.",
         "type": "array",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from ci_checks.context import RepositoryContext
 from ci_checks.diagnostics import Diagnostic, Fix, Related, Severity, Span
 from ci_checks.loading import YAML_KINDS, LoadedFile
 from ci_checks.repository import FileKind
@@ -22,7 +23,10 @@ class Rule:
     docs: str
     kinds: frozenset[FileKind]
     check: Callable[[LoadedFile], Iterable[Diagnostic]] | None
-    """None for rules whose findings come from elsewhere: the policy evaluator, inline ignores."""
+    """Checks one file of `kinds`; None for rules that check the repository, or whose findings come from
+    elsewhere (the policy evaluator, inline ignores)."""
+    check_repository: Callable[[RepositoryContext], Iterable[Diagnostic]] | None = None
+    """For rules that read more than one file: runs once per checked repository."""
 
     def diagnostic(
         self,

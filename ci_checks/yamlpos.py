@@ -75,8 +75,8 @@ class Scalar(Node):
 
     @property
     def resolved(self) -> str | int | float | bool | None:
-        """The value under the YAML 1.2 core schema (quoted scalars are always strings)."""
-        if self.style is not None or self.tag == "tag:yaml.org,2002:str":
+        """The value under the YAML 1.2 core schema (quoted scalars, and `!`-tagged ones, are always strings)."""
+        if self.style is not None or self.tag in ("tag:yaml.org,2002:str", "!"):
             return self.value
         return resolve_plain(self.value)
 

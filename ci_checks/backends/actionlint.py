@@ -25,17 +25,21 @@ from __future__ import annotations
 
 import json
 import re
+import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ci_checks import source, yamlpos
 from ci_checks.backends import tools
 from ci_checks.diagnostics import Diagnostic, Severity, Span
 from ci_checks.loading import LoadedFile
 from ci_checks.model.steps import ScalarLocator
 from ci_checks.repository import FileKind
-from ci_checks.yamlpos import Node, Scalar, scalars
+from ci_checks.yamlpos import Node, Scalar, scalars, to_plain
 
 MIN_VERSION = (1, 7)
+_CONFIG_FILES = (".github/actionlint.yaml", ".github/actionlint.yml")
 _VERSION = re.compile(r"(\d+)\.(\d+)(?:\.\d+)?")
 _FINDINGS = (0, 1)
 
@@ -44,16 +48,46 @@ def inputs(files: list[LoadedFile]) -> list[LoadedFile]:
     return [file for file in files if file.kind is FileKind.WORKFLOW and file.readable]
 
 
-def run(binary: str, files: list[LoadedFile], root: Path, limit: tools.TimeLimit) -> list[Diagnostic]:
+def run(
+    binary: str, files: list[LoadedFile], root: Path, limit: tools.TimeLimit, runner_labels: Sequence[str] = ()
+) -> list[Diagnostic]:
     _check_version(binary, root, limit)
     paths = {tools.path_key(root / file.path): file for file in files}
-    argv = [binary, "-format", "{{json .}}", "-shellcheck=", "-pyflakes=", "-no-color", "--", *paths]
-    output = tools.run([argv], root, limit)[0].output(_FINDINGS)
+    argv = [binary, "-format", "{{json .}}", "-shellcheck=", "-pyflakes=", "-no-color"]
+    with tempfile.TemporaryDirectory(prefix="ci-checks-actionlint-") as folder:
+        if runner_labels:
+            config = Path(folder) / "actionlint.yaml"
+            config.write_text(json.dumps(_config_with_labels(root, runner_labels)), encoding="utf-8")
+            argv += ["-config-file", str(config)]
+        output = tools.run([[*argv, "--", *paths]], root, limit)[0].output(_FINDINGS)
     try:
         # Without findings, some versions print `null` or nothing.
         return _diagnostics(json.loads(output) if output.strip() else None, paths, root)
     except (KeyError, TypeError, ValueError) as error:
         raise tools.unreadable("actionlint's JSON", error, output) from None
+
+
+def _config_with_labels(root: Path, labels: Sequence[str]) -> dict[str, Any]:
+    """The repository's own actionlint configuration (a regular file inside it) with `labels` added.
+
+    Given `-config-file`, actionlint reads no other configuration, so the
+    repository's is carried over; JSON is YAML, so it is written as JSON.
+    """
+    config: dict[str, Any] = {}
+    for name in _CONFIG_FILES:
+        path = root / name
+        if path.is_symlink() or not path.is_file() or not path.resolve().is_relative_to(root.resolve()):
+            continue
+        document = yamlpos.parse(source.read(name, path))
+        plain = to_plain(document.root) if document.usable and document.root is not None else None
+        config = plain if isinstance(plain, dict) else {}
+        break
+    runner = config.get("self-hosted-runner")
+    runner = runner if isinstance(runner, dict) else {}
+    known = runner.get("labels")
+    runner["labels"] = [*(known if isinstance(known, list) else []), *labels]
+    config["self-hosted-runner"] = runner
+    return config
 
 
 def _check_version(binary: str, root: Path, limit: tools.TimeLimit) -> None:

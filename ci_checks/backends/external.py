@@ -63,6 +63,8 @@ class BackendSettings:
     timeout_s: float = 120.0
     cache_folder: Path | None = None
     """Where findings are kept between runs (see `ResultCache`); None keeps nothing."""
+    runner_labels: tuple[str, ...] = ()
+    """Self-hosted runner labels (the configuration's `runners:`), added to actionlint's known labels."""
 
 
 _Runner = Callable[[str, list[LoadedFile], Path, tools.TimeLimit], list[Diagnostic]]
@@ -102,6 +104,8 @@ def _run(name: str, inputs: list[LoadedFile], root: Path, settings: BackendSetti
                 return shellcheck.run(binary, inputs, root, limit, cache=results)
             finally:
                 results.close()
+        if name == "actionlint":
+            return actionlint.run(binary, inputs, root, limit, runner_labels=settings.runner_labels)
         return _BACKENDS[name][1](binary, inputs, root, limit)
     except tools.Unavailable as unavailable:
         return [UNAVAILABLE.diagnostic(where, str(unavailable))]

@@ -1,16 +1,23 @@
 """A workflow does not match the GitHub workflow schema.
 
 ## What it does
-Validates each workflow against SchemaStore's GitHub workflow schema (as
-shipped by the `check-jsonschema` package) and reports each violation at the
-exact key or value: unknown keys (with a "did you mean"), missing required
-keys, values of the wrong type, and values outside a fixed set. Values are
-read as GitHub reads them (YAML 1.2: `on` and `yes` are strings).
+Validates each workflow the way GitHub reads it, against SchemaStore's GitHub
+workflow schema (as shipped by the `check-jsonschema` package) with GitHub's
+differences applied, and reports each violation at the exact key or value:
+unknown keys (with a "did you mean"), missing required keys, values of the
+wrong type, values outside a fixed set (events, activity types, permission
+levels), a step with both `uses` and `run` (at the second key), and what
+GitHub checks beyond the schema: job and step ids, `needs` that name no job
+or form a cycle, cron expressions.
 
-Shapes GitHub accepts but the schema rejects are not reported: `strategy`
-without `matrix`, and `branches`/`tags`/`paths` filters given as one string.
-A file with YAML that GitHub does not support (CC014) is not validated: it
-is reported once for that.
+Values are read as GitHub reads them: YAML 1.2 (`on` and `yes` are strings),
+`!`-tagged scalars as text, and null, booleans and numbers as text where a
+string is wanted (`run: true`, `env: {X: }`, `working-directory:`). Where
+SchemaStore and GitHub disagree GitHub wins; `ci_checks.backends.schema.OVERRIDES`
+lists every such difference with a shape that shows it, and a test compares
+ci-checks with GitHub's own parser on over 500 generated workflows. A file
+with YAML that GitHub does not support (CC014) is not validated: it is
+reported once for that.
 
 ## Why it matters
 A typo such as `runs-of:` or `need:` makes GitHub reject the workflow, or,
@@ -44,13 +51,13 @@ from ci_checks.rule import Rule
 
 def check(file: LoadedFile) -> Iterator[Diagnostic]:
     for error in schema.validate(file.document, FileKind.WORKFLOW):
-        yield RULE.diagnostic(error.span, error.message)
+        yield RULE.diagnostic(error.span, error.message, error.related)
 
 
 RULE = Rule(
     "CC020",
     "workflow-schema",
-    "Workflow does not match the GitHub workflow schema",
+    "Workflow is not one GitHub accepts: its schema, ids, `needs`, cron",
     Severity.ERROR,
     __doc__,
     frozenset({FileKind.WORKFLOW}),

@@ -38,7 +38,7 @@ from ci_checks.rule import Rule
 
 def check(file: LoadedFile) -> Iterator[Diagnostic]:
     for error in schema.validate(file.document, FileKind.ACTION):
-        yield RULE.diagnostic(error.span, error.message)
+        yield RULE.diagnostic(error.span, error.message, error.related)
 
 
 RULE = Rule(

@@ -4,13 +4,23 @@
 Finds `echo` and `printf` commands in `run:` scripts (bash and sh) that
 print `::set-output`, `::save-state`, `::set-env` or `::add-path`, wherever
 they are: in branches, loops, pipelines and functions. For a plain
-`echo "::set-output name=NAME::VALUE"` it offers the replacement.
+`echo "::set-output name=NAME::VALUE"` it offers the replacement, where the
+step runs in bash or sh (the `>> "$GITHUB_OUTPUT"` form is not PowerShell's,
+so no rewrite is offered for a step that may run on a Windows runner, as with
+`runs-on: ${{ matrix.os }}` over `windows-latest`).
+
+What is said matches the step's context: `::set-env` and `::add-path` fail
+the step, unless `ACTIONS_ALLOW_UNSECURE_COMMANDS` is `true` in the step's,
+job's or workflow's `env` (or written to `$GITHUB_ENV` earlier in the job),
+where they work and the finding is a security warning instead.
 
 ## Why it matters
 `::set-env` and `::add-path` were disabled in 2020 because any process that
 prints to the log could inject environment variables; the step fails.
-`::set-output` and `::save-state` are deprecated and print warnings on every
-run; GitHub has announced their removal. The environment files replace them.
+Re-enabling them with `ACTIONS_ALLOW_UNSECURE_COMMANDS` brings that injection
+back. `::set-output` and `::save-state` are deprecated and print warnings on
+every run; GitHub has announced their removal. The environment files replace
+them.
 
 ## Example
 ```yaml
@@ -34,8 +44,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from ci_checks.diagnostics import Diagnostic, Edit, Fix, Severity
+from ci_checks.diagnostics import Diagnostic, Edit, Fix, Related, Severity, Span
 from ci_checks.loading import LoadedFile
+from ci_checks.model import Action, Job, Step
+from ci_checks.model.runners import RunnerResolver
+from ci_checks.model.steps import shell_program
 from ci_checks.rule import YAML_KINDS, Rule
 from ci_checks.shell import Command
 
@@ -47,10 +60,13 @@ _FILES = {
     "add-path": "$GITHUB_PATH",
 }
 _DISABLED = {"set-env", "add-path"}
+_UNSECURE = "ACTIONS_ALLOW_UNSECURE_COMMANDS"
+_FIXABLE_SHELLS = {"bash", "sh"}
 _ECHO_OPTIONS = re.compile(r"-[neE]+\Z")
 
 
 def check(file: LoadedFile) -> Iterator[Diagnostic]:
+    resolver = RunnerResolver([file.workflow]) if file.workflow is not None else None
     for step in file.steps:
         script = step.script
         if script is None:
@@ -66,13 +82,66 @@ def check(file: LoadedFile) -> Iterator[Diagnostic]:
                 continue
             name = match.group("command")
             target = _FILES[name]
+            related: list[Related] = []
             if name in _DISABLED:
-                message = f'`::{name}` is disabled on GitHub runners and fails the step; append to "{target}" instead'
-                severity = Severity.ERROR
+                allowed = _unsecure_commands_allowed(step)
+                if allowed is not None:
+                    related.append(Related(allowed, "ACTIONS_ALLOW_UNSECURE_COMMANDS is set to true here"))
+                    message = (
+                        f"`::{name}` works here only because ACTIONS_ALLOW_UNSECURE_COMMANDS is true, which lets any "
+                        f'process that prints to the log change the job\'s environment; append to "{target}" instead'
+                    )
+                    severity = Severity.WARNING
+                elif isinstance(step.owner, Action):
+                    message = (
+                        f"`::{name}` is disabled on GitHub runners and fails the step, unless the calling workflow "
+                        f'sets ACTIONS_ALLOW_UNSECURE_COMMANDS (which is unsafe); append to "{target}" instead'
+                    )
+                    severity = Severity.ERROR
+                else:
+                    message = (
+                        f'`::{name}` is disabled on GitHub runners and fails the step; append to "{target}" instead'
+                    )
+                    severity = Severity.ERROR
             else:
                 message = f'`::{name}` is deprecated; append `name=value` to "{target}" instead'
                 severity = Severity.WARNING
-            yield RULE.diagnostic(command.span, message, fix=_fix(file, command, name), severity=severity)
+            fix = _fix(file, command, name) if _runs_in_posix_shell(step, resolver) else None
+            yield RULE.diagnostic(command.span, message, related, fix=fix, severity=severity)
+
+
+def _unsecure_commands_allowed(step: Step) -> Span | None:
+    """Where ACTIONS_ALLOW_UNSECURE_COMMANDS is set to true for this step, if it is."""
+    scopes = [step.env]
+    if isinstance(step.owner, Job):
+        scopes += [step.owner.env, step.owner.workflow.env]
+    for env in scopes:
+        entry = env.get(_UNSECURE)
+        if entry is not None and str(entry.resolved).lower() == "true":
+            return entry.key.span
+    if isinstance(step.owner, Job):
+        for earlier in step.owner.steps[: step.index]:
+            for occurrence in earlier.occurrences(f"{_UNSECURE}=true"):
+                return occurrence.span
+    return None
+
+
+def _runs_in_posix_shell(step: Step, resolver: RunnerResolver | None) -> bool:
+    """Whether the step certainly runs in bash or sh: by its `shell:`, its defaults, or Linux and macOS runners only."""
+    if step.shell is not None:
+        return shell_program(step.shell) in _FIXABLE_SHELLS
+    owner = step.owner
+    if not isinstance(owner, Job):
+        return False
+    configured = owner.defaults.shell or owner.workflow.defaults.shell
+    if configured is not None:
+        return shell_program(configured) in _FIXABLE_SHELLS
+    if resolver is None:
+        return False
+    runners = resolver.runners(owner)
+    if not runners.complete or not runners.choices:
+        return False
+    return not any("windows" in label.value.lower() for choice in runners.choices for label in choice.labels)
 
 
 def _fix(file: LoadedFile, command: Command, name: str) -> Fix | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,3 +67,16 @@ def make_repo(tmp_path: Path):  # type: ignore[no-untyped-def]
         return root
 
     return make
+
+
+def is_repository_fixture(folder: Path) -> bool:
+    """A fixture that is a whole repository: a folder with a `.github` of its own."""
+    return folder.is_dir() and (folder / ".github").is_dir()
+
+
+def copy_repository(fixture: Path, into: Path) -> Path:
+    """A copy of a repository fixture with the `.git` marker a checkout has (git keeps none in the fixture)."""
+    root = into / fixture.name
+    shutil.copytree(fixture, root, symlinks=True)
+    (root / ".git").mkdir()
+    return root

@@ -11,8 +11,8 @@ import pytest
 from ci_checks import own_schemas
 from tests.ci.conftest import FIXTURES, PROJECT, run_cli
 
-CLEAN = "on: push\njobs:\n  t:\n    runs-on: ubuntu-latest\n    steps:\n      - run: make\n"
-DUPLICATE = "on: push\njobs:\n  t:\n    runs-on: a\n    runs-on: b\n    steps:\n      - run: make\n"
+CLEAN = "on: push\njobs:\n  t:\n    runs-on: ubuntu-latest\n    steps:\n      - run: echo ok\n"
+DUPLICATE = "on: push\njobs:\n  t:\n    runs-on: a\n    runs-on: b\n    steps:\n      - run: echo ok\n"
 DEPRECATED = 'on: push\njobs:\n  t:\n    runs-on: a\n    steps:\n      - run: echo "::set-output name=v::1"\n'
 
 
@@ -281,7 +281,7 @@ def test_backends_come_from_the_option_the_environment_or_the_configuration(make
 
 def test_linter_codes_in_select_ignore_and_inline_ignores(make_repo) -> None:  # type: ignore[no-untyped-def]
     script = 'run: |\n          echo "::set-output name=a::1"\n          cd $HOME\n          echo $(ls)'
-    workflow = CLEAN.replace("run: make", script)
+    workflow = CLEAN.replace("run: echo ok", script)
     root = make_repo({".github/workflows/a.yml": workflow})
 
     def codes(*options: str) -> list[str]:

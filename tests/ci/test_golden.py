@@ -5,6 +5,13 @@ line, its source excerpt with the caret underline, its notes, and the summary
 line; paths are relative to the fixtures folder. An optional `X.args` holds extra command-line options and
 paths, where `{fixtures}` stands for the fixtures folder (policy fixtures name
 their policy file there, under `policies/`).
+
+Single-file fixtures are checked in this project, so what they name
+(`bash scripts/x.sh`, a local action) must exist here or be reported.
+
+A fixture can also be a whole repository: a folder `err/X/` (or `ok/X/`)
+with its own `.github`, checked as a checkout of its own (copied, with a
+`.git`); its expected output, `err/X.out`, has paths relative to it.
 """
 
 from __future__ import annotations
@@ -13,19 +20,27 @@ from pathlib import Path
 
 import pytest
 
-from tests.ci.conftest import FIXTURES, PROJECT, run_cli
+from tests.ci.conftest import FIXTURES, PROJECT, copy_repository, is_repository_fixture, run_cli
 
 
 def _fixtures(folder: str) -> list[Path]:
     base = FIXTURES / folder
-    found = [p for p in base.rglob("*") if p.suffix in (".yml", ".yaml") and (p.is_file() or p.is_symlink())]
-    return sorted(found)
+    repositories = [p for p in base.iterdir() if is_repository_fixture(p)]
+    found = [
+        p
+        for p in base.rglob("*")
+        if p.suffix in (".yml", ".yaml")
+        and (p.is_file() or p.is_symlink())
+        and not any(repository in p.parents for repository in repositories)
+    ]
+    return sorted([*found, *repositories])
 
 
-def _run(fixture: Path):  # type: ignore[no-untyped-def]
+def _run(fixture: Path, tmp_path: Path):  # type: ignore[no-untyped-def]
     args_file = fixture.with_suffix(".args")
     extra = args_file.read_text().replace("{fixtures}", str(FIXTURES)).split() if args_file.exists() else []
-    return run_cli("check", *extra, fixture)
+    target = copy_repository(fixture, tmp_path) if is_repository_fixture(fixture) else fixture
+    return run_cli("check", *extra, target)
 
 
 def _relative(output: str) -> str:
@@ -33,20 +48,24 @@ def _relative(output: str) -> str:
 
 
 @pytest.mark.parametrize("fixture", _fixtures("err"), ids=lambda p: p.relative_to(FIXTURES).as_posix())
-def test_error_fixture_prints_its_golden_lines(fixture: Path) -> None:
-    expected = fixture.with_suffix(".out").read_text(encoding="utf-8")
-    result = _run(fixture)
+def test_error_fixture_prints_its_golden_lines(fixture: Path, tmp_path: Path) -> None:
+    expected = _golden(fixture).read_text(encoding="utf-8")
+    result = _run(fixture, tmp_path)
     assert result.err == ""
     assert _relative(result.out) == expected
     assert result.code == 1
 
 
 @pytest.mark.parametrize("fixture", _fixtures("ok"), ids=lambda p: p.relative_to(FIXTURES).as_posix())
-def test_clean_fixture_stays_clean(fixture: Path) -> None:
-    result = _run(fixture)
+def test_clean_fixture_stays_clean(fixture: Path, tmp_path: Path) -> None:
+    result = _run(fixture, tmp_path)
     assert (result.code, result.headers, result.err) == (0, [], "")
 
 
 def test_every_error_fixture_has_golden_lines() -> None:
-    missing = [p for p in _fixtures("err") if not p.with_suffix(".out").is_file()]
+    missing = [p for p in _fixtures("err") if not _golden(p).is_file()]
     assert missing == []
+
+
+def _golden(fixture: Path) -> Path:
+    return fixture.parent / f"{fixture.name}.out" if is_repository_fixture(fixture) else fixture.with_suffix(".out")

@@ -8,8 +8,8 @@ import pytest
 
 from tests.ci.conftest import run_cli
 
-WORKFLOW = "on: push\njobs:\n  t:\n    runs-on: ubuntu-latest\n    steps:\n      - run: make\n"
-BROKEN = "on: push\njobs:\n  t:\n    runs-on: a\n    runs-on: b\n    steps:\n      - run: make\n"
+WORKFLOW = "on: push\njobs:\n  t:\n    runs-on: ubuntu-latest\n    steps:\n      - run: echo ok\n"
+BROKEN = "on: push\njobs:\n  t:\n    runs-on: a\n    runs-on: b\n    steps:\n      - run: echo ok\n"
 
 
 def test_a_project_with_its_own_github_folder_inside_another_repository_is_its_own_root(make_repo, monkeypatch) -> None:  # type: ignore[no-untyped-def]

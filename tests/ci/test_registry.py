@@ -11,7 +11,7 @@ import ci_checks.rules
 from ci_checks import registry
 from ci_checks.rule import DOC_SECTIONS, Rule
 from ci_checks.settings import SelectionError, resolve
-from tests.ci.conftest import FIXTURES, run_cli
+from tests.ci.conftest import FIXTURES, is_repository_fixture, run_cli
 
 
 def test_every_rule_module_is_in_the_registry_table() -> None:
@@ -50,7 +50,7 @@ def test_rule_documents_what_why_example_and_fix(rule: Rule) -> None:
 def test_rule_has_error_and_clean_fixtures(rule: Rule) -> None:
     prefix = rule.code.lower() + "_"
     errors = [p for p in (FIXTURES / "err").rglob("*.out") if _fixture_name(p).startswith(prefix)]
-    clean = [p for p in (FIXTURES / "ok").rglob("*.y*ml") if _fixture_name(p).startswith(prefix)]
+    clean = [p for p in (FIXTURES / "ok").rglob("*") if p.is_file() and _fixture_name(p).startswith(prefix)]
     assert errors, f"no error fixture for {rule.code}"
     assert clean, f"no clean fixture for {rule.code}"
     for golden in errors:
@@ -58,7 +58,14 @@ def test_rule_has_error_and_clean_fixtures(rule: Rule) -> None:
 
 
 def _fixture_name(path):  # type: ignore[no-untyped-def]
-    """A fixture is named by its file, or by its folder when the file must be called action.yml."""
+    """A fixture is named by its file, by its folder when the file must be called action.yml, or by the
+    repository fixture (a folder with its own `.github`) it is part of."""
+    inside = [folder for folder in path.parents if FIXTURES in folder.parents]
+    repository = next((folder for folder in inside if is_repository_fixture(folder)), None)
+    if repository is not None:
+        return repository.name
+    if path.suffix not in (".yml", ".yaml", ".out"):
+        return ""
     return path.parent.name if path.stem == "action" else path.stem
 
 

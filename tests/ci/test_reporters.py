@@ -136,7 +136,9 @@ def test_junit_reads_back_with_a_junit_parser(repo: Path, tmp_path: Path) -> Non
 
 
 def test_junit_of_a_clean_run_and_of_unprintable_characters(make_repo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    clean = make_repo({".github/workflows/ci.yml": "on: push\njobs:\n  t:\n    runs-on: x\n    steps: [{run: make}]\n"})
+    clean = make_repo(
+        {".github/workflows/ci.yml": "on: push\njobs:\n  t:\n    runs-on: x\n    steps: [{run: echo ok}]\n"}
+    )
     report = tmp_path / "clean.xml"
     assert run_cli("check", clean, "--output", f"junit={report}").code == 0
     [suite] = list(JUnitXml.fromfile(str(report)))

@@ -8,11 +8,13 @@ re-indentation and a change of block-scalar style.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from ci_checks import source, yamlpos
 from ci_checks.model import Workflow
-from tests.ci.conftest import FIXTURES
+from tests.ci.conftest import FIXTURES, copy_repository, run_cli
 from tests.ci.variants import reindent
 
 AFTER = (FIXTURES / "seed" / "_run-ci-rocm.yml").read_text(encoding="utf-8")
@@ -97,3 +99,45 @@ def test_before_the_change_the_patch_is_applied_between_checkout_and_install() -
     assert branch.comes_before(CHECKOUT, INSTALL)
     install = branch.first(INSTALL)
     assert install is not None and install.span.line == 40
+
+
+SEED_REPOSITORY = FIXTURES / "seed" / "repository"
+SEED_FINDINGS = [
+    '.github/workflows/_run-ci-rocm.yml:35:34: CC041 `git apply --check "$GITHUB_WORKSPACE/docker/amd_patch/lat...` '
+    "applies `docker/amd_patch/latest/megatron.patch`, which does not exist in the repository",
+    '.github/workflows/_run-ci-rocm.yml:36:25: CC041 `git apply "$GITHUB_WORKSPACE/docker/amd_patch/latest/mega...` '
+    "applies `docker/amd_patch/latest/megatron.patch`, which does not exist in the repository",
+    "docker/Dockerfile.rocm:3:6: CC041 `COPY` source `docker/amd_patch/latest/megatron.patch` does not exist in the "
+    "build context (the repository root)",
+    "docker/amd_patch/sglv0.5.10/megatron.patch:1:1: CC042 patch `docker/amd_patch/sglv0.5.10/megatron.patch` is "
+    "applied by nothing: no workflow, action, Dockerfile, script, Python, Makefile or CMake file names it",
+]
+
+
+def test_the_broken_nightly_rocm_image_is_reported_where_it_breaks(tmp_path: Path) -> None:
+    """The deleted patch is still copied by Dockerfile.rocm and applied by the reusable ROCm workflow, and the
+    duplicate under sglv0.5.10 is applied by nothing: with no configuration, exactly these findings."""
+    result = run_cli("check", copy_repository(SEED_REPOSITORY, tmp_path), "--backends", "none")
+    assert (result.code, result.err) == (1, "")
+    assert result.headers == SEED_FINDINGS
+
+
+def test_after_the_fix_only_the_duplicate_left_behind_is_reported(tmp_path: Path) -> None:
+    """The fix removed the `COPY`, the `git apply` steps and the patch, and kept the unreferenced copy."""
+    root = copy_repository(SEED_REPOSITORY, tmp_path)
+    dockerfile = root / "docker" / "Dockerfile.rocm"
+    dockerfile.write_text("".join(line for line in dockerfile.read_text().splitlines(True) if "amd_patch" not in line))
+    workflow = root / ".github" / "workflows" / "_run-ci-rocm.yml"
+    kept = [line for line in workflow.read_text().splitlines(True) if "git apply" not in line and line.strip() != "fi"]
+    workflow.write_text("".join(kept) + "          fi\n")
+    result = run_cli("check", root, "--backends", "none")
+    assert result.headers == SEED_FINDINGS[3:]
+
+
+def test_the_changed_dockerfile_and_patch_alone_are_judged_as_the_hook_passes_them(tmp_path: Path) -> None:
+    root = copy_repository(SEED_REPOSITORY, tmp_path)
+    changed = [root / "docker" / "Dockerfile.rocm", root / "docker" / "amd_patch" / "sglv0.5.10" / "megatron.patch"]
+    result = run_cli("check", *changed, "--backends", "none", "--skip-unread-files")
+    assert (result.code, result.err) == (1, "")
+    assert result.headers == SEED_FINDINGS[2:]
+    assert result.out.endswith("; 2 files checked.\n")

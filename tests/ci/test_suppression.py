@@ -125,15 +125,17 @@ def test_an_ignore_next_line_comment_covers_the_next_line_that_is_code(make_repo
         "COPY docker/amd_patch/megatron.patch /tmp/amd_patch/megatron.patch\n"
         "RUN git apply /tmp/amd_patch/megatron.patch\n"
     )
-    root = make_repo({".github/ci-checks.yml": policy, "docker/Dockerfile.rocm": dockerfile})
+    patch = "docker/amd_patch/megatron.patch"
+    root = make_repo({".github/ci-checks.yml": policy, "docker/Dockerfile.rocm": dockerfile, patch: "diff\n"})
     result = run_cli("check", root, "--report-unused-ignores")
     assert [h.split(": CC101")[0] for h in result.headers] == ["docker/Dockerfile.rocm:6:20"]
     workflow = (
         "on: push\njobs:\n  t:\n    runs-on: ubuntu-latest\n    steps:\n"
         "      # ci-checks: ignore-next-line[duplicate-key]\n"
-        "      - name: a\n        env: {A: 1, A: 2}\n        run: make\n"
+        "      - name: a\n        env: {A: 1, A: 2}\n        run: echo ok\n"
     )
     (root / "docker" / "Dockerfile.rocm").unlink()
+    (root / patch).unlink()
     (root / ".github" / "ci-checks.yml").unlink()
     root = make_repo({".github/workflows/ci.yml": workflow})
     assert run_cli("check", root, "--report-unused-ignores").headers == []

@@ -49,7 +49,7 @@ def test_colour_on_a_terminal_unless_no_color_and_never_in_a_pipe(make_repo) -> 
 
 def test_a_progress_line_on_a_terminal_that_erases_itself(make_repo) -> None:  # type: ignore[no-untyped-def]
     workflow = "on: push\njobs:\n" + "".join(
-        f"  j{i}:\n    runs-on: a\n    steps:\n      - run: make {i}\n" for i in range(300)
+        f"  j{i}:\n    runs-on: a\n    steps:\n      - run: echo {i}\n" for i in range(300)
     )
     root = make_repo({f".github/workflows/w{n}.yml": workflow for n in range(40)})
     shown = _on_a_terminal("check", root)

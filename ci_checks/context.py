@@ -1,0 +1,68 @@
+"""What a repository-level rule reads: the files asked for, any other file of the repository, the configuration.
+
+Some rules need more than the file they report on: a workflow's `bash
+scripts/x.sh` is checked against the repository's files, a patch against
+everything that could mention it, a reusable workflow's `runs-on` against the
+labels its callers pass. They get a `RepositoryContext`; what they load goes
+through the same `Workspace` as everything else (each file read once, never
+outside the repository), and their findings are kept only in the files the
+run was asked about.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from ci_checks.loading import LoadedFile, Workspace
+from ci_checks.model import Workflow
+from ci_checks.model.runners import RunnerInventory, RunnerResolver
+from ci_checks.repository import FileKind, Repository
+
+
+@dataclass(eq=False)
+class RepositoryContext:
+    workspace: Workspace
+    targets: list[LoadedFile]
+    """The workflows, actions and files the run was asked about."""
+    covers: Callable[[str], bool]
+    """Whether a repo-relative path is one the run reports on."""
+    runners: RunnerInventory = field(default_factory=RunnerInventory)
+
+    @property
+    def repository(self) -> Repository:
+        return self.workspace.repository
+
+    @cached_property
+    def whole_checkout(self) -> bool:
+        """Whether the root is in a checkout (it or a folder above it holds `.git`): only then does a missing file
+        prove anything.
+
+        A folder found by its `.github` alone, outside any checkout, may be a
+        copy of the workflows without the rest of the repository.
+        """
+        root = self.repository.root
+        return any((folder / ".git").exists() for folder in (root, *root.parents))
+
+    def load(self, relative: str) -> LoadedFile:
+        """A file the rule judges (a Dockerfile, a patch): it counts as checked when the run was asked about it."""
+        if self.covers(relative):
+            self.workspace.consulted.add(relative)
+        return self.workspace.load(relative)
+
+    @cached_property
+    def workflows(self) -> list[Workflow]:
+        """Every workflow of the repository that could be modelled, asked about or not (callers, callees),
+        and the workflow files asked about that lie elsewhere."""
+        paths = dict.fromkeys([*self.repository.workflows, *(t.path for t in self.targets if t.workflow is not None)])
+        loaded = [self.workspace.load(path, FileKind.WORKFLOW) for path in paths]
+        return [file.workflow for file in loaded if file.workflow is not None]
+
+    @cached_property
+    def resolver(self) -> RunnerResolver:
+        return RunnerResolver(self.workflows)
+
+    @property
+    def target_workflows(self) -> list[Workflow]:
+        return [file.workflow for file in self.targets if file.workflow is not None]

@@ -1,0 +1,147 @@
+"""A container on a GPU runner is started without access to the GPUs.
+
+## What it does
+For jobs whose runner is, by the configuration's `runners:` inventory, an
+AMD GPU machine (`vendor: amd`) or an NVIDIA one (`vendor: nvidia`), checks
+that containers get the GPUs:
+
+- the job's `container:` must have `--device=/dev/kfd` and
+  `--device=/dev/dri` in `options:` on AMD (or `--privileged`), and
+  `--gpus` on NVIDIA (or `--runtime=nvidia`, or a CDI `--device
+  nvidia.com/gpu=...`);
+- so must every `docker run` (and `podman run`) in the job's `run:` scripts.
+
+Options written with an expression or a variable (`${{ matrix.docker_opts }}`,
+`$DOCKER_ARGS`) may hold the devices and are not judged. Runners are found
+as for `unknown-runner-label`, through matrices and reusable workflows;
+without an inventory the rule is silent.
+
+## Why it matters
+Without the devices the container sees no GPU: ROCm reports no agents,
+`torch.cuda.is_available()` is False, and the tests either fail after the
+whole setup or, worse, pass on the CPU.
+
+## Example
+```yaml
+runs-on: [self-hosted, amd, mi300x]
+container:
+  image: rocm/pytorch:latest
+  options: --ipc=host --shm-size=16g
+```
+
+## Fix
+AMD: `options: --device=/dev/kfd --device=/dev/dri --group-add video`;
+NVIDIA: `options: --gpus all`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from ci_checks.context import RepositoryContext
+from ci_checks.diagnostics import Diagnostic, Severity
+from ci_checks.model import Job
+from ci_checks.model.runners import RunnerChoice
+from ci_checks.model.values import is_expression
+from ci_checks.repository import FileKind
+from ci_checks.rule import Rule
+from ci_checks.shell import Command
+from ci_checks.yamlpos import Mapping
+
+_AMD_DEVICES = ("/dev/kfd", "/dev/dri")
+_WANTED = {
+    "amd": "`--device=/dev/kfd` and `--device=/dev/dri`",
+    "nvidia": "`--gpus`",
+}
+_SEES = {"amd": "ROCm sees no GPU inside it", "nvidia": "CUDA sees no GPU inside it"}
+_NAMES = {"amd": "an AMD GPU runner", "nvidia": "an NVIDIA GPU runner"}
+
+
+def check_repository(context: RepositoryContext) -> Iterator[Diagnostic]:
+    if not context.runners:
+        return
+    for workflow in context.target_workflows:
+        for job in workflow.jobs.values():
+            if job.is_call:
+                continue
+            vendors: dict[str, RunnerChoice] = {}
+            for choice in context.resolver.runners(job).choices:
+                vendor = choice.vendor(context.runners)
+                if vendor is not None:
+                    vendors.setdefault(vendor, choice)
+            for vendor, choice in vendors.items():
+                yield from _container(job, vendor, choice, context)
+                yield from _docker_runs(job, vendor, choice, context)
+
+
+def _container(job: Job, vendor: str, choice: RunnerChoice, context: RepositoryContext) -> Iterator[Diagnostic]:
+    container = job.container
+    if container is None or not container.image:
+        return
+    options = container.options or ""
+    if is_expression(options) or _has_gpus(vendor, options.split()):
+        return
+    node = container.node
+    options_node = node.get("options") if isinstance(node, Mapping) else None
+    image_key = node.key_node("image") if isinstance(node, Mapping) else None
+    span = options_node.span if options_node is not None else image_key.span if image_key is not None else node.span
+    entry = options_node
+    where = "its `options:`" if entry is not None else "`options:`"
+    message = (
+        f"the container of job '{job.id}' runs on {_NAMES[vendor]} (`{', '.join(choice.values)}`) without "
+        f"{_WANTED[vendor]} in {where}; {_SEES[vendor]}"
+    )
+    yield RULE.diagnostic(span, message, choice.related(context.runners, machine=True))
+
+
+def _docker_runs(job: Job, vendor: str, choice: RunnerChoice, context: RepositoryContext) -> Iterator[Diagnostic]:
+    for step in job.steps:
+        script = step.script
+        if script is None:
+            continue
+        for command in script.commands():
+            arguments = _run_arguments(command)
+            if arguments is None or not all(word.static for word in command.words):
+                continue
+            if _has_gpus(vendor, arguments):
+                continue
+            message = (
+                f"`{command.words[0].value} run` in job '{job.id}' starts a container on {_NAMES[vendor]} without "
+                f"{_WANTED[vendor]}; {_SEES[vendor]}"
+            )
+            yield RULE.diagnostic(command.span, message, choice.related(context.runners, machine=True))
+
+
+def _run_arguments(command: Command) -> list[str] | None:
+    """The arguments of `docker run` / `podman run` (also `docker container run`), else None."""
+    argv = command.argv
+    if not argv or argv[0].rsplit("/", 1)[-1] not in ("docker", "podman"):
+        return None
+    if argv[1:2] == ["run"]:
+        return argv[2:]
+    if argv[1:3] == ["container", "run"]:
+        return argv[3:]
+    return None
+
+
+def _has_gpus(vendor: str, words: list[str]) -> bool:
+    """Whether `docker run` options give the container the vendor's GPUs."""
+    joined = " ".join(words)
+    if vendor == "amd":
+        if "--privileged" in words:
+            return True
+        return all(re.search(rf"--device[= ]{re.escape(device)}", joined) for device in _AMD_DEVICES)
+    return bool(re.search(r"--gpus(=| )|--runtime[= ]nvidia|--device[= ]nvidia\.com/gpu", joined))
+
+
+RULE = Rule(
+    "CC046",
+    "gpu-container-devices",
+    "A container on a GPU runner is started without access to the GPUs",
+    Severity.ERROR,
+    __doc__,
+    frozenset({FileKind.WORKFLOW}),
+    None,
+    check_repository,
+)
