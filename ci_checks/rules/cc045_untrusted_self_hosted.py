@@ -20,8 +20,12 @@ other events (`github.event_name == 'push'`) also keeps it out of reach. The
 finding is at the job that lacks the gate (for a reusable workflow, the
 calling job), with the trigger and the self-hosted label as notes.
 
-A repository setting that holds fork pull requests for approval is not
-visible in the workflow; where that is the gate, say so in an ignore comment.
+`pull_request_target` with the head checked out, and `issue_comment`, are
+errors: nothing outside the workflow stands between a stranger and the runner.
+A `pull_request` exposure is a warning: GitHub's repository setting that holds
+workflows of fork pull requests for a maintainer's approval (on by default for
+first-time contributors) may be the gate, and it is not visible in the
+workflow; where it is, say so in an ignore comment.
 
 ## Why it matters
 A self-hosted runner keeps its disk, credentials, caches and network
@@ -187,7 +191,8 @@ def _diagnostic(job: Job, choice: RunnerChoice, exposure: _Exposure, context: Re
         "(a head-repository, label or author check, or an environment with required reviewers)"
     )
     related = [Related(exposure.trigger.key.span, f"`{event}` triggers it here"), *choice.related(context.runners)]
-    return RULE.diagnostic(exposure.outer.key.span, message, related)
+    severity = Severity.WARNING if event == "pull_request" else Severity.ERROR
+    return RULE.diagnostic(exposure.outer.key.span, message, related, severity=severity)
 
 
 RULE = Rule(
