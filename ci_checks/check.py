@@ -128,7 +128,7 @@ def run(
         targets.append(workspace.load(relative, kind))
         found.extend(_check_file(targets[-1], plan.rules, outcome))
     say("checking the repository's references and runners")
-    context = RepositoryContext(workspace, targets, request.covers, config.runners)
+    context = RepositoryContext(workspace, targets, request.covers, config.runners, config.fix_timeout_minutes)
     found.extend(_check_repository(context, plan.rules, outcome))
     if plan.backends:
         say(f"running {', '.join(plan.backends)}")

@@ -14,6 +14,7 @@ from typing import Any
 
 from ci_checks import config_schema, registry, settings, source, yamlpos
 from ci_checks.backends.external import BACKENDS
+from ci_checks.context import GITHUB_TIMEOUT_MINUTES
 from ci_checks.diagnostics import Related, Severity, Span
 from ci_checks.globs import GlobError, compile_glob
 from ci_checks.model.runners import Runner, RunnerInventory
@@ -49,6 +50,8 @@ class Config:
     backends: list[str] | None = None
     severity: dict[str, Severity] = field(default_factory=dict)
     runners: RunnerInventory = field(default_factory=RunnerInventory)
+    fix_timeout_minutes: int = GITHUB_TIMEOUT_MINUTES
+    """What `--fix` gives a self-hosted job without `timeout-minutes`."""
     source: SourceFile | None = None
     """The file's text, for excerpts and ignore comments in it."""
 
@@ -105,6 +108,7 @@ def load(display: str, path: Path, repository: Repository | None = None) -> Conf
         raise ConfigError(error.message, error.span, error.related) from None
     _check_selectors(data, locate, {rule.id for rule in config.rules})
     config.runners = _runners(data.get("runners", {}), locate)
+    config.fix_timeout_minutes = data.get("fixes", {}).get("timeout-minutes", GITHUB_TIMEOUT_MINUTES)
     config.select = data.get("select")
     config.backends = backend_names(data["backends"]) if "backends" in data else None
     config.severity = {selector: Severity(level) for selector, level in data.get("severity", {}).items()}

@@ -39,6 +39,20 @@ PROPERTIES: dict[str, Any] = {
             {"type": "array", "uniqueItems": True, "items": {"enum": ["all", "none", *BACKENDS]}},
         ],
     },
+    "fixes": {
+        "description": "What --fix writes where a finding leaves the value to the team.",
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            "timeout-minutes": {
+                "description": "The timeout-minutes --fix gives a self-hosted job without one (default: 360, "
+                "GitHub's own limit, which keeps what the job does; a lower value is an unsafe fix).",
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 4320,
+            }
+        },
+    },
     "severity": {
         "description": "Severity overrides: a rule code, name, policy rule id or linter code (or prefix) to error, "
         "warning or info.",

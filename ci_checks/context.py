@@ -20,6 +20,9 @@ from ci_checks.model import Workflow
 from ci_checks.model.runners import RunnerInventory, RunnerResolver
 from ci_checks.repository import FileKind, Repository
 
+GITHUB_TIMEOUT_MINUTES = 360
+"""How long GitHub lets a job run when it sets no `timeout-minutes`."""
+
 
 @dataclass(eq=False)
 class RepositoryContext:
@@ -29,6 +32,8 @@ class RepositoryContext:
     covers: Callable[[str], bool]
     """Whether a repo-relative path is one the run reports on."""
     runners: RunnerInventory = field(default_factory=RunnerInventory)
+    fix_timeout_minutes: int = GITHUB_TIMEOUT_MINUTES
+    """The `timeout-minutes` a fix gives a self-hosted job (the configuration's `fixes.timeout-minutes`)."""
 
     @property
     def repository(self) -> Repository:

@@ -26,15 +26,19 @@ jobs:
 
 ## Fix
 Set `timeout-minutes` on the job to a little more than its longest normal
-run: `timeout-minutes: 90`.
+run: `timeout-minutes: 90`. `--fix` writes `timeout-minutes: 360`, GitHub's own
+limit, so that nothing changes until the team lowers it; with
+`fixes: {timeout-minutes: 90}` in the configuration it writes 90, an unsafe fix
+(`--unsafe-fixes`) since a longer run is then cancelled.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ci_checks.context import RepositoryContext
-from ci_checks.diagnostics import Diagnostic, Severity
+from ci_checks.context import GITHUB_TIMEOUT_MINUTES, RepositoryContext
+from ci_checks.diagnostics import Diagnostic, Edit, Fix, Severity, Span
+from ci_checks.model import Job
 from ci_checks.repository import FileKind
 from ci_checks.rule import Rule
 
@@ -54,7 +58,22 @@ def check_repository(context: RepositoryContext) -> Iterator[Diagnostic]:
                 f"job '{job.id}' runs on a self-hosted runner (`{labels}`) without `timeout-minutes`; "
                 "a hung job holds the machine for GitHub's default of 360 minutes"
             )
-            yield RULE.diagnostic(job.key.span, message, choice.related(context.runners))
+            fix = _fix(job, context.fix_timeout_minutes)
+            yield RULE.diagnostic(job.key.span, message, choice.related(context.runners), fix)
+
+
+def _fix(job: Job, minutes: int) -> Fix | None:
+    """`timeout-minutes:` as the job's first key, at its keys' indentation; safe when it is GitHub's own 360."""
+    if not job.node.pairs:
+        return None
+    first = job.node.pairs[0][0].span
+    if first.line == job.key.span.line:  # a flow mapping, `job: {runs-on: ...}`
+        return None
+    edit = Edit(
+        Span(first.path, first.line, 1, first.line, 1), f"{' ' * (first.column - 1)}timeout-minutes: {minutes}\n"
+    )
+    safe = minutes == GITHUB_TIMEOUT_MINUTES
+    return Fix(f"set timeout-minutes: {minutes}" + ("" if safe else " (the job is cancelled sooner)"), (edit,), safe)
 
 
 RULE = Rule(

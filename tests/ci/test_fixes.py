@@ -170,3 +170,19 @@ def test_fix_over_a_real_repository_changes_only_what_it_fixes(repository: Path,
     after = {p: p.read_bytes() for p in before}
     assert run_cli("check", root, *everything, "--fix", "--unsafe-fixes").err.startswith("ci-checks: fixed")
     assert {p: p.read_bytes() for p in before} == after  # a second --fix changes nothing
+
+
+def test_a_self_hosted_job_gets_github_s_own_limit_safely_or_the_team_s_unsafely(make_repo) -> None:  # type: ignore[no-untyped-def]
+    workflow = (
+        "on: push\npermissions: {}\njobs:\n  gpu:\n    # the MI300X pool\n    runs-on: [self-hosted, mi300x]\n"
+        "    steps:\n      - run: echo ok\n"
+    )
+    root = make_repo({".github/workflows/ci.yml": workflow})
+    path = root / ".github" / "workflows" / "ci.yml"
+    assert run_cli("check", root, "--fix").err == "ci-checks: fixed 1 finding in 1 file\n"
+    assert path.read_text() == workflow.replace("    runs-on:", "    timeout-minutes: 360\n    runs-on:")
+    path.write_text(workflow)
+    (root / ".github" / "ci-checks.yml").write_text("fixes: {timeout-minutes: 90}\n")
+    assert run_cli("check", root, "--fix").err == "ci-checks: fixed 0 findings in 0 files\n"
+    assert run_cli("check", root, "--fix", "--unsafe-fixes").code == 0
+    assert "    timeout-minutes: 90\n" in path.read_text()
