@@ -7,6 +7,7 @@ ignores then drop what they name.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -148,6 +149,7 @@ def run(
         unused_in.append(config.path)
     known = {*registry.BY_CODE, *registry.BY_NAME, *(rule.id for rule in config.rules)}
     kept = suppression.apply(found, sources, workspace.loaded, known, unused_in)
+    kept = [_inside_the_file(diagnostic, sources) for diagnostic in kept]
     outcome.diagnostics = sorted_diagnostics([*outcome.diagnostics, *kept])
     outcome.sources.update(sources)
     checked = sorted(
@@ -161,6 +163,27 @@ def run(
         if not any(path == relative or not relative or path.startswith(relative + "/") for path in checked):
             outcome.nothing_to_check.append((shown, folder))
     return outcome
+
+
+def _inside_the_file(diagnostic: Diagnostic, sources: dict[str, SourceFile]) -> Diagnostic:
+    """The diagnostic with every position it gives on a line and column that exist in its file.
+
+    A parser reports some problems just past the last character (an unclosed
+    `{` at the end of a file with no final newline); a reader would look for a
+    line that is not there.
+    """
+    spans = [diagnostic.span, *(related.span for related in diagnostic.related)]
+    readable = {span.path: sources[span.path] for span in spans if span.path in sources}
+    readable = {path: file for path, file in readable.items() if file.problem is None}
+    if not readable:
+        return diagnostic
+
+    def inside(span: Span) -> Span:
+        file = readable.get(span.path)
+        return file.clamp(span) if file is not None else span
+
+    related = tuple(dataclasses.replace(item, span=inside(item.span)) for item in diagnostic.related)
+    return dataclasses.replace(diagnostic, span=inside(diagnostic.span), related=related)
 
 
 def _merged(own: list[Diagnostic], external: list[Diagnostic], files: dict[str, LoadedFile]) -> list[Diagnostic]:

@@ -2,6 +2,11 @@
 
 A file that cannot be used as text is not an exception: `SourceFile.problem`
 says what is wrong and where, and rules turn that into a diagnostic.
+
+Lines are split the same way for every kind of file, the way editors, Python
+and GitHub count them: at `\n`, `\r\n` and `\r` (the last two become `\n`
+when a file is read). YAML libraries also break lines at U+0085, U+2028 and
+U+2029; positions they report are converted with `from_yaml_position`.
 """
 
 from __future__ import annotations
@@ -19,9 +24,9 @@ from ci_checks.diagnostics import Span
 
 DEFAULT_MAX_BYTES = 4 * 1024 * 1024
 
-# YAML (and libyaml) treat these as line breaks besides "\n"; positions count them
-# the same way so that line numbers agree with the parser's.
-_ANY_BREAK = re.compile("[\n\x85\u2028\u2029]")
+# YAML libraries (libyaml, Go's yaml) break lines at these besides "\n"; only their reported positions count them.
+_YAML_BREAK = re.compile("[\n\x85\u2028\u2029]")
+_YAML_ONLY_BREAKS = ("\x85", "\u2028", "\u2029")
 _UTF8_BOM = b"\xef\xbb\xbf"
 _OTHER_BOMS = {
     b"\xff\xfe\x00\x00": "UTF-32",
@@ -56,7 +61,48 @@ class SourceFile:
 
     @cached_property
     def line_starts(self) -> list[int]:
-        return [0] + [m.end() for m in _ANY_BREAK.finditer(self.text)]
+        starts = [0]
+        text = self.text
+        found = text.find("\n")
+        while found >= 0:
+            starts.append(found + 1)
+            found = text.find("\n", found + 1)
+        return starts
+
+    @cached_property
+    def _yaml_line_starts(self) -> list[int]:
+        return [0] + [m.end() for m in _YAML_BREAK.finditer(self.text)]
+
+    def from_yaml_position(self, line: int, column: int) -> tuple[int, int]:
+        """Our (line, column) of a 1-based position counted by a YAML library, which also breaks at U+2028 & co."""
+        if not any(char in self.text for char in _YAML_ONLY_BREAKS):
+            return line, column
+        starts = self._yaml_line_starts
+        index = min(max(line, 1), len(starts)) - 1
+        return self.position(min(starts[index] + max(column, 1) - 1, len(self.text)))
+
+    @property
+    def last_line(self) -> int:
+        """The last line that exists: a final line break ends the last line rather than starting another."""
+        count = len(self.line_starts)
+        return count - 1 if count > 1 and self.text.endswith("\n") else count
+
+    def clamp(self, span: Span) -> Span:
+        """The span with each end moved, where it lies past a line's end or the file's, to the nearest place inside."""
+        line, column = self._inside(span.line, span.column)
+        end_line, end_column = self._inside(span.end_line, span.end_column)
+        end_line, end_column = max((end_line, end_column), (line, column))
+        if (line, column, end_line, end_column) == (span.line, span.column, span.end_line, span.end_column):
+            return span
+        return Span(span.path, line, column, end_line, end_column)
+
+    def _inside(self, line: int, column: int) -> tuple[int, int]:
+        """A 1-based position moved into the text: at most the last line, at most one column past its end."""
+        last = self.last_line
+        if line > last:
+            return last, len(self.line_text(last)) + 1
+        line = max(line, 1)
+        return line, min(max(column, 1), len(self.line_text(line)) + 1)
 
     def position(self, offset: int) -> tuple[int, int]:
         """1-based (line, column) of a character offset into `text`."""
@@ -132,10 +178,18 @@ def decode(path: str, data: bytes) -> SourceFile:
     return SourceFile(path, text)
 
 
-def read(path: str, filename: str | os.PathLike[str], max_bytes: int = DEFAULT_MAX_BYTES) -> SourceFile:
-    """Read a regular file of at most `max_bytes` bytes without blocking on FIFOs or devices."""
+def read(
+    path: str, filename: str | os.PathLike[str], max_bytes: int = DEFAULT_MAX_BYTES, follow_links: bool = True
+) -> SourceFile:
+    """Read a regular file of at most `max_bytes` bytes without blocking on FIFOs or devices.
+
+    Without `follow_links`, a file that became a symbolic link since it was looked at is not opened.
+    """
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    if not follow_links:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
     try:
-        fd = os.open(filename, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(filename, flags)
     except OSError as error:
         return _failed(path, ProblemKind.UNREADABLE, f"cannot open file: {error.strerror}")
     try:

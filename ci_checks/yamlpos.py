@@ -210,7 +210,8 @@ class _Builder:
         start, end = event.start_mark, event.end_mark
         if start is None or end is None:
             return Span.point(self.path)
-        return Span(self.path, start.line + 1, start.column + 1, end.line + 1, end.column + 1)
+        # From the character index, not libyaml's line and column: it also breaks lines at U+2028 and the like.
+        return self.doc.source.span(start.index, end.index)
 
     def issue(self, kind: IssueKind, message: str, span: Span, related: Span | None = None, note: str = "") -> None:
         self.doc.issues.append(YamlIssue(kind, message, span, related, note))
@@ -356,33 +357,21 @@ def _syntax_issue(source: SourceFile, error: yaml.MarkedYAMLError) -> YamlIssue:
         mark = error.context_mark
         construct = context.removeprefix("while scanning ").removeprefix("while parsing ")
         message = f"{construct} starting here is not closed before the end of the file"
-    elif mark is not None and _char_at(source, mark.line + 1, mark.column + 1) == "\t":
+    elif mark is not None and source.text[mark.index : mark.index + 1] == "\t":
         message = "tab character used for indentation; YAML allows only spaces"
     else:
         message = f"{problem} ({context})" if context else problem
         start = error.context_mark
-        if (
-            context
-            and start is not None
-            and mark is not None
-            and (start.line, start.column) != (mark.line, mark.column)
-        ):
+        if context and start is not None and mark is not None and start.index != mark.index:
             construct = context.removeprefix("while scanning ").removeprefix("while parsing ")
-            related = Span.point(source.path, start.line + 1, start.column + 1)
+            related = source.clamp(Span.point(source.path, *source.position(start.index)))
             related_message = f"{construct} starts here"
-    line, column = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
+    at = source.clamp(Span.point(source.path, *source.position(mark.index))) if mark is not None else None
     kind = IssueKind.SYNTAX
     if "maximum nesting depth" in problem:  # libyaml's own guard, hit before ours on very deep flow collections
         kind = IssueKind.LIMIT
         message = f"collections are nested more than {MAX_DEPTH} levels deep"
-    return YamlIssue(kind, message, Span.point(source.path, line, column), related, related_message)
-
-
-def _char_at(source: SourceFile, line: int, column: int) -> str:
-    if line > len(source.line_starts):
-        return ""
-    offset = source.offset(line, column)
-    return source.text[offset] if offset < len(source.text) else ""
+    return YamlIssue(kind, message, at or Span.point(source.path), related, related_message)
 
 
 def to_plain(node: Node) -> Plain:

@@ -245,8 +245,9 @@ def test_a_file_the_rule_cannot_read_is_reported_as_such_not_as_matching_nothing
     ]
     (root / ".github" / "workflows" / "ci.yml").write_text("on: push\njobs: [\n")
     result = run_cli("check", root, "--select", "CC010,CC1")
+    # At the end of the file: the end of its last line, as the file has no line 3.
     assert result.headers == [
-        ".github/workflows/ci.yml:3:1: CC010 did not find expected node content (while parsing a flow node)",
-        ".github/workflows/ci.yml:3:1: CC106 not a usable workflow (did not find expected node content (while "
+        ".github/workflows/ci.yml:2:8: CC010 did not find expected node content (while parsing a flow node)",
+        ".github/workflows/ci.yml:2:8: CC106 not a usable workflow (did not find expected node content (while "
         "parsing a flow node)); not checked by this rule [r]",
     ]

@@ -23,9 +23,14 @@ def test_positions_count_characters_not_bytes() -> None:
     assert file.offset(1, 9) == file.text.index("x")
 
 
-def test_yaml_line_breaks_count_as_lines() -> None:
-    file = source.decode("w.yml", "a: 1\u2028b: 2\n".encode())
-    assert file.position(file.text.index("b")) == (2, 1)
+def test_only_newlines_break_lines_and_yaml_positions_are_converted() -> None:
+    file = source.decode("w.yml", "a: 1\u2028b: 2\x85c\nd: 3\n".encode())
+    # As editors, Python and GitHub count them: U+2028, U+2029 and U+0085 are characters within a line.
+    assert file.position(file.text.index("b")) == (1, 6)
+    assert file.position(file.text.index("d")) == (2, 1)
+    # A YAML library counts them as breaks: its 3:1 (`c`) and 4:1 (`d`) are our 1:11 and 2:1.
+    assert file.from_yaml_position(3, 1) == (1, 11)
+    assert file.from_yaml_position(4, 1) == (2, 1)
 
 
 def test_nul_byte_is_a_binary_file_positioned_at_the_byte() -> None:
