@@ -1,22 +1,29 @@
 """The `ci-checks` command line.
 
 Exit codes (decided in `exit_code` and `main` only):
-0 no finding at error or warning level; 1 findings; 2 usage, configuration or internal error.
+0 no finding at error or warning level; 1 findings; 2 usage, configuration or internal error (also when standard
+output cannot be written); 130 interrupted (SIGINT); 143 terminated (SIGTERM). An interrupted run ends the
+linters it started at once and removes its temporary folders; it prints no traceback.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import gc
+import io
+import math
 import os
+import signal
 import sys
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import NoReturn, TextIO
+from types import FrameType
+from typing import NoReturn, TextIO, cast
 
-from ci_checks import __version__, baseline, config, fixes, init, registry
+from ci_checks import __version__, baseline, config, config_source, fixes, init, registry
 from ci_checks.backends import tools
 from ci_checks.backends.cache import default_folder
 from ci_checks.backends.external import BACKENDS, BackendSettings
@@ -34,6 +41,9 @@ CONFIG_FILE = init.CONFIG
 EXIT_OK = 0
 EXIT_FINDINGS = 1
 EXIT_ERROR = 2
+EXIT_INTERRUPTED = 128 + signal.SIGINT
+EXIT_TERMINATED = 128 + signal.SIGTERM
+MAX_TIMEOUT_S = 24 * 3600.0
 
 
 class _Parser(argparse.ArgumentParser):
@@ -72,8 +82,10 @@ def _seconds(value: str) -> float:
         seconds = float(value)
     except ValueError:
         seconds = -1.0
-    if not seconds > 0:
+    if not (seconds > 0 and math.isfinite(seconds)):
         raise argparse.ArgumentTypeError(f"{value!r} is not a positive number of seconds")
+    if seconds > MAX_TIMEOUT_S:
+        raise argparse.ArgumentTypeError(f"{value!r} is more than a day ({MAX_TIMEOUT_S:g} seconds), the most it can be")
     return seconds
 
 
@@ -114,7 +126,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument("--select", type=_codes, metavar="CODES", help="only these rules (codes, prefixes or names)")
     check.add_argument("--ignore", type=_codes, default=[], metavar="CODES", help="skip these rules")
-    check.add_argument("--config", type=Path, metavar="FILE", help="configuration file to use instead of the repo's")
+    configuration = check.add_mutually_exclusive_group()
+    configuration.add_argument(
+        "--config", type=Path, metavar="FILE", help="configuration file to use instead of the repo's"
+    )
+    configuration.add_argument(
+        "--config-ref",
+        metavar="REF",
+        help="read ci-checks' and the linters' configuration from this git revision (e.g. origin/main, HEAD^1) "
+        "instead of the work tree: a pull request is then judged by the rules of its base branch",
+    )
     check.add_argument(
         "--max-file-size", type=_size, metavar="SIZE", help=f"largest file read (default {DEFAULT_MAX_BYTES >> 20}MiB)"
     )
@@ -282,13 +303,18 @@ def _checked(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _run_one(args: argparse.Namespace, repository: Repository, request: Request, outcome: Outcome) -> Plan:
-    settings = _settings(repository, args.config)
-    if settings.path in request.files and "" not in request.folders:
-        request.folders.append("")  # a changed policy may change findings anywhere: check everything
-    repository.exclude = settings.exclude
-    plan = _plan(args, settings, repository)
-    with _Progress(args.progress_stream) as progress:
-        run(repository, request, plan, settings, outcome, progress.say)
+    files = config_source.open_source(repository, args.config_ref)
+    try:
+        settings = _settings(repository, args.config, files)
+        if settings.path in request.files and "" not in request.folders:
+            request.folders.append("")  # a changed policy may change findings anywhere: check everything
+        repository.exclude = settings.exclude
+        plan = _plan(args, settings, repository)
+        plan.backend_settings = dataclasses.replace(plan.backend_settings, config_source=files)
+        with _Progress(args.progress_stream) as progress:
+            run(repository, request, plan, settings, outcome, progress.say)
+    finally:
+        files.close()
     return plan
 
 
@@ -415,16 +441,17 @@ def _write(path: Path, content: str, append: bool) -> None:
         raise UsageError(f"{path}: cannot write output: {error.strerror}") from None
 
 
-def _settings(repository: Repository, explicit: Path | None) -> config.Config:
-    """The configuration for one repository: `--config FILE` (shown repo-relative when inside it), else its own."""
+def _settings(repository: Repository, explicit: Path | None, files: config_source.ConfigSource) -> config.Config:
+    """The configuration for one repository: `--config FILE` (shown repo-relative when inside it), else its own
+    (from the work tree, or from `--config-ref`)."""
     if explicit is not None:
         try:
             display = repository.relative(explicit)
         except ValueError:
             display = str(explicit)
         return config.load(display, explicit, repository)
-    found = config.find(repository)
-    return config.load(*found, repository) if found is not None else config.Config()
+    found = config.find(files)
+    return config.parse(found, repository) if found is not None else config.Config()
 
 
 def _plan(args: argparse.Namespace, settings: config.Config, repository: Repository) -> Plan:
@@ -460,7 +487,10 @@ def _cache_folder(args: argparse.Namespace, repository: Repository) -> Path | No
     """Where shellcheck's findings are kept: anywhere but inside the checked repository.
 
     A pull request could commit a cache file there with rows that clear its
-    own scripts of every finding.
+    own scripts of every finding. A folder named by option or variable inside
+    it is refused (exit 2); a default folder that is not usable (no home
+    folder, a relative `$HOME`, one inside the repository) means no cache, and a
+    note on standard error says so.
     """
     if args.no_cache:
         return None
@@ -471,8 +501,13 @@ def _cache_folder(args: argparse.Namespace, repository: Repository) -> Path | No
     elif from_environment:
         folder, origin = Path(from_environment), "$CI_CHECKS_CACHE_DIR"
     else:
-        folder, origin = default_folder(), "the default cache folder"
-    if folder is not None and folder.resolve().is_relative_to(repository.real_root):
+        folder, why_not = default_folder()
+        if folder is not None and folder.resolve().is_relative_to(repository.real_root):
+            folder, why_not = None, f"the default cache folder {str(folder)!r} is inside the checked repository"
+        if folder is None:
+            _NOTES.append(f"shellcheck runs without a cache: {why_not}; choose one with --cache-dir")
+        return folder
+    if folder.resolve().is_relative_to(repository.real_root):
         raise UsageError(
             f"{origin} {str(folder)!r} is inside the checked repository, where a pull request could plant "
             "findings; choose a folder outside it, or --no-cache"
@@ -490,6 +525,10 @@ def _init(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
+_NOTES: list[str] = []
+"""Things the user should know that are not findings (said once, on standard error)."""
+
+
 def _rules(out: TextIO) -> int:
     width = max(len(rule.name) for rule in registry.RULES)
     for rule in registry.RULES:
@@ -505,14 +544,123 @@ def _rule(code: str, out: TextIO) -> int:
     return EXIT_OK
 
 
+class _Terminated(BaseException):
+    """SIGTERM, raised in the main thread like KeyboardInterrupt is for SIGINT."""
+
+
+def _terminate(signum: int, frame: FrameType | None) -> None:
+    raise _Terminated
+
+
+@contextmanager
+def _termination_raises() -> Iterator[None]:
+    """While checking, SIGTERM unwinds the run (ending the linters, removing temporary folders) instead of killing
+    it on the spot; only the main thread can install a handler, and one installed by the caller is kept."""
+    installed = False
+    with suppress(ValueError):  # not the main thread
+        installed = signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+        if installed:
+            signal.signal(signal.SIGTERM, _terminate)
+    try:
+        yield
+    finally:
+        if installed:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+class _OutputFailed(Exception):
+    """Standard output could not take the report (closed, full, a broken pipe): exit code 2."""
+
+
+class _Stream(io.TextIOBase):
+    """Standard output or error, where a character the encoding lacks is written as a `\\xe9`-style escape.
+
+    Standard output that cannot be written (closed, full, a broken pipe) is `_OutputFailed`, not a traceback;
+    standard error that cannot be written is passed over: the exit code still says what happened.
+    """
+
+    def __init__(self, stream: TextIO | None, report: bool) -> None:
+        super().__init__()
+        self._stream = stream
+        self._report = report
+
+    def write(self, text: str) -> int:
+        self._guarded(lambda stream: stream.write(_encodable(stream, text)))
+        return len(text)
+
+    def flush(self) -> None:
+        self._guarded(lambda stream: stream.flush())
+
+    def _guarded(self, action: Callable[[TextIO], object]) -> None:
+        if self._stream is None:
+            if self._report:
+                raise _OutputFailed("standard output is closed; the report was not written")
+            return
+        try:
+            action(self._stream)
+        except (OSError, ValueError) as error:
+            if not self._report:
+                return
+            _silence_stdout()
+            if isinstance(error, BrokenPipeError):  # the reader stopped reading (`| head`): nothing to say
+                raise _OutputFailed("") from None
+            reason = getattr(error, "strerror", None) or str(error)
+            raise _OutputFailed(f"cannot write standard output: {reason}") from None
+
+
+def _encodable(stream: TextIO, text: str) -> str:
+    encoding = getattr(stream, "encoding", None)
+    if not encoding or text.isascii():
+        return text
+    return text.encode(encoding, errors="backslashreplace").decode(encoding, errors="replace")
+
+
+def _silence_stdout() -> None:
+    """Point file descriptor 1 at /dev/null so that the interpreter's last flush of stdout does not fail again."""
+    with suppress(OSError, AttributeError, ValueError):
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+
+
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: TextIO | None = None) -> int:
-    out = out or sys.stdout
-    err = err or sys.stderr
+    out = out if out is not None else cast(TextIO, _Stream(sys.stdout, report=True))
+    err = err if err is not None else cast(TextIO, _Stream(sys.stderr, report=False))
     arguments = list(sys.argv[1:] if argv is None else argv)
     if arguments[:1] == ["checkpoint"]:  # its own options and exit codes; torch is imported only there
         from ci_checks.checkpoint import main as checkpoint_main
 
         return checkpoint_main(arguments[1:], out=out, err=err)
+    _NOTES.clear()
+    try:
+        with _termination_raises():
+            code = _main(arguments, out, err)
+        out.flush()
+        return code
+    except _OutputFailed as error:
+        _say(err, f"ci-checks: error: {error}\n" if str(error) else "")
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        tools.stop_all()
+        _say(err, "ci-checks: interrupted\n")
+        return EXIT_INTERRUPTED
+    except _Terminated:
+        tools.stop_all()
+        _say(err, "ci-checks: terminated\n")
+        return EXIT_TERMINATED
+    finally:
+        for note in dict.fromkeys(_NOTES):
+            _say(err, f"ci-checks: note: {note}\n")
+
+
+def _say(err: TextIO, text: str) -> None:
+    """Write to standard error (one given by a caller may fail: the exit code says the rest)."""
+    with suppress(OSError, ValueError):
+        err.write(text)
+        err.flush()
+
+
+def _main(arguments: list[str], out: TextIO, err: TextIO) -> int:
     try:
         write_baseline = None
         if arguments[:1] == ["baseline"]:
@@ -528,7 +676,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: Text
         if args.command == "init":
             return _init(args, out)
         return _rule(args.code, out)
-    except UsageError as error:
+    except (UsageError, config_source.ConfigSourceError, tools.NamedBinaryError) as error:
         err.write(f"ci-checks: error: {error}\n")
         return EXIT_ERROR
     except config.ConfigError as error:
@@ -541,8 +689,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: Text
                 place = f"{where.path}:{place}"
             err.write(f"  = note: {related.message} at {place}\n")
         return EXIT_ERROR
-    except BrokenPipeError:
-        return EXIT_ERROR
+    except _OutputFailed:
+        raise
     except SystemExit as exit_request:  # argparse's --help and --version
         return int(exit_request.code or 0)
     except Exception as error:  # never a traceback for the user; the message says where to look

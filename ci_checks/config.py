@@ -1,7 +1,8 @@
 """The configuration file: `.github/ci-checks.yml` (or `.yaml`), else `[tool.ci-checks]` in `pyproject.toml`.
 
-It is data read from the checked repository, validated against
-`schemas/ci-checks.schema.json`; a bad file is a positioned `ConfigError`.
+It is data read from the checked repository (or from a trusted git ref, see
+`config_source`), validated against `schemas/ci-checks.schema.json`; a bad
+file, or one that is not a regular file, is a positioned `ConfigError`.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 
 from ci_checks import config_schema, registry, settings, source, yamlpos
 from ci_checks.backends.external import BACKENDS
+from ci_checks.config_source import ConfigSource, open_source
 from ci_checks.context import GITHUB_TIMEOUT_MINUTES
 from ci_checks.diagnostics import Related, Severity, Span
 from ci_checks.globs import GlobError, compile_glob
@@ -72,25 +74,45 @@ def parse_size(text: str) -> int:
     return int(match.group("number")) * _UNITS[(match.group("unit") or "").upper()]
 
 
-def find(repository: Repository) -> tuple[str, Path] | None:
-    """The repo-relative path and location of the repository's configuration, if it has one."""
+def find(files: ConfigSource) -> SourceFile | None:
+    """The repository's configuration file, if it has one: the first of `CONFIG_FILES` there, else a
+    `pyproject.toml` that mentions ci-checks.
+
+    A candidate that is there but is not a regular file (a link, a folder, a
+    FIFO) is a positioned ConfigError: it is neither read nor silently passed over.
+    """
     for relative in CONFIG_FILES:
-        path = repository.root / relative
-        if path.is_file():
-            return relative, path
-    pyproject = repository.root / PYPROJECT
-    if pyproject.is_file() and "ci-checks" in _read(PYPROJECT, pyproject).text:
-        return PYPROJECT, pyproject
+        found = files.read(relative)
+        if found is not None:
+            return _readable(found)
+    pyproject = files.read(PYPROJECT)
+    if pyproject is not None and "ci-checks" in _readable(pyproject).text:
+        return pyproject
     return None
 
 
+def of_repository(repository: Repository, ref: str | None = None) -> Config:
+    """The configuration of a repository, from its work tree or from the commit `ref` names."""
+    files = open_source(repository, ref)
+    try:
+        found = find(files)
+        return parse(found, repository) if found is not None else Config()
+    finally:
+        files.close()
+
+
 def load(display: str, path: Path, repository: Repository | None = None) -> Config:
-    """Read and validate a configuration file; `display` is the path shown in errors.
+    """Read and validate a configuration file named on the command line; `display` is the path shown in errors."""
+    return parse(_readable(source.read(display, path)), repository)
+
+
+def parse(text: SourceFile, repository: Repository | None = None) -> Config:
+    """Validate a configuration file's text (`text.path` says whether it is TOML).
 
     `repository` is where policy values written as `from: {python: FILE, ...}` are read.
     """
-    text = _read(display, path)
-    if path.name == PYPROJECT or path.suffix == ".toml":
+    display = text.path
+    if display.endswith(".toml"):
         data, locate = _from_toml(text)
     else:
         data, locate = _from_yaml(text)
@@ -154,10 +176,9 @@ def _runners(data: dict[str, Any], locate: Locate) -> RunnerInventory:
     return RunnerInventory(tuple(runners))
 
 
-def _read(display: str, path: Path) -> SourceFile:
-    file = source.read(display, path)
+def _readable(file: SourceFile) -> SourceFile:
     if file.problem is not None:
-        raise ConfigError(file.problem.message, Span.point(display, file.problem.line, file.problem.column))
+        raise ConfigError(file.problem.message, Span.point(file.path, file.problem.line, file.problem.column))
     return file
 
 

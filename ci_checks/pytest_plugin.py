@@ -9,16 +9,28 @@ With `--ci-checks` (or `ci_checks = true` in the ini file), each rule of the
 repository's policy (`.github/ci-checks.yml`, or `[tool.ci-checks]` in
 pyproject.toml) is a test item named after its id; a failing one shows each
 finding as `path:line:col`, the source line and the rule message. An invalid
-policy file is a collection error that says where.
+policy file, or one that is a link or not a regular file, is a collection
+error that says where; the repository is always the one of the pytest root
+folder, never the folder a link leads to. `--ci-checks-config-ref REF` (or
+`ci_checks_config_ref = REF`) reads the policy from that git revision instead
+of the work tree.
 
 ci-checks' own modules are imported only when a fixture or the option is used,
-so that installing ci-checks costs other test suites nothing.
+so that installing ci-checks costs other test suites nothing. They, and the
+libraries they use, are then imported from the folders Python searched when
+pytest started, never from those pytest adds later for the checked repository
+(`pythonpath`, `rootdir`): a repository's `yaml.py` is not run by the plugin.
 """
 
 from __future__ import annotations
 
+import functools
+import importlib
+import os
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -32,6 +44,49 @@ if TYPE_CHECKING:
     from ci_checks.query import CIRepository
 
 _POLICY_PATH = pytest.StashKey[Path]()
+_REPOSITORY = pytest.StashKey["CIRepository"]()
+_STARTUP_PATH = [entry for entry in sys.path if entry and entry != os.curdir and entry != str(Path.cwd())]
+"""Where Python looked for modules when the plugin was loaded, less the current folder (the repository, often)."""
+_MODULES = (
+    "ci_checks.query",
+    "ci_checks.config",
+    "ci_checks.config_source",
+    "ci_checks.reporters.text",
+    "ci_checks.backends.schema",
+)
+_LIBRARIES = ("yaml", "jsonschema", "referencing", "rpds", "tree_sitter", "tree_sitter_bash", "regex")
+
+
+@functools.cache
+def _ci_checks() -> dict[str, ModuleType]:
+    """ci-checks' modules, imported (once) with only the start-up search path, and checked to come from it."""
+    saved = sys.path[:]
+    sys.path[:] = _STARTUP_PATH
+    try:
+        modules = {name: importlib.import_module(name) for name in (*_MODULES, *_LIBRARIES)}
+        modules["ci_checks.backends.schema"].vendor_directory()
+    finally:
+        sys.path[:] = saved
+    for name in _LIBRARIES:
+        origin = getattr(modules[name], "__file__", None) or ""
+        if not any(_within(origin, entry) for entry in _STARTUP_PATH):
+            raise pytest.UsageError(
+                f"ci-checks: the module {name!r} was imported from {origin!r}, not from the installed packages "
+                "(a conftest.py imported the repository's own?); ci-checks will not run with it"
+            )
+    return modules
+
+
+def _written(path: str | os.PathLike[str]) -> Path:
+    """An absolute path with its symbolic links kept as written: a link to elsewhere is not where it points."""
+    return Path(os.path.abspath(path))  # noqa: PTH100
+
+
+def _within(path: str, folder: str) -> bool:
+    try:
+        return Path(path).resolve().is_relative_to(Path(folder).resolve())
+    except (OSError, ValueError):
+        return False
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -42,22 +97,47 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         dest="ci_checks",
         help="collect each rule of the repository's ci-checks policy as a test",
     )
+    group.addoption(
+        "--ci-checks-config-ref",
+        dest="ci_checks_config_ref",
+        metavar="REF",
+        help="read the ci-checks policy from this git revision (e.g. origin/main) instead of the work tree",
+    )
     parser.addini("ci_checks", type="bool", default=False, help="collect ci-checks policy rules as tests")
+    parser.addini("ci_checks_config_ref", default="", help="git revision to read the ci-checks policy from")
+
+
+def _config_ref(config: pytest.Config) -> str | None:
+    return config.getoption("ci_checks_config_ref") or str(config.getini("ci_checks_config_ref")) or None
 
 
 def pytest_configure(config: pytest.Config) -> None:
     if not (config.getoption("ci_checks") or config.getini("ci_checks")):
         return
-    from ci_checks import config as ci_config
-    from ci_checks.repository import Repository, find_root
-
-    repository = Repository(find_root(config.rootpath))
-    found = ci_config.find(repository)
+    modules = _ci_checks()
+    ci_config = modules["ci_checks.config"]
+    repository = modules["ci_checks.query"].CIRepository(config.rootpath, config_ref=_config_ref(config))
+    config.stash[_REPOSITORY] = repository
+    sources = modules["ci_checks.config_source"]
+    try:
+        files = sources.open_source(repository.repository, repository.config_ref)
+        try:
+            found = ci_config.find(files)
+        finally:
+            files.close()
+    except ci_config.ConfigError as error:  # a link, a folder, a FIFO where the policy file should be
+        span = error.span
+        raise pytest.UsageError(f"{span.path}:{span.line}:{span.column}: {error.message}") from None
+    except sources.ConfigSourceError as error:  # the ref names no commit, git is missing
+        raise pytest.UsageError(f"ci-checks: {error}") from None
     if found is None:
         return
-    path = found[1].resolve()
+    # The file where it is written in the work tree, never where a link there points to.
+    path = Path(os.path.normpath(repository.root / found.path))
+    if not path.is_file():
+        raise pytest.UsageError(f"ci-checks: {found.path}, read from {repository.config_ref}, is not in the work tree")
     config.stash[_POLICY_PATH] = path
-    if not any(Path(arg.split("::")[0]).resolve() == path for arg in config.args):
+    if not any(_written(arg.split("::")[0]) == path for arg in config.args):
         config.args.append(str(path))  # the policy file usually lies outside the test paths, in .github/
 
 
@@ -71,7 +151,7 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
     policy = config.stash.get(_POLICY_PATH, None)
     if policy is None:
         return None
-    path = collection_path.resolve()
+    path = _written(collection_path)
     if path == policy or path in policy.parents:
         return False
     hidden = next((folder for folder in policy.parents if folder.name.startswith(".")), None)
@@ -82,7 +162,7 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     policy = parent.config.stash.get(_POLICY_PATH, None)
-    if policy is not None and file_path.resolve() == policy:
+    if policy is not None and _written(file_path) == policy:
         return PolicyFile.from_parent(parent, path=file_path)
     return None
 
@@ -91,10 +171,8 @@ class PolicyFile(pytest.File):
     """The policy file: one item per rule."""
 
     def collect(self) -> Iterator[pytest.Item]:
-        from ci_checks import config as ci_config
-        from ci_checks.query import CIRepository
-
-        repository = CIRepository(self.path.parent)
+        ci_config = _ci_checks()["ci_checks.config"]
+        repository = self.config.stash[_REPOSITORY]
         try:
             rules = repository.policy
         except ci_config.ConfigError as error:
@@ -127,10 +205,10 @@ class PolicyItem(pytest.Item):
         style: Any = None,
     ) -> str | TerminalRepr:
         if isinstance(excinfo.value, PolicyFailure):
-            from ci_checks.reporters import text
-
+            text = _ci_checks()["ci_checks.reporters.text"]
             outcome = excinfo.value.outcome
-            return text.render(outcome.diagnostics, outcome.sources, outcome.files).rstrip()
+            rendered: str = text.render(outcome.diagnostics, outcome.sources, outcome.files)
+            return rendered.rstrip()
         return super().repr_failure(excinfo)
 
     def reportinfo(self) -> tuple[Path, int, str]:
@@ -140,9 +218,9 @@ class PolicyItem(pytest.Item):
 @pytest.fixture(scope="session")
 def ci_repo(pytestconfig: pytest.Config) -> CIRepository:
     """The repository that contains the pytest root folder, loaded for structural questions."""
-    from ci_checks.query import CIRepository
-
-    return CIRepository(pytestconfig.rootpath)
+    query = _ci_checks()["ci_checks.query"]
+    repository: CIRepository = query.CIRepository(pytestconfig.rootpath, config_ref=_config_ref(pytestconfig))
+    return repository
 
 
 @pytest.fixture

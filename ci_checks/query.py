@@ -34,9 +34,11 @@ from ci_checks.settings import resolve
 class CIRepository:
     """A repository found from `path` (its root: the nearest folder with `.git`, else `.github`)."""
 
-    def __init__(self, path: str | Path = ".") -> None:
+    def __init__(self, path: str | Path = ".", config_ref: str | None = None) -> None:
         self.repository = Repository(find_root(Path(path)))
         self._workspace = Workspace(self.repository)
+        self.config_ref = config_ref
+        """A git revision to read the configuration from instead of the work tree (see `config_source`)."""
 
     @property
     def root(self) -> Path:
@@ -106,9 +108,8 @@ class CIRepository:
 
     @cached_property
     def config(self) -> config.Config:
-        """The repository's configuration (ConfigError, positioned, when it is invalid)."""
-        found = config.find(self.repository)
-        return config.load(*found, self.repository) if found is not None else config.Config()
+        """The repository's configuration (ConfigError, positioned, when it is invalid or not a regular file)."""
+        return config.of_repository(self.repository, self.config_ref)
 
     @property
     def policy(self) -> list[PolicyRule]:

@@ -1,13 +1,19 @@
 """Finding the repository root and the files ci-checks reads in it.
 
 Nothing outside the root is read: symbolic links are followed only when they
-resolve inside it, and directories are never entered through a link.
+resolve inside it, and directories are never entered through a link (a linked
+folder is listed as an entry of its own, which reads as a problem, so that it
+is reported rather than skipped). Configuration files are stricter still
+(`read_regular`): only a regular file reached through no link at all is read.
 """
 
 from __future__ import annotations
 
 import enum
+import errno
 import os
+import posixpath
+import stat
 from dataclasses import dataclass, field
 from functools import cache, cached_property
 from pathlib import Path, PurePosixPath
@@ -106,25 +112,39 @@ class Repository:
 
     @cached_property
     def files(self) -> list[str]:
-        """Every regular file, repo-relative and sorted; `.git`, hidden and vendored folders are skipped.
+        """Every file, repo-relative and sorted; `.git`, hidden and vendored folders are skipped.
 
-        `.github` is the one hidden folder that is read.
+        `.github` is the one hidden folder that is read. A symbolic link to a
+        folder is listed itself (it reads as a problem: folders are not entered
+        through links), as is anything else that is not a regular file.
         """
         found: list[str] = []
         for folder, dirs, names in os.walk(self.root):
-            dirs[:] = sorted(d for d in dirs if _walkable(d))
             base = Path(folder)
-            for name in names:
-                relative = (base / name).relative_to(self.root).as_posix()
-                found.append(relative)
+            walkable = sorted(d for d in dirs if _walkable(d))
+            linked = [d for d in walkable if (base / d).is_symlink()]
+            dirs[:] = [d for d in walkable if d not in linked]
+            for name in [*names, *linked]:
+                found.append((base / name).relative_to(self.root).as_posix())
         return sorted(found)
 
     @cached_property
+    def linked_folders(self) -> frozenset[str]:
+        """The entries of `files` that are symbolic links to folders, whose files are not listed."""
+        return frozenset(path for path in self.files if (self.root / path).is_symlink() and (self.root / path).is_dir())
+
+    @cached_property
     def workflows(self) -> list[str]:
-        """`.github/workflows/*.yml|yaml`: GitHub reads no subfolders there."""
+        """`.github/workflows/*.yml|yaml`: GitHub reads no subfolders there.
+
+        When `.github` or `.github/workflows` is a link or not a folder, the folder itself is the one entry, which
+        reads as that problem, so that a repository whose workflows cannot be read is not reported clean.
+        """
         folder = self.root / WORKFLOW_DIR
-        if not folder.is_dir() or folder.is_symlink():
+        if not os.path.lexists(folder):
             return []
+        if Path(os.path.realpath(folder)) != self.real_root / WORKFLOW_DIR or not folder.is_dir():
+            return [WORKFLOW_DIR]
         return sorted(
             f"{WORKFLOW_DIR}/{entry.name}"
             for entry in os.scandir(folder)
@@ -141,25 +161,96 @@ class Repository:
 
     def exists(self, relative: str) -> bool:
         """Whether a repo-relative path names a file or folder inside the root (`uses: ./x`, `COPY x`)."""
-        target = self.resolve(relative)
-        return target is not None and target.exists()
+        return isinstance(self.locate(relative), Path)
 
     def resolve(self, relative: str) -> Path | None:
-        """The real path of a repo-relative path, or None when it lies outside the repository."""
+        """The real path of a repo-relative path, or None when it lies outside the repository or does not exist."""
+        found = self.locate(relative)
+        return found if isinstance(found, Path) else None
+
+    def inside(self, path: str | os.PathLike[str]) -> bool:
+        """Whether a real (resolved) path is the root or lies under it."""
+        candidate = Path(path)
+        return candidate == self.real_root or self.real_root in candidate.parents
+
+    def locate(self, relative: str) -> Path | str:
+        """The real path of a repo-relative path that exists inside the repository, else why it cannot be read."""
+        written = self.root / relative
         try:
-            candidate = (self.root / relative).resolve()
-        except (OSError, RuntimeError):  # a loop of symbolic links
-            return None
-        if candidate == self.real_root or self.real_root in candidate.parents:
-            return candidate
+            real = Path(os.path.realpath(written, strict=True))
+        except OSError as error:
+            if error.errno == errno.ELOOP:
+                return "symbolic link loop (the link leads back to itself); not read"
+            if not os.path.lexists(written):
+                return "no such file"
+            if not self.inside(os.path.realpath(written)):
+                return OUTSIDE
+            return "symbolic link to a file that does not exist; not read"
+        return real if self.inside(real) else OUTSIDE
+
+    def escapes(self, relative: str) -> str | None:
+        """Why a path written in a checked file as repo-relative (a local `uses:`) reaches outside the repository
+        (by `..`, an absolute path or a symbolic link, its own or its `action.yml`'s), or None when it does not."""
+        normal = posixpath.normpath(relative) if relative else "."
+        if posixpath.isabs(relative) or normal == ".." or normal.startswith("../"):
+            return "leaves the repository"
+        found = self.locate(relative)
+        if found == OUTSIDE:
+            return "leads outside the repository through a symbolic link"
+        if isinstance(found, Path) and found.is_dir():
+            for name in _ACTION_NAMES:
+                if self.locate(f"{relative}/{name}") == OUTSIDE:
+                    return f"has an {name} that is a symbolic link pointing outside the repository"
         return None
 
     def read(self, relative: str, max_bytes: int = source.DEFAULT_MAX_BYTES) -> SourceFile:
-        real = self.resolve(relative)
-        if real is None:
-            problem = SourceProblem(ProblemKind.UNREADABLE, "symbolic link points outside the repository; not read")
-            return SourceFile(relative, "", problem)
+        real = self.locate(relative)
+        if isinstance(real, str):
+            return SourceFile(relative, "", SourceProblem(ProblemKind.UNREADABLE, real))
+        if real.is_dir():
+            linked = (self.root / relative).is_symlink()
+            reason = f"symbolic link to a folder; {_NOT_ENTERED}" if linked else "a folder, not a file"
+            return SourceFile(relative, "", SourceProblem(ProblemKind.UNREADABLE, reason))
         return source.read(relative, real, max_bytes)
+
+    def read_regular(self, relative: str, max_bytes: int = source.DEFAULT_MAX_BYTES) -> SourceFile | None:
+        """A file that configures a check: None when nothing is there; a problem unless it is a regular file inside
+        the repository reached through no symbolic link (a pull request could point it anywhere)."""
+        written = self.root / relative
+        if not os.path.lexists(written):
+            return None
+        if Path(os.path.realpath(written)) != self.real_root / relative:
+            located = self.locate(relative)
+            reason = located if isinstance(located, str) else "symbolic link; not read"
+            if reason in (OUTSIDE, "symbolic link; not read"):
+                reason = reason.replace(
+                    "; not read", "; configuration is read only from regular files, not through links"
+                )
+            return SourceFile(relative, "", SourceProblem(ProblemKind.UNREADABLE, reason))
+        try:
+            mode = os.lstat(written).st_mode
+        except OSError as error:
+            return SourceFile(relative, "", SourceProblem(ProblemKind.UNREADABLE, f"cannot read: {error.strerror}"))
+        if not stat.S_ISREG(mode):
+            problem = SourceProblem(ProblemKind.UNREADABLE, f"{_kind_of_mode(mode)}, not a regular file; not read")
+            return SourceFile(relative, "", problem)
+        return source.read(relative, written, max_bytes, follow_links=False)
+
+
+OUTSIDE = "symbolic link points outside the repository; not read"
+_NOT_ENTERED = "folders are not entered through links, so nothing under it is checked"
+
+
+def _kind_of_mode(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a regular file"
 
 
 @cache

@@ -2,8 +2,11 @@
 
 actionlint runs without its per-step shellcheck (the shellcheck backend
 batches that) and without pyflakes. It is given workflows only: it would read
-a composite action as a broken workflow. The actions a workflow uses from
-`./` it reads itself.
+a composite action as a broken workflow. It reads the private copy of the
+checked files (`mirror`), which holds the actions and reusable workflows used
+from `./` that lie inside the repository, and an explicit `-config-file`
+that ci-checks wrote (`linter_config`): the repository's own configuration
+file is never opened by it.
 
 Positions. actionlint gives a node's column in characters, but a place inside
 a scalar as the scalar's column plus a byte offset into its value: in
@@ -25,74 +28,68 @@ from __future__ import annotations
 
 import json
 import re
-import tempfile
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ci_checks import source, yamlpos
 from ci_checks.backends import tools
+from ci_checks.backends.context import ConfigRefused, Context, FileFailed, isolating, named_in
+from ci_checks.backends.mirror import Mirror
 from ci_checks.diagnostics import Diagnostic, Severity, Span
 from ci_checks.loading import LoadedFile
 from ci_checks.model.steps import ScalarLocator
 from ci_checks.repository import FileKind
-from ci_checks.yamlpos import Node, Scalar, scalars, to_plain
+from ci_checks.yamlpos import Node, Scalar, scalars
 
 MIN_VERSION = (1, 7)
 _CONFIG_FILES = (".github/actionlint.yaml", ".github/actionlint.yml")
 _VERSION = re.compile(r"(\d+)\.(\d+)(?:\.\d+)?")
 _FINDINGS = (0, 1)
+_OPTIONS = ("-format", "{{json .}}", "-shellcheck=", "-pyflakes=", "-no-color")
 
 
 def inputs(files: list[LoadedFile]) -> list[LoadedFile]:
     return [file for file in files if file.kind is FileKind.WORKFLOW and file.readable]
 
 
-def run(
-    binary: str, files: list[LoadedFile], root: Path, limit: tools.TimeLimit, runner_labels: Sequence[str] = ()
-) -> list[Diagnostic]:
-    _check_version(binary, root, limit)
-    paths = {tools.path_key(root / file.path): file for file in files}
-    argv = [binary, "-format", "{{json .}}", "-shellcheck=", "-pyflakes=", "-no-color"]
-    with tempfile.TemporaryDirectory(prefix="ci-checks-actionlint-") as folder:
-        if runner_labels:
-            config = Path(folder) / "actionlint.yaml"
-            config.write_text(json.dumps(_config_with_labels(root, runner_labels)), encoding="utf-8")
-            argv += ["-config-file", str(config)]
-        output = tools.run([[*argv, "--", *paths]], root, limit)[0].output(_FINDINGS)
+def run(binary: str, files: list[LoadedFile], context: Context) -> list[Diagnostic]:
+    _check_version(binary, context.scratch, context.limit)
+    inputs = [file for file in files if context.mirror.has(file)]
+    config = context.config
+    try:
+        return [*config.findings, *isolating(context, lambda batch: _run(binary, batch, context), inputs)]
+    except ConfigRefused as refused:
+        context.config = config.without_it(str(refused))
+        return [*context.config.findings, *isolating(context, lambda batch: _run(binary, batch, context), inputs)]
+
+
+def _run(binary: str, files: list[LoadedFile], context: Context) -> list[Diagnostic]:
+    mirror = context.mirror
+    config = context.config_file()
+    paths = [mirror.path_of(file) for file in files]
+    argv = [binary, *(["-config-file", str(config)] if config else []), *_OPTIONS, "--", *paths]
+    finished = tools.run([argv], mirror.root, context.limit)[0]
+    if finished.returncode not in _FINDINGS:
+        stderr = finished.stderr.decode("utf-8", errors="replace")
+        reason = (
+            f"exited with status {finished.returncode}: {tools.tail(finished.stderr, mirror.root, context.scratch)}"
+        )
+        if "config file" in stderr and context.config.path is not None:
+            raise ConfigRefused(tools.tail(finished.stderr, mirror.root, context.scratch))
+        named = named_in(stderr, files, mirror)
+        if named is not None:
+            raise FileFailed(named, reason)
+        raise tools.BackendFailed(reason)
+    output = finished.stdout.decode("utf-8", errors="replace")
     try:
         # Without findings, some versions print `null` or nothing.
-        return _diagnostics(json.loads(output) if output.strip() else None, paths, root)
+        return _diagnostics(json.loads(output) if output.strip() else None, mirror)
     except (KeyError, TypeError, ValueError) as error:
         raise tools.unreadable("actionlint's JSON", error, output) from None
 
 
-def _config_with_labels(root: Path, labels: Sequence[str]) -> dict[str, Any]:
-    """The repository's own actionlint configuration (a regular file inside it) with `labels` added.
-
-    Given `-config-file`, actionlint reads no other configuration, so the
-    repository's is carried over; JSON is YAML, so it is written as JSON.
-    """
-    config: dict[str, Any] = {}
-    for name in _CONFIG_FILES:
-        path = root / name
-        if path.is_symlink() or not path.is_file() or not path.resolve().is_relative_to(root.resolve()):
-            continue
-        document = yamlpos.parse(source.read(name, path))
-        plain = to_plain(document.root) if document.usable and document.root is not None else None
-        config = plain if isinstance(plain, dict) else {}
-        break
-    runner = config.get("self-hosted-runner")
-    runner = runner if isinstance(runner, dict) else {}
-    known = runner.get("labels")
-    runner["labels"] = [*(known if isinstance(known, list) else []), *labels]
-    config["self-hosted-runner"] = runner
-    return config
-
-
-def _check_version(binary: str, root: Path, limit: tools.TimeLimit) -> None:
+def _check_version(binary: str, cwd: Path, limit: tools.TimeLimit) -> None:
     """Unavailable for a version before 1.7; a version it cannot read is given the benefit of the doubt."""
-    output = tools.run([[binary, "-version"]], root, limit)[0].output((0,))
+    output = tools.run([[binary, "-version"]], cwd, limit)[0].output((0,))
     match = _VERSION.search(output)
     if match is not None and (int(match[1]), int(match[2])) < MIN_VERSION:
         raise tools.Unavailable(
@@ -101,17 +98,18 @@ def _check_version(binary: str, root: Path, limit: tools.TimeLimit) -> None:
         )
 
 
-def _diagnostics(errors: list[dict[str, Any]] | None, paths: dict[str, LoadedFile], root: Path) -> list[Diagnostic]:
+def _diagnostics(errors: list[dict[str, Any]] | None, mirror: Mirror) -> list[Diagnostic]:
     found = []
     scalars: dict[str, dict[int, list[Scalar]]] = {}
     for error in errors or []:
-        kind, message = str(error["kind"]), str(error["message"])
+        kind, message = str(error["kind"]), mirror.shown(str(error["message"]))
         line, column = int(error["line"]), int(error["column"])
         end_column = int(error.get("end_column", column))
         # A finding in a file that was not asked about (an action a workflow uses) is left to that file's own check.
-        file = paths.get(tools.path_key(root / str(error["filepath"])))
+        file = mirror.file_of(str(error["filepath"]))
         if file is None:
             continue
+        line, column = file.source.from_yaml_position(line, column)
         starts = scalars.setdefault(file.path, _scalar_starts(file.document.root))
         span = _span(file, starts, line, column, end_column)
         found.append(Diagnostic(f"AL-{kind}", f"actionlint-{kind}", Severity.ERROR, message, span))

@@ -35,15 +35,31 @@ T = TypeVar("T")
 _SCHEMA = "CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, value TEXT NOT NULL, used INTEGER NOT NULL)"
 
 
-def default_folder() -> Path | None:
-    """`$XDG_CACHE_HOME/ci-checks`, else `~/.cache/ci-checks`; None when there is no home folder to put it in."""
+def default_folder() -> tuple[Path | None, str]:
+    """`$XDG_CACHE_HOME/ci-checks`, else `$HOME/.cache/ci-checks`, and why there is none when neither will do.
+
+    Each must be an absolute path other than `/` (a relative one would be read
+    from the current folder, which may be the checked repository), and `$HOME`
+    an existing folder this user can write; none is made up from the password
+    database.
+    """
     xdg = os.environ.get("XDG_CACHE_HOME", "")
-    if xdg and Path(xdg).is_absolute():
-        return Path(xdg) / "ci-checks"
-    try:
-        return Path.home() / ".cache" / "ci-checks"
-    except RuntimeError:
-        return None
+    if xdg and Path(xdg).is_absolute() and Path(xdg) != Path(xdg).parent:
+        return Path(xdg) / "ci-checks", ""
+    home = os.environ.get("HOME")
+    if home is None:
+        return None, "$HOME is not set"
+    if not home or not Path(home).is_absolute():
+        return None, f"$HOME ({home!r}) is not an absolute path"
+    if Path(home) == Path(home).parent:
+        return None, "$HOME is the file system's root"
+    if not _usable(Path(home)):
+        return None, f"$HOME ({home!r}) is not a folder this user can write"
+    return Path(home) / ".cache" / "ci-checks", ""
+
+
+def _usable(folder: Path) -> bool:
+    return folder.is_dir() and os.access(folder, os.W_OK | os.X_OK)
 
 
 def binary_identity(binary: str) -> list[str | int]:

@@ -10,9 +10,14 @@ diagnostics with ci-checks' positions (1-based lines, character columns):
   high severity an error, medium a warning, anything lower info.
 
 A linter that cannot be run gives one CC090 (info), one that fails one CC091
-(warning), at 1:1 of the first file it would have read. Nothing from the
-checked repository is run, and its paths reach the linters only as absolute
-file arguments after `--`.
+(warning), at 1:1 of the first file it would have read (or of the one file it
+failed on). A linter named by option or environment variable that is missing
+or is not that linter stops the run (`tools.NamedBinaryError`, exit code 2).
+Nothing from the checked repository is run; actionlint and zizmor read a
+private copy of the files ci-checks itself read (`mirror`), with the
+configuration ci-checks read for them (`linter_config`), and shellcheck reads
+the scripts ci-checks wrote out. An interrupted run ends every linter process
+before it unwinds.
 """
 
 from __future__ import annotations
@@ -24,10 +29,13 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ci_checks.backends import actionlint, shellcheck, tools, zizmor
+from ci_checks.backends import actionlint, linter_config, mirror, shellcheck, tools, zizmor
 from ci_checks.backends.cache import ResultCache
+from ci_checks.backends.context import Context
+from ci_checks.config_source import ConfigSource, WorkTree
 from ci_checks.diagnostics import Diagnostic, Span, sorted_diagnostics
 from ci_checks.loading import LoadedFile
+from ci_checks.repository import Repository
 from ci_checks.rules.cc090_backend_unavailable import RULE as UNAVAILABLE
 from ci_checks.rules.cc091_backend_failed import RULE as FAILED
 
@@ -65,14 +73,16 @@ class BackendSettings:
     """Where findings are kept between runs (see `ResultCache`); None keeps nothing."""
     runner_labels: tuple[str, ...] = ()
     """Self-hosted runner labels (the configuration's `runners:`), added to actionlint's known labels."""
+    config_source: ConfigSource | None = None
+    """Where the linters' configurations are read from (default: the checked repository's work tree)."""
 
 
-_Runner = Callable[[str, list[LoadedFile], Path, tools.TimeLimit], list[Diagnostic]]
-_BACKENDS: dict[str, tuple[Callable[[list[LoadedFile]], list[LoadedFile]], _Runner]] = {
-    "actionlint": (actionlint.inputs, actionlint.run),
-    "shellcheck": (shellcheck.inputs, shellcheck.run),
-    "zizmor": (zizmor.inputs, zizmor.run),
+_INPUTS: dict[str, Callable[[list[LoadedFile]], list[LoadedFile]]] = {
+    "actionlint": actionlint.inputs,
+    "shellcheck": shellcheck.inputs,
+    "zizmor": zizmor.inputs,
 }
+_MIRRORED = ("actionlint", "zizmor")
 
 
 def run_backends(
@@ -83,31 +93,60 @@ def run_backends(
     if unknown:
         raise ValueError(f"unknown backend {unknown[0]!r}; backends: {', '.join(BACKENDS)}")
     root = Path(os.path.normpath(root.absolute()))
-    jobs = [(name, _BACKENDS[name][0](list(files))) for name in dict.fromkeys(names)]
+    jobs = [(name, _INPUTS[name](list(files))) for name in dict.fromkeys(names)]
     jobs = [(name, inputs) for name, inputs in jobs if inputs]
     if not jobs:
         return []
-    with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
-        running = [pool.submit(_run, name, inputs, root, settings) for name, inputs in jobs]
-        return sorted_diagnostics([diagnostic for job in running for diagnostic in job.result()])
-
-
-def _run(name: str, inputs: list[LoadedFile], root: Path, settings: BackendSettings) -> list[Diagnostic]:
-    where = Span.point(inputs[0].path)
-    try:
-        binary = tools.find_binary(name, settings.binaries.get(name))
-        limit = tools.TimeLimit(settings.timeout_s)
-        if name == "shellcheck" and settings.cache_folder is not None:
-            # Only shellcheck's findings follow from one input's text alone, so only they are kept between runs.
-            results = ResultCache(settings.cache_folder)
+    repository = Repository(root)
+    configs = settings.config_source or WorkTree(repository)
+    with tools.scratch_folder("linters") as scratch:
+        mirrored = [file for name, inputs in jobs if name in _MIRRORED for file in inputs]
+        copy = mirror.build(scratch / "repository", dict.fromkeys(mirrored), repository)
+        contexts = {
+            name: Context(
+                name,
+                copy,
+                scratch,
+                linter_config.read(name, configs, settings.runner_labels),
+                tools.TimeLimit(settings.timeout_s),
+            )
+            for name, _ in jobs
+            if name in _MIRRORED
+        }
+        with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
+            running = [pool.submit(_run, name, inputs, root, settings, contexts.get(name)) for name, inputs in jobs]
             try:
-                return shellcheck.run(binary, inputs, root, limit, cache=results)
-            finally:
+                return sorted_diagnostics([diagnostic for job in running for diagnostic in job.result()])
+            except BaseException:  # an interrupt, or a linter named by option that is not one: end the others now
+                tools.stop_all()
+                raise
+
+
+def _run(
+    name: str, inputs: list[LoadedFile], root: Path, settings: BackendSettings, context: Context | None
+) -> list[Diagnostic]:
+    where = Span.point(inputs[0].path)
+    named = tools.named_binary(name, settings.binaries.get(name))
+    try:
+        binary = named[0] if named is not None else tools.find_binary(name, None)
+        try:
+            tools.verify(name, binary, context.scratch if context is not None else root)
+        except tools.BackendFailed as failure:
+            if named is not None:
+                raise tools.NamedBinaryError(f"{named[1]} names {binary!r}, which is not {name}") from None
+            raise failure
+        if context is not None:
+            runner = actionlint.run if name == "actionlint" else zizmor.run
+            return runner(binary, inputs, context)
+        results = ResultCache(settings.cache_folder) if settings.cache_folder is not None else None
+        try:
+            return shellcheck.run(binary, inputs, root, tools.TimeLimit(settings.timeout_s), cache=results)
+        finally:
+            if results is not None:
                 results.close()
-        if name == "actionlint":
-            return actionlint.run(binary, inputs, root, limit, runner_labels=settings.runner_labels)
-        return _BACKENDS[name][1](binary, inputs, root, limit)
     except tools.Unavailable as unavailable:
+        if named is not None:
+            raise tools.NamedBinaryError(f"{named[1]}: {unavailable}") from None
         return [UNAVAILABLE.diagnostic(where, str(unavailable))]
     except tools.BackendFailed as failure:
         return [FAILED.diagnostic(where, f"{name} failed: {failure}")]

@@ -56,6 +56,7 @@ class SchemaUnavailable(RuntimeError):
     pass
 
 
+@cache
 def vendor_directory() -> Path:
     spec = importlib.util.find_spec("check_jsonschema")
     if spec is None or not spec.submodule_search_locations:

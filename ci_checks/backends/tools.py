@@ -5,23 +5,51 @@ A linter is looked up, in order, at the path given by option, in its
 the running Python (so that the wheels of a virtual environment work without
 activating it). Only absolute PATH entries are searched: a relative entry
 would be looked up from the current folder, which may be the checked
-repository, and nothing from there is ever run.
+repository, and nothing from there is ever run. A folder on PATH that cannot
+be searched is passed over. Before it is trusted with any file, a binary must
+say it is that linter (`--version`): one named by option or environment
+variable that is missing or is not that linter is a `NamedBinaryError`
+(exit code 2), so that CI never goes green without the linter it asked for.
+
+Every linter process runs in a process group of its own and is registered
+while it runs, so that an interrupted run (Ctrl-C, SIGTERM) ends them all at
+once (`stop_all`), and their private folders are removed as the run unwinds.
+A folder left by a run that was killed outright is removed by the next run
+(`scratch_folder`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
+import shutil
+import signal
+import stat
 import subprocess
 import sysconfig
+import tempfile
+import threading
 import time
-from collections.abc import Container, Mapping, Sequence
+from collections.abc import Container, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 # Windows finds `actionlint.exe` when asked for `actionlint`; elsewhere a name is the file name.
 _SUFFIXES = ("", *os.environ.get("PATHEXT", ".EXE").lower().split(os.pathsep)) if os.name == "nt" else ("",)
-_TAIL_LINES = 3
-_TAIL_CHARS = 400
+_SUMMARY_CHARS = 200
+_QUOTED = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'[^'\n]*'|`[^`\n]*`")
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_EXCERPT = re.compile(r"\s*(\d+\s*)?[|=^]|\s*-->|\s*\.\.\.\s*$")
+_CAUSE = re.compile(r"\s*\d+: (?P<cause>.+)")
+_IDENTITY = {
+    "actionlint": (("-version",), re.compile(r"\b\d+\.\d+\.\d+")),
+    "shellcheck": (("--version",), re.compile(r"\bShellCheck\b")),
+    "zizmor": (("--version",), re.compile(r"\bzizmor \d+\.\d+")),
+}
+"""How each linter is asked who it is, and what its answer contains."""
+_VERIFY_LIMIT_S = 30.0
+_SCRATCH = re.compile(r"ci-checks-[a-z]+-(?P<pid>\d+)-")
 
 
 class Unavailable(Exception):
@@ -29,7 +57,18 @@ class Unavailable(Exception):
 
 
 class BackendFailed(Exception):
-    """The linter was started but gave no usable findings. The message says why (CC091)."""
+    """The linter was started but gave no usable findings. The message says why (CC091).
+
+    `timed_out` failures stop the linter for the whole run: there is no time left to try its files one by one.
+    """
+
+    def __init__(self, message: str, timed_out: bool = False) -> None:
+        super().__init__(message)
+        self.timed_out = timed_out
+
+
+class NamedBinaryError(Exception):
+    """A linter named by option or environment variable is missing or is not that linter: exit code 2."""
 
 
 def _env_var(name: str) -> str:
@@ -37,21 +76,42 @@ def _env_var(name: str) -> str:
 
 
 def find_binary(name: str, explicit: str | None) -> str:
-    """The executable to run for the linter `name`; `explicit` is the path given by option, if any."""
-    for value, origin in ((explicit, f"--{name}"), (os.environ.get(_env_var(name)), f"${_env_var(name)}")):
-        if value:
-            found = _executable(value)
-            if found is None:
-                raise Unavailable(f"{origin} names {value!r}, which is not an executable file")
-            return found
+    """The executable to run for the linter `name`; `explicit` is the path given by option, if any.
+
+    NamedBinaryError when the option or the environment variable names something that is not an executable file;
+    Unavailable when the linter is found nowhere else.
+    """
+    found = named_binary(name, explicit)
+    if found is not None:
+        return found[0]
     for folder in [*_path_folders(), Path(sysconfig.get_path("scripts"))]:
-        found = _in_folder(folder, name)
-        if found is not None:
-            return found
+        candidate = _in_folder(folder, name)
+        if candidate is not None:
+            return candidate
     raise Unavailable(
         f"{name} is not installed, so it checked nothing; install it with `pip install 'ci-checks[linters]'`, "
         f"or give its path with --{name} or ${_env_var(name)}"
     )
+
+
+def named_binary(name: str, explicit: str | None) -> tuple[str, str] | None:
+    """The binary named by option or environment variable, and which of them named it; None when neither does."""
+    for value, origin in ((explicit, f"--{name}"), (os.environ.get(_env_var(name)), f"${_env_var(name)}")):
+        if value:
+            found = _executable(value)
+            if found is None:
+                raise NamedBinaryError(f"{origin} names {value!r}, which is not an executable file")
+            return found, origin
+    return None
+
+
+def verify(name: str, binary: str, cwd: Path) -> None:
+    """BackendFailed unless `binary` answers its version question the way the linter `name` does."""
+    question, answer = _IDENTITY[name]
+    finished = run([[binary, *question]], cwd, TimeLimit(_VERIFY_LIMIT_S))[0]
+    said = (finished.stdout + finished.stderr).decode("utf-8", errors="replace")
+    if finished.returncode != 0 or answer.search(said) is None:
+        raise BackendFailed(f"{binary} is not {name}: `{' '.join([Path(binary).name, *question])}` did not say so")
 
 
 def _path_folders() -> list[Path]:
@@ -80,7 +140,11 @@ def _in_folder(folder: Path, name: str) -> str | None:
 
 
 def _is_executable(path: Path) -> bool:
-    return path.is_file() and os.access(path, os.X_OK)
+    """Whether `path` is an executable regular file; a folder that cannot be searched holds none."""
+    try:
+        return stat.S_ISREG(path.stat().st_mode) and os.access(path, os.X_OK)
+    except (OSError, ValueError):
+        return False
 
 
 @dataclass(frozen=True)
@@ -102,11 +166,15 @@ class Finished:
     stdout: bytes
     stderr: bytes
 
-    def output(self, accepted: Container[int]) -> str:
-        """Standard output as text; BackendFailed, with the end of stderr, for another exit status."""
+    def output(self, accepted: Container[int], folders: Sequence[Path] = ()) -> str:
+        """Standard output as text; BackendFailed, with a summary of stderr, for another exit status."""
         if self.returncode not in accepted:
-            raise BackendFailed(f"exited with status {self.returncode}: {tail(self.stderr)}")
+            raise BackendFailed(f"exited with status {self.returncode}: {tail(self.stderr, *folders)}")
         return self.stdout.decode("utf-8", errors="replace")
+
+
+_RUNNING: set[subprocess.Popen[bytes]] = set()
+_RUNNING_LOCK = threading.Lock()
 
 
 def run(
@@ -115,16 +183,23 @@ def run(
     """Run the commands side by side and wait for all of them.
 
     Raises BackendFailed when one cannot start or the limit passes first (all
-    are then killed).
+    are then killed, with anything they started).
     """
     processes: list[subprocess.Popen[bytes]] = []
     try:
         for argv in commands:
-            processes.append(
-                subprocess.Popen(
-                    argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE
-                )
+            process = subprocess.Popen(
+                argv,
+                cwd=cwd,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
             )
+            with _RUNNING_LOCK:
+                _RUNNING.add(process)
+            processes.append(process)
         finished = []
         for process in processes:
             out, err = process.communicate(timeout=limit.left())
@@ -132,26 +207,108 @@ def run(
         return finished
     except subprocess.TimeoutExpired:
         message = f"did not finish within {limit.seconds:g} s (raise the limit with --backend-timeout)"
-        raise BackendFailed(message) from None
+        raise BackendFailed(message, timed_out=True) from None
     except OSError as error:
         raise BackendFailed(f"could not be started: {error.strerror or error}") from None
     finally:
         for process in processes:
             if process.poll() is None:
-                process.kill()
+                _kill(process)
                 process.communicate()
+            with _RUNNING_LOCK:
+                _RUNNING.discard(process)
+
+
+def stop_all() -> None:
+    """End every linter process now running, and what each started (an interrupted run)."""
+    with _RUNNING_LOCK:
+        running = list(_RUNNING)
+    for process in running:
+        _kill(process)
+
+
+def _kill(process: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (OSError, AttributeError):
+        with contextlib.suppress(OSError):
+            process.kill()
+
+
+@contextlib.contextmanager
+def scratch_folder(kind: str) -> Iterator[Path]:
+    """A private folder (mode 0700) for copies of the checked files, removed afterwards.
+
+    It is memory-backed (/dev/shm) where the system has that, which makes
+    writing a thousand small files cheap; its name holds this process's id, so
+    that a folder left behind by a run that was killed outright (SIGKILL, a
+    power cut) is recognised and removed by the next run.
+    """
+    parent = _scratch_parent()
+    _sweep(parent)
+    folder = Path(tempfile.mkdtemp(prefix=f"ci-checks-{kind}-{os.getpid()}-", dir=parent))
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _scratch_parent() -> str:
+    shared_memory = Path("/dev/shm")
+    usable = shared_memory.is_dir() and os.access(shared_memory, os.W_OK | os.X_OK)
+    return str(shared_memory) if usable else tempfile.gettempdir()
+
+
+def _sweep(parent: str) -> None:
+    """Remove the scratch folders of this user's runs whose process is gone."""
+    try:
+        entries = list(os.scandir(parent))
+    except OSError:
+        return
+    for entry in entries:
+        match = _SCRATCH.match(entry.name)
+        if match is None or int(match["pid"]) == os.getpid() or _alive(int(match["pid"])):
+            continue
+        try:
+            owned = entry.is_dir(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_uid == os.getuid()
+        except (OSError, AttributeError):
+            continue
+        if owned:
+            shutil.rmtree(entry.path, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
 
 
 def unreadable(expected: str, error: Exception, output: str) -> BackendFailed:
-    """The failure for output that is not what the linter should print."""
-    return BackendFailed(f"printed output that is not {expected} ({error!r}): {output[:200]!r}")
+    """The failure for output that is not what the linter should print; what it printed is not quoted."""
+    return BackendFailed(f"printed output that is not {expected} ({type(error).__name__}, {len(output)} characters)")
 
 
-def tail(stderr: bytes) -> str:
-    """The last few lines a failed linter printed, on one line."""
-    lines = [line.strip() for line in stderr.decode("utf-8", errors="replace").splitlines() if line.strip()]
-    text = " / ".join(lines[-_TAIL_LINES:]) or "it printed nothing on stderr"
-    return text if len(text) <= _TAIL_CHARS else "…" + text[-_TAIL_CHARS:]
+def tail(stderr: bytes, *folders: Path) -> str:
+    """What a failed linter said, as one bounded line that quotes nothing it read.
+
+    A linter's error may quote the file it could not read (a configuration
+    linked to a secret, say), and the message ends up in annotations and
+    SARIF: quoted text is replaced by `"…"`, source excerpts are dropped, the
+    private `folders` are removed from paths, and the line is cut to a few
+    hundred characters. Of a chain of causes, the last is kept.
+    """
+    text = _ANSI.sub("", stderr.decode("utf-8", errors="replace"))
+    for folder in folders:
+        text = text.replace(f"{folder}{os.sep}", "").replace(str(folder), ".")
+    lines = [line.strip() for line in text.splitlines() if line.strip() and not _EXCERPT.match(line)]
+    causes = [match["cause"] for line in lines if (match := _CAUSE.match(line))]
+    chosen = causes[-1] if causes else (lines[-1] if lines else "it printed nothing on stderr")
+    chosen = _QUOTED.sub('"…"', chosen)
+    return chosen if len(chosen) <= _SUMMARY_CHARS else chosen[: _SUMMARY_CHARS - 1] + "…"
 
 
 def path_key(path: Path | str) -> str:

@@ -1,11 +1,13 @@
 """zizmor's offline audits over workflows and composite actions: one process, its JSON findings.
 
-Only files ci-checks could read as a workflow or action are given. zizmor
-skips, with a warning, any input it cannot parse (one that starts with a
-byte-order mark, for one), and stops with "no inputs collected" when it can
-parse none; each such file gets a CC091, as it was not audited. zizmor reads a `zizmor.yml` of the checked repository
-for its ignore rules, which is what its users expect; `--offline` keeps it
-from the network.
+Only files ci-checks could read as a workflow or action are given, as their
+private copies (`mirror`). zizmor skips, with a warning, any input it cannot
+parse, and stops with "no inputs collected" when it can parse none; each such
+file gets a CC091, as it was not audited. A file it cannot turn into a model
+stops it for every file; that file is left out and the others audited again
+(`context.isolating`). The repository's `zizmor.yml` reaches it as a copy
+(`--config`), or not at all (`--no-config`): zizmor never looks for one
+itself. `--offline` keeps it from the network.
 
 Positions: zizmor's rows and columns count from 0 and its columns in UTF-8
 bytes; they become ci-checks' 1-based character columns. Each finding is
@@ -18,10 +20,11 @@ import json
 import os
 import re
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 from ci_checks.backends import tools
+from ci_checks.backends.context import ConfigRefused, Context, FileFailed, isolating, named_in
+from ci_checks.backends.mirror import Mirror
 from ci_checks.diagnostics import Diagnostic, Fix, Related, Severity, Span
 from ci_checks.loading import LoadedFile
 from ci_checks.rules.cc091_backend_failed import RULE as FAILED
@@ -31,47 +34,85 @@ _FINDINGS = (0, 10, 11, 12, 13, 14)
 _SEVERITIES = {"High": Severity.ERROR, "Medium": Severity.WARNING}
 _UNPARSED = "failed to parse input:"
 _AUDITED = re.compile(r"\bcompleted (.+)$", re.MULTILINE)
+_QUOTED = re.compile(r"\"[^\"]*\"|`[^`]*`|'[^']*'")
+_SKIPPED = re.compile(r"failed to validate file:(?P<path>\S+) as \w+: (?P<reason>.*)$", re.MULTILINE)
 
 
 def inputs(files: list[LoadedFile]) -> list[LoadedFile]:
     return [file for file in files if file.readable and (file.workflow is not None or file.action is not None)]
 
 
-def run(binary: str, files: list[LoadedFile], root: Path, limit: tools.TimeLimit) -> list[Diagnostic]:
-    paths = {tools.path_key(root / file.path): file for file in files}
-    argv = [binary, "--offline", "--format", "json", "--no-progress", "--", *paths]
-    # With RUST_BACKTRACE set, a backtrace would push zizmor's error out of the stderr tail.
-    finished = tools.run([argv], root, limit, env={**os.environ, "RUST_BACKTRACE": "0"})[0]
-    unread = _unread(finished.stderr.decode("utf-8", errors="replace"), paths)
-    if finished.returncode not in _FINDINGS and b"no inputs collected" in finished.stderr:
-        return unread
-    output = finished.output(_FINDINGS)
+def run(binary: str, files: list[LoadedFile], context: Context) -> list[Diagnostic]:
+    inputs = [file for file in files if context.mirror.has(file)]
+    config = context.config
+    try:
+        return [*config.findings, *isolating(context, lambda batch: _run(binary, batch, context), inputs)]
+    except ConfigRefused as refused:
+        context.config = config.without_it(str(refused))
+        return [*context.config.findings, *isolating(context, lambda batch: _run(binary, batch, context), inputs)]
+
+
+def _run(binary: str, files: list[LoadedFile], context: Context) -> list[Diagnostic]:
+    mirror = context.mirror
+    paths = {tools.path_key(mirror.path_of(file)): file for file in files}
+    config = context.config_file()
+    argv = [binary, "--offline", "--format", "json", "--no-progress"]
+    argv += ["--config", str(config)] if config is not None else ["--no-config"]
+    # With RUST_BACKTRACE set, a backtrace would push zizmor's error out of what is read of stderr.
+    environment = {key: value for key, value in os.environ.items() if key != "ZIZMOR_CONFIG"}
+    environment["RUST_BACKTRACE"] = "0"
+    finished = tools.run([[*argv, "--", *paths]], mirror.root, context.limit, env=environment)[0]
+    stderr = finished.stderr.decode("utf-8", errors="replace")
+    unread = _unread(stderr, paths, mirror)
+    if finished.returncode not in _FINDINGS:
+        if b"no inputs collected" in finished.stderr:
+            return unread
+        summary = tools.tail(finished.stderr, mirror.root, context.scratch)
+        if "configuration error" in stderr and context.config.path is not None:
+            raise ConfigRefused(summary)
+        reason = f"exited with status {finished.returncode}: {summary}"
+        named = named_in(stderr, files, mirror)
+        if named is not None:
+            raise FileFailed(named, reason)
+        raise tools.BackendFailed(reason)
+    output = finished.stdout.decode("utf-8", errors="replace")
     try:
         return [*_diagnostics(json.loads(output), paths), *unread]
     except (KeyError, TypeError, ValueError, IndexError, AttributeError) as error:
         raise tools.unreadable("zizmor's JSON", error, output) from None
 
 
-def _unread(stderr: str, paths: dict[str, LoadedFile]) -> list[Diagnostic]:
-    """A CC091 at each input zizmor could not parse (and skipped), although ci-checks could.
+def _unread(stderr: str, paths: dict[str, LoadedFile], mirror: Mirror) -> list[Diagnostic]:
+    """A CC091 at each input zizmor skipped (it could not parse or validate it), although ci-checks read it.
 
-    zizmor logs a reason for each without naming the file, and names each file
-    it audited. The inputs it did not audit, in the order given, get the
-    reasons in the order logged; when the counts differ, one CC091 at the first
-    input gives them all.
+    A file it cannot validate it names; for one it cannot parse it logs a
+    reason without naming the file, and names each file it audited. The
+    unnamed inputs it did not audit, in the order given, get those reasons in
+    the order logged; when the counts differ, one CC091 at the first input
+    gives them all.
     """
-    reasons = [line.split(_UNPARSED, 1)[1].strip() for line in stderr.splitlines() if _UNPARSED in line]
+    found: list[Diagnostic] = []
+    named: set[str] = set()
+    for match in _SKIPPED.finditer(stderr):
+        file = mirror.file_of(match["path"].removeprefix("//"))
+        if file is not None:
+            named.add(tools.path_key(mirror.path_of(file)))
+            message = f"zizmor skipped this file, so it audited nothing in it: {_QUOTED.sub('…', match['reason'])}"
+            found.append(FAILED.diagnostic(Span.point(file.path), message))
+    reasons = [
+        _QUOTED.sub('"…"', line.split(_UNPARSED, 1)[1].strip()) for line in stderr.splitlines() if _UNPARSED in line
+    ]
     if not reasons:
-        return []
-    audited = {tools.path_key(match[1].strip()) for match in _AUDITED.finditer(stderr)}
-    skipped = [file for key, file in paths.items() if key not in audited]
-    if len(skipped) != len(reasons):
+        return found
+    audited = {tools.path_key(mirror.root / match[1].strip()) for match in _AUDITED.finditer(stderr)}
+    skipped = [file for key, file in paths.items() if key not in audited and key not in named]
+    if len(skipped) != len(reasons) or not skipped:
         first = next(iter(paths.values()))
         message = f"zizmor could not read {len(reasons)} of the files, so it audited nothing in them: "
-        return [FAILED.diagnostic(Span.point(first.path), message + "; ".join(reasons))]
+        return [*found, FAILED.diagnostic(Span.point(first.path), message + "; ".join(reasons))]
     message = "zizmor could not read this file, so it audited nothing in it: "
     pairs = zip(skipped, reasons, strict=True)
-    return [FAILED.diagnostic(Span.point(file.path), message + reason) for file, reason in pairs]
+    return [*found, *(FAILED.diagnostic(Span.point(file.path), message + reason) for file, reason in pairs)]
 
 
 def _diagnostics(findings: list[dict[str, Any]], paths: dict[str, LoadedFile]) -> Iterator[Diagnostic]:

@@ -27,6 +27,7 @@ RULE_NAMES = (
     "cc046_gpu_container_devices",
     "cc090_backend_unavailable",
     "cc091_backend_failed",
+    "cc092_linter_config",
     "cc100_policy_order",
     "cc101_policy_forbid",
     "cc102_policy_require",

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import sysconfig
 import tempfile
 import time
 from pathlib import Path
@@ -18,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from ci_checks import registry
-from ci_checks.backends import external, shellcheck
+from ci_checks.backends import external, tools
 from ci_checks.backends.external import EQUIVALENT, BackendSettings, run_backends
 from ci_checks.diagnostics import Diagnostic, Related, Severity, Span
 from ci_checks.loading import LoadedFile, Workspace
@@ -273,44 +274,53 @@ def test_zizmor_findings_with_severities_and_character_columns(make_repo) -> Non
 
 
 def test_a_file_zizmor_cannot_parse_is_reported_at_that_file(make_repo) -> None:  # type: ignore[no-untyped-def]
+    repeated = ".github/workflows/repeated.yml"
     with_bom = ".github/workflows/bom.yml"
-    other = ".github/workflows/other.yml"
-    # ci-checks reads a UTF-8 byte-order mark; zizmor 1.32 skips such a file with a warning that names no file.
-    root = make_repo({with_bom: b"\xef\xbb\xbf" + ZIZMOR.encode("utf-8"), other: ZIZMOR})
+    # ci-checks reads a repeated key (and reports it: CC011); zizmor skips the file with a warning that names no file.
+    root = make_repo(
+        {
+            repeated: ZIZMOR.replace("on: pull_request", "on: pull_request\non: push"),
+            with_bom: b"\xef\xbb\xbf" + ZIZMOR.encode(),
+        }
+    )
     found = _check(root, "zizmor")
     unread = [(d.code, d.severity, d.span, d.message) for d in found if d.code == "CC091"]
-    reason = "zizmor could not read this file, so it audited nothing in it: deserializing from YAML"
-    assert [where[:3] for where in unread] == [("CC091", Severity.WARNING, Span(with_bom, 1, 1, 1, 2))]
-    assert unread[0][3].startswith(reason)
-    assert {d.span.path for d in found if d.code.startswith("ZZ-")} == {other}
+    reason = 'zizmor could not read this file, so it audited nothing in it: duplicate entry with key "…"'
+    assert unread == [("CC091", Severity.WARNING, Span(repeated, 1, 1, 1, 2), reason)]
+    # zizmor reads the copy ci-checks decoded, without the byte-order mark it cannot parse.
+    assert {d.span.path for d in found if d.code.startswith("ZZ-")} == {with_bom}
     # With no file it can parse, zizmor audits nothing at all; the file is still reported.
-    (root / other).unlink()
-    assert [(d.code, d.span.path) for d in _check(root, "zizmor")] == [("CC091", with_bom)]
+    (root / with_bom).unlink()
+    assert [(d.code, d.span.path) for d in _check(root, "zizmor")] == [("CC091", repeated)]
+
+
+def test_a_file_zizmor_cannot_validate_is_reported_at_that_file(make_repo) -> None:  # type: ignore[no-untyped-def]
+    merged = ".github/workflows/merged.yml"
+    workflow = "on: push\njobs:\n  a: &a\n    runs-on: ubuntu-latest\n    steps:\n      - run: echo\n  b:\n    <<: *a\n"
+    found = _check(make_repo({merged: workflow, WORKFLOW: ZIZMOR}), "zizmor")
+    skipped = [d for d in found if d.code == "CC091"]
+    assert [(d.span.path, d.message) for d in skipped] == [
+        (
+            merged,
+            "zizmor skipped this file, so it audited nothing in it: input does not match expected validation schema",
+        )
+    ]
+    assert {d.span.path for d in found if d.code.startswith("ZZ-")} == {WORKFLOW}
 
 
 # --- unavailable, failing, timing out ----------------------------------------------------------------------
 
 
-def test_an_option_naming_no_binary_gives_one_info_per_backend(make_repo, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_a_linter_installed_nowhere_gives_one_info_per_backend(make_repo, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     root = make_repo({WORKFLOW: SCALAR_STYLES})
-    missing = str(tmp_path / "no-such-zizmor")
-    monkeypatch.setenv("CI_CHECKS_ACTIONLINT", "no-such-actionlint")
-    settings = BackendSettings(binaries={"zizmor": missing})
-    found = _check(root, "actionlint", "zizmor", settings=settings)
-    assert [(d.code, d.severity, d.span, d.message) for d in found] == [
-        (
-            "CC090",
-            Severity.INFO,
-            Span(WORKFLOW, 1, 1, 1, 2),
-            "$CI_CHECKS_ACTIONLINT names 'no-such-actionlint', which is not an executable file",
-        ),
-        (
-            "CC090",
-            Severity.INFO,
-            Span(WORKFLOW, 1, 1, 1, 2),
-            f"--zizmor names {missing!r}, which is not an executable file",
-        ),
-    ]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    # A machine without the linters: nothing on PATH, and nothing beside the running Python.
+    monkeypatch.setenv("PATH", str(empty))
+    monkeypatch.setattr(sysconfig, "get_path", lambda name: str(empty))
+    found = _check(root, "actionlint", "zizmor")
+    assert [(d.code, d.severity, d.span) for d in found] == [("CC090", Severity.INFO, Span(WORKFLOW, 1, 1, 1, 2))] * 2
+    assert found[0].message.startswith("actionlint is not installed, so it checked nothing; install it with")
 
 
 def test_a_backend_with_nothing_to_read_is_not_reported(make_repo) -> None:  # type: ignore[no-untyped-def]
@@ -325,9 +335,9 @@ def test_a_tiny_timeout_stops_every_backend(make_repo, tmp_path, monkeypatch) ->
     temporary = tmp_path / "tmp"
     temporary.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(temporary))
-    # shellcheck's scripts go to /dev/shm where there is one, else to the temporary folder.
-    scratch = Path(shellcheck._scratch_parent() or temporary)
-    before = set(scratch.glob("ci-checks-shellcheck-*"))
+    # The copies of scripts and workflows go to /dev/shm where there is one, else to the temporary folder.
+    scratch = Path(tools._scratch_parent())
+    before = set(scratch.glob("ci-checks-*"))
     started = time.monotonic()
     found = _check(root, *external.BACKENDS, settings=BackendSettings(timeout_s=0.001))
     assert time.monotonic() - started < 10
@@ -336,10 +346,10 @@ def test_a_tiny_timeout_stops_every_backend(make_repo, tmp_path, monkeypatch) ->
         ("CC091", Severity.WARNING, Span(WORKFLOW, 1, 1, 1, 2), f"{name} {expected}") for name in external.BACKENDS
     ]
     assert list(temporary.iterdir()) == []
-    assert set(scratch.glob("ci-checks-shellcheck-*")) <= before
+    assert set(scratch.glob("ci-checks-*")) <= before
 
 
-def test_a_broken_configuration_in_the_repository_fails_the_backend(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_broken_configuration_in_the_repository_is_reported_and_left_out(make_repo) -> None:  # type: ignore[no-untyped-def]
     root = make_repo(
         {
             WORKFLOW: ZIZMOR,
@@ -348,13 +358,27 @@ def test_a_broken_configuration_in_the_repository_fails_the_backend(make_repo) -
         }
     )
     found = _check(root, "actionlint", "zizmor")
-    assert [(d.code, d.severity, d.span) for d in found] == [
-        ("CC091", Severity.WARNING, Span(WORKFLOW, 1, 1, 1, 2))
-    ] * 2
-    actionlint, zizmor = (d.message for d in found)
-    assert actionlint.startswith("actionlint failed: exited with status 3: could not parse config file")
-    assert zizmor.startswith("zizmor failed: exited with status 1: ")
-    assert zizmor.endswith("rules: invalid type: integer `12`, expected a map at line 1 column 8")
+    configs = [(d.code, d.severity, d.span, d.message) for d in found if d.code == "CC092"]
+    assert configs == [
+        (
+            "CC092",
+            Severity.WARNING,
+            # At the end of the file, which is the end of its first line: the file has no line 2.
+            Span(".github/actionlint.yaml", 1, 24, 1, 24),
+            "actionlint configuration cannot be read (did not find expected node content (while parsing a flow node "
+            "at 1:24)); actionlint ran without it",
+        ),
+        (
+            "CC092",
+            Severity.WARNING,
+            # The line and column zizmor gives are in ci-checks' copy; the key it names is in the file.
+            Span(".github/zizmor.yml", 1, 1, 1, 6),
+            'zizmor cannot use this configuration (rules: invalid type: integer "…", expected a map); '
+            "it ran without it",
+        ),
+    ]
+    # Both linters still ran over the workflow.
+    assert {d.code.split("-")[0] for d in found if d.span.path == WORKFLOW} == {"AL", "ZZ"}
 
 
 def test_nothing_is_run_from_a_relative_path_entry(make_repo, monkeypatch) -> None:  # type: ignore[no-untyped-def]

@@ -4,7 +4,10 @@
 line, its source excerpt with the caret underline, its notes, and the summary
 line; paths are relative to the fixtures folder. An optional `X.args` holds extra command-line options and
 paths, where `{fixtures}` stands for the fixtures folder (policy fixtures name
-their policy file there, under `policies/`).
+their policy file there, under `policies/`). An optional `X.env` holds
+`NAME=VALUE` lines set in the environment, where `{empty}` stands for an empty
+folder; a `PATH` there is also where the running Python's own scripts are
+looked for, which makes a machine without the linters.
 
 Single-file fixtures are checked in this project, so what they name
 (`bash scripts/x.sh`, a local action) must exist here or be reported.
@@ -16,6 +19,7 @@ with its own `.github`, checked as a checkout of its own (copied, with a
 
 from __future__ import annotations
 
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -36,9 +40,17 @@ def _fixtures(folder: str) -> list[Path]:
     return sorted([*found, *repositories])
 
 
-def _run(fixture: Path, tmp_path: Path):  # type: ignore[no-untyped-def]
+def _run(fixture: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
     args_file = fixture.with_suffix(".args")
     extra = args_file.read_text().replace("{fixtures}", str(FIXTURES)).split() if args_file.exists() else []
+    env_file = fixture.with_suffix(".env")
+    for line in env_file.read_text().splitlines() if env_file.exists() else []:
+        name, _, value = line.partition("=")
+        setting = value.replace("{empty}", str(tmp_path / "empty"))
+        (tmp_path / "empty").mkdir(exist_ok=True)
+        monkeypatch.setenv(name, setting)
+        if name == "PATH":
+            monkeypatch.setattr(sysconfig, "get_path", lambda _, folders=setting: folders)
     target = copy_repository(fixture, tmp_path) if is_repository_fixture(fixture) else fixture
     return run_cli("check", *extra, target)
 
@@ -48,17 +60,17 @@ def _relative(output: str) -> str:
 
 
 @pytest.mark.parametrize("fixture", _fixtures("err"), ids=lambda p: p.relative_to(FIXTURES).as_posix())
-def test_error_fixture_prints_its_golden_lines(fixture: Path, tmp_path: Path) -> None:
+def test_error_fixture_prints_its_golden_lines(fixture: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     expected = _golden(fixture).read_text(encoding="utf-8")
-    result = _run(fixture, tmp_path)
+    result = _run(fixture, tmp_path, monkeypatch)
     assert result.err == ""
     assert _relative(result.out) == expected
     assert result.code == 1
 
 
 @pytest.mark.parametrize("fixture", _fixtures("ok"), ids=lambda p: p.relative_to(FIXTURES).as_posix())
-def test_clean_fixture_stays_clean(fixture: Path, tmp_path: Path) -> None:
-    result = _run(fixture, tmp_path)
+def test_clean_fixture_stays_clean(fixture: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    result = _run(fixture, tmp_path, monkeypatch)
     assert (result.code, result.headers, result.err) == (0, [], "")
 
 
