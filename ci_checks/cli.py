@@ -31,6 +31,7 @@ from ci_checks.check import Outcome, Plan, Request, UsageError, run
 from ci_checks.diagnostics import Severity
 from ci_checks.policy import policy_codes
 from ci_checks.reporters import text
+from ci_checks.reporters.escaping import escaped
 from ci_checks.reporters.formats import FORMATS
 from ci_checks.reporters.text import statistics
 from ci_checks.repository import Repository, find_root
@@ -384,7 +385,8 @@ def _binary(name: str, plan: Plan) -> str | None:
 
 def _report(args: argparse.Namespace, outcome: Outcome, out: TextIO) -> str:
     if args.output_format == "text" and _colour(args.color, out):
-        return text.render(outcome.diagnostics, outcome.sources, outcome.files, colour=True)
+        shown = escaped(outcome)
+        return text.render(shown.diagnostics, shown.sources, shown.files, colour=True)
     return FORMATS[args.output_format](outcome)
 
 
@@ -590,6 +592,12 @@ class _Stream(io.TextIOBase):
 
     def flush(self) -> None:
         self._guarded(lambda stream: stream.flush())
+
+    def isatty(self) -> bool:
+        try:
+            return self._stream is not None and self._stream.isatty()
+        except (OSError, ValueError):
+            return False
 
     def _guarded(self, action: Callable[[TextIO], object]) -> None:
         if self._stream is None:

@@ -185,7 +185,7 @@ def _heredoc(text: str, lines: list[tuple[int, int]], index: int, marker: str, s
 def _shell_of(arguments: str) -> str | None:
     try:
         words = json.loads(arguments)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):  # `SHELL [[[[...`: not the JSON array of the exec form
         return None
     if isinstance(words, list) and words and isinstance(words[0], str):
         return " ".join(str(word) for word in words)
@@ -241,7 +241,7 @@ def _json_words(arguments: str, start: int, locator: FileLocator) -> list[Word] 
         return None
     try:
         values = json.loads(body)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):  # `RUN [[[[...` nested past the parser's depth is shell, not JSON
         return None
     if not isinstance(values, list) or not all(isinstance(value, str) for value in values):
         return None

@@ -66,6 +66,14 @@ class LoadedFile:
             return None
         return pysource.facts(self.source)
 
+    def unread_scripts(self) -> Iterator[shell.Script]:
+        """The scripts of the file that were not read (`Script.problem`), whose commands no rule sees."""
+        scripts = [step.script for step in self.steps]
+        if self.dockerfile is not None:
+            scripts += self.dockerfile.scripts
+        scripts.append(self.shell_script)
+        yield from (script for script in scripts if script is not None and script.problem is not None)
+
     def commands(self) -> Iterator[shell.Command]:
         """Every shell command of the file: in `run:` scripts, `RUN` instructions, or the script itself."""
         for step in self.steps:

@@ -51,7 +51,7 @@ _MODULES = (
     "ci_checks.query",
     "ci_checks.config",
     "ci_checks.config_source",
-    "ci_checks.reporters.text",
+    "ci_checks.reporters.formats",
     "ci_checks.backends.schema",
 )
 _LIBRARIES = ("yaml", "jsonschema", "referencing", "rpds", "tree_sitter", "tree_sitter_bash", "regex")
@@ -205,9 +205,8 @@ class PolicyItem(pytest.Item):
         style: Any = None,
     ) -> str | TerminalRepr:
         if isinstance(excinfo.value, PolicyFailure):
-            text = _ci_checks()["ci_checks.reporters.text"]
-            outcome = excinfo.value.outcome
-            rendered: str = text.render(outcome.diagnostics, outcome.sources, outcome.files)
+            formats = _ci_checks()["ci_checks.reporters.formats"]
+            rendered: str = formats.FORMATS["text"](excinfo.value.outcome)
             return rendered.rstrip()
         return super().repr_failure(excinfo)
 

@@ -232,25 +232,15 @@ class Repository:
         except OSError as error:
             return SourceFile(relative, "", SourceProblem(ProblemKind.UNREADABLE, f"cannot read: {error.strerror}"))
         if not stat.S_ISREG(mode):
-            problem = SourceProblem(ProblemKind.UNREADABLE, f"{_kind_of_mode(mode)}, not a regular file; not read")
+            problem = SourceProblem(
+                ProblemKind.UNREADABLE, f"{source.kind_of_mode(mode)}, not a regular file; not read"
+            )
             return SourceFile(relative, "", problem)
         return source.read(relative, written, max_bytes, follow_links=False)
 
 
 OUTSIDE = "symbolic link points outside the repository; not read"
 _NOT_ENTERED = "folders are not entered through links, so nothing under it is checked"
-
-
-def _kind_of_mode(mode: int) -> str:
-    if stat.S_ISDIR(mode):
-        return "a folder"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    return "not a regular file"
 
 
 @cache

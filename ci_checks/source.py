@@ -195,7 +195,7 @@ def read(
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            return _failed(path, ProblemKind.UNREADABLE, "not a regular file")
+            return _failed(path, ProblemKind.UNREADABLE, f"{kind_of_mode(info.st_mode)}, not a regular file; not read")
         if info.st_size > max_bytes:
             return _too_large(path, info.st_size, max_bytes)
         chunks: list[bytes] = []
@@ -214,6 +214,31 @@ def read(
     if len(data) > max_bytes:
         return _too_large(path, len(data), max_bytes)
     return decode(path, data)
+
+
+_UNDECODED = re.compile("[\udc80-\udcff]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def printable(text: str) -> str:
+    """A file name with each byte that is not UTF-8 (read by Python as a lone surrogate) written as `%XX`."""
+    if not _SURROGATE.search(text):
+        return text
+    text = _UNDECODED.sub(lambda match: f"%{ord(match.group()) - 0xDC00:02X}", text)
+    return _SURROGATE.sub("\ufffd", text)
+
+
+def kind_of_mode(mode: int) -> str:
+    """What a file that is not a regular one is, for messages."""
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "a special file"
 
 
 def format_size(size: int) -> str:

@@ -23,6 +23,7 @@ from pathlib import Path
 from ci_checks.backends import tools
 from ci_checks.loading import LoadedFile
 from ci_checks.repository import Repository
+from ci_checks.source import printable
 from ci_checks.yamlpos import Scalar
 
 LOCK_FILE = ".github/workflows/actions.lock"
@@ -37,7 +38,9 @@ class Mirror:
     """The copied checked files, by the `path_key` of their copy."""
 
     def path_of(self, file: LoadedFile) -> str:
-        return str(self.root / file.path)
+        """Where the copy is: a name that is not UTF-8 is written `%XX` (see `source.printable`), which every
+        linter can be given as an argument."""
+        return str(self.root / printable(file.path))
 
     def has(self, file: LoadedFile) -> bool:
         return tools.path_key(self.path_of(file)) in self.files
@@ -59,7 +62,7 @@ def build(folder: Path, files: Iterable[LoadedFile], repository: Repository) -> 
         text = _with_outside_uses_cut(file, repository)
         if text is None:
             continue
-        _write(folder, file.path, text)
+        _write(folder, printable(file.path), text)
         written.add(file.path)
         mirror.files[tools.path_key(mirror.path_of(file))] = file
     for file in list(mirror.files.values()):
@@ -68,7 +71,7 @@ def build(folder: Path, files: Iterable[LoadedFile], repository: Repository) -> 
                 continue
             target = repository.read(relative)
             if target.problem is None:
-                _write(folder, relative, target.text)
+                _write(folder, printable(relative), target.text)
                 written.add(relative)
     lock = repository.read_regular(LOCK_FILE)
     if lock is not None and lock.problem is None and LOCK_FILE not in written:

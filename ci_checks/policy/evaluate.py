@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ci_checks.diagnostics import Diagnostic
+from ci_checks.diagnostics import Diagnostic, Span
 from ci_checks.loading import LoadedFile, Workspace
 from ci_checks.policy.findings import about, no_match, unreadable
 from ci_checks.policy.model import Covers, PolicyRule, SearchTimedOut
@@ -51,6 +51,7 @@ def _scoped(rule: PolicyRule, workspace: Workspace, covers: Covers, skipped: fro
         return
     yield from _items_select_nothing(rule, whole)
     yield from _python_unreadable(rule, selection.scopes)
+    yield from _shell_unreadable(rule, selection.scopes)
     scopes = [scope for scope in selection.scopes if scope.path is None or covers(scope.path)]
     yield from _judged(rule, scopes)
 
@@ -77,6 +78,22 @@ def _items_select_nothing(rule: PolicyRule, selection: Selection) -> Iterator[Di
         reason = item.selects_nothing(selection.scopes)
         if reason is not None:
             yield no_match(rule, item.span, reason)
+
+
+def _shell_unreadable(rule: PolicyRule, scopes: list[Scope]) -> Iterator[Diagnostic]:
+    """A script a command item would look into but that was not read (nested too deep) is reported, not passed."""
+    if not any(item.kind == "command" for item in rule.items):
+        return
+    seen: set[str] = set()
+    for scope in scopes:
+        file: LoadedFile | None = scope.file
+        if file is None or file.path in seen:
+            continue
+        seen.add(file.path)
+        for script in file.unread_scripts():
+            where = script.errors[0] if script.errors else Span.point(file.path)
+            message = f"{script.problem}; not checked by this rule"
+            yield about(cc106_policy_unreadable_input.RULE, rule, where, message)
 
 
 def _python_unreadable(rule: PolicyRule, scopes: list[Scope]) -> Iterator[Diagnostic]:

@@ -14,6 +14,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import regex
+
 from ci_checks import shell
 from ci_checks.diagnostics import Occurrence, Span
 from ci_checks.globs import Glob, matches_any
@@ -278,13 +280,21 @@ def candidates(where: Where, workspace: Workspace, skipped: frozenset[str]) -> l
     for path in repository.files:
         if repository.excluded(path) or path in skipped:
             continue
-        if matches_any(where.files, path):
+        if matches_any(where.files, path) or (
+            path in repository.linked_folders and any(_may_hold(glob, path) for glob in where.files)
+        ):
             paths.append(path)
             continue
         globs = {FileKind.WORKFLOW: where.workflows, FileKind.ACTION: where.actions}.get(kind_of(path), ())
         if matches_any(globs, path):
             paths.append(path)
     return paths
+
+
+def _may_hold(glob: Glob, folder: str) -> bool:
+    """Whether a file under `folder` could match `glob`: a linked folder (which is not entered) under a `files:`
+    glob is selected itself, and reported as unreadable, rather than skipped in silence."""
+    return regex.compile(glob.pattern.pattern).fullmatch(folder + "/", partial=True) is not None
 
 
 def select(where: Where, files: list[LoadedFile]) -> Selection:

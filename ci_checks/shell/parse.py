@@ -50,7 +50,20 @@ class _OffsetLocator:
         return Span("<pattern>", 1, start + 1, 1, end + 1)
 
 
+MAX_NESTING = 100
+"""Statements inside one another (`if` in `if`, `$( )` in `$( )`) that a script may have: real ones have a few."""
+
+
+class _TooDeep(Exception):
+    def __init__(self, node: tree_sitter.Node) -> None:
+        super().__init__(node.type)
+        self.node = node
+
+
 class _Converter(WordDecoder):
+    depth = 0
+    """How many statements the one being read is inside."""
+
     def redirects(self, node: tree_sitter.Node) -> list[Redirect]:
         """A redirect node as `Redirect`s; a here-document may carry a nested file redirect."""
         start, end = self.bounds(node)
@@ -87,6 +100,16 @@ class _Converter(WordDecoder):
         return Block(self.locator, start, end, statements, self.text[start:end])
 
     def statement(self, node: tree_sitter.Node) -> list[ShellNode]:
+        """The statement(s) a node is; `_TooDeep` past `MAX_NESTING` statements inside one another."""
+        self.depth += 1
+        try:
+            if self.depth > MAX_NESTING:
+                raise _TooDeep(node)
+            return self._statement(node)
+        finally:
+            self.depth -= 1
+
+    def _statement(self, node: tree_sitter.Node) -> list[ShellNode]:
         kind = node.type
         if node.is_missing:
             start, end = self.bounds(node)
@@ -124,18 +147,25 @@ class _Converter(WordDecoder):
             stages = [s for child in node.named_children for s in self.statement(child)]
             return [Pipeline(self.locator, start, end, stages)]
         if kind == "list":
+            # `a && b || c` nests to the left, list(list(a, b), c): walked down in a loop, not by recursion,
+            # so that a long chain is not mistaken for deep nesting.
+            chain = [node]
+            while chain[-1].named_children and chain[-1].named_children[0].type == "list":
+                chain.append(chain[-1].named_children[0])
             items: list[ShellNode] = []
             operators: list[str] = []
-            for child in node.children:
-                if child.type in ("&&", "||"):
-                    operators.append(child.type)
-                elif child.is_named:
-                    converted = self.statement(child)
-                    if len(converted) == 1 and isinstance(converted[0], AndOr):
-                        items.extend(converted[0].items)
-                        operators.extend(converted[0].operators)
-                    else:
-                        items.extend(converted)
+            for level in reversed(chain):
+                nested = level.named_children[0] if level is not chain[-1] else None
+                for child in level.children:
+                    if child.type in ("&&", "||"):
+                        operators.append(child.type)
+                    elif child.is_named and child != nested:
+                        converted = self.statement(child)
+                        if len(converted) == 1 and isinstance(converted[0], AndOr):
+                            items.extend(converted[0].items)
+                            operators.extend(converted[0].operators)
+                        else:
+                            items.extend(converted)
             return [AndOr(self.locator, start, end, items, operators)]
         if kind == "negated_command":
             inner = [s for child in node.named_children for s in self.statement(child)]
@@ -263,8 +293,13 @@ def parse(text: str, locator: Locator) -> Script:
     tree = _parser().parse(converter.data)
     root = tree.root_node
     statements: list[ShellNode] = []
-    for child in root.children:
-        statements.extend(converter.statement(child))
+    try:
+        for child in root.children:
+            statements.extend(converter.statement(child))
+    except _TooDeep as deep:
+        start, end = converter.bounds(deep.node)
+        problem = f"shell statements are nested more than {MAX_NESTING} deep"
+        return Script(locator, 0, len(text), [], text, [converter.span(start, end)], problem)
     if root.has_error and not converter.errors:
         _collect_errors(converter, root)
     return Script(locator, 0, len(text), statements, text, converter.errors)

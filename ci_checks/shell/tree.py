@@ -299,9 +299,14 @@ class Redirected(ShellNode):
 
 @dataclass(eq=False, repr=False)
 class Script(Block):
-    """A whole parsed script. `errors` are spans tree-sitter could not parse."""
+    """A whole parsed script. `errors` are spans tree-sitter could not parse.
+
+    `problem` says why a script was not read at all (its first error is where): statements nested deeper than
+    `parse.MAX_NESTING` are refused rather than walked into Python's recursion limit.
+    """
 
     errors: list[Span] = field(default_factory=list)
+    problem: str | None = None
 
 
 def walk(node: ShellNode) -> Iterator[ShellNode]:

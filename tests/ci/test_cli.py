@@ -145,7 +145,7 @@ def test_fifos_and_links_out_of_the_repository_are_reported_not_read(make_repo, 
     result = run_cli("check", root)
     assert result.headers == [
         ".github/workflows/link.yml:1:1: CC004 symbolic link points outside the repository; not read",
-        ".github/workflows/pipe.yml:1:1: CC004 not a regular file",
+        ".github/workflows/pipe.yml:1:1: CC004 a FIFO, not a regular file; not read",
     ]
 
 

@@ -67,7 +67,7 @@ def test_fifo_is_not_read_and_does_not_block(tmp_path: Path) -> None:
     os.mkfifo(fifo)
     problem = source.read("w.yml", fifo).problem
     assert problem is not None
-    assert (problem.kind, problem.message) == (ProblemKind.UNREADABLE, "not a regular file")
+    assert (problem.kind, problem.message) == (ProblemKind.UNREADABLE, "a FIFO, not a regular file; not read")
 
 
 def test_missing_file_is_unreadable(tmp_path: Path) -> None:
