@@ -219,7 +219,7 @@ class Repository:
         written = self.root / relative
         if not os.path.lexists(written):
             return None
-        if Path(os.path.realpath(written)) != self.real_root / relative:
+        if written.is_symlink() or Path(os.path.realpath(written)) != self.real_root / relative:
             located = self.locate(relative)
             reason = located if isinstance(located, str) else "symbolic link; not read"
             if reason in (OUTSIDE, "symbolic link; not read"):

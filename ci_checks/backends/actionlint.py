@@ -52,7 +52,7 @@ def inputs(files: list[LoadedFile]) -> list[LoadedFile]:
 
 
 def run(binary: str, files: list[LoadedFile], context: Context) -> list[Diagnostic]:
-    _check_version(binary, context.scratch, context.limit)
+    _check_version(binary, context.scratch)
     inputs = [file for file in files if context.mirror.has(file)]
     config = context.config
     try:
@@ -87,9 +87,9 @@ def _run(binary: str, files: list[LoadedFile], context: Context) -> list[Diagnos
         raise tools.unreadable("actionlint's JSON", error, output) from None
 
 
-def _check_version(binary: str, cwd: Path, limit: tools.TimeLimit) -> None:
+def _check_version(binary: str, cwd: Path) -> None:
     """Unavailable for a version before 1.7; a version it cannot read is given the benefit of the doubt."""
-    output = tools.run([[binary, "-version"]], cwd, limit)[0].output((0,))
+    output = tools.version(binary, ("-version",), cwd) or ""
     match = _VERSION.search(output)
     if match is not None and (int(match[1]), int(match[2])) < MIN_VERSION:
         raise tools.Unavailable(

@@ -38,7 +38,8 @@ from pathlib import Path
 # Windows finds `actionlint.exe` when asked for `actionlint`; elsewhere a name is the file name.
 _SUFFIXES = ("", *os.environ.get("PATHEXT", ".EXE").lower().split(os.pathsep)) if os.name == "nt" else ("",)
 _SUMMARY_CHARS = 200
-_QUOTED = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'[^'\n]*'|`[^`\n]*`")
+_QUOTED = (re.compile(r"\"[^\n]*\""), re.compile(r"`[^\n]*`"), re.compile(r"(?<![A-Za-z0-9])'[^'\n]*'"))
+"""Quoted text, from the first quote to the last of its kind on a line: what is between may quote a file."""
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _EXCERPT = re.compile(r"\s*(\d+\s*)?[|=^]|\s*-->|\s*\.\.\.\s*$")
 _CAUSE = re.compile(r"\s*\d+: (?P<cause>.+)")
@@ -105,13 +106,26 @@ def named_binary(name: str, explicit: str | None) -> tuple[str, str] | None:
     return None
 
 
-def verify(name: str, binary: str, cwd: Path) -> None:
-    """BackendFailed unless `binary` answers its version question the way the linter `name` does."""
+def verify(name: str, binary: str, cwd: Path) -> str:
+    """What `binary` says to its version question; BackendFailed unless it says it the way the linter `name` does."""
     question, answer = _IDENTITY[name]
-    finished = run([[binary, *question]], cwd, TimeLimit(_VERIFY_LIMIT_S))[0]
-    said = (finished.stdout + finished.stderr).decode("utf-8", errors="replace")
-    if finished.returncode != 0 or answer.search(said) is None:
+    said = version(binary, question, cwd)
+    if said is None or answer.search(said) is None:
         raise BackendFailed(f"{binary} is not {name}: `{' '.join([Path(binary).name, *question])}` did not say so")
+    return said
+
+
+_VERSIONS: dict[tuple[str, tuple[str, ...]], str | None] = {}
+
+
+def version(binary: str, question: Sequence[str], cwd: Path) -> str | None:
+    """A binary's answer to its version question (None when it fails), asked once per run."""
+    key = (binary, tuple(question))
+    if key not in _VERSIONS:
+        finished = run([[binary, *question]], cwd, TimeLimit(_VERIFY_LIMIT_S))[0]
+        said = (finished.stdout + finished.stderr).decode("utf-8", errors="replace")
+        _VERSIONS[key] = said if finished.returncode == 0 else None
+    return _VERSIONS[key]
 
 
 def _path_folders() -> list[Path]:
@@ -307,7 +321,12 @@ def tail(stderr: bytes, *folders: Path) -> str:
     lines = [line.strip() for line in text.splitlines() if line.strip() and not _EXCERPT.match(line)]
     causes = [match["cause"] for line in lines if (match := _CAUSE.match(line))]
     chosen = causes[-1] if causes else (lines[-1] if lines else "it printed nothing on stderr")
-    chosen = _QUOTED.sub('"…"', chosen)
+    for quoted in _QUOTED:
+        chosen = quoted.sub("\0", chosen)
+    cut = min((chosen.find(quote) for quote in '"`' if quote in chosen), default=-1)
+    if cut >= 0:  # a quote left open: what follows it may be the start of a quotation
+        chosen = chosen[:cut] + "\0"
+    chosen = chosen.replace("\0", '"…"')
     return chosen if len(chosen) <= _SUMMARY_CHARS else chosen[: _SUMMARY_CHARS - 1] + "…"
 
 
