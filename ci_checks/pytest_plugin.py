@@ -45,8 +45,18 @@ if TYPE_CHECKING:
 
 _POLICY_PATH = pytest.StashKey[Path]()
 _REPOSITORY = pytest.StashKey["CIRepository"]()
-_STARTUP_PATH = [entry for entry in sys.path if entry and entry != os.curdir and entry != str(Path.cwd())]
-"""Where Python looked for modules when the plugin was loaded, less the current folder (the repository, often)."""
+
+
+def _startup_path() -> list[str]:
+    """Where Python looked for modules when the plugin was loaded, less the current folder (the repository, often)."""
+    try:
+        current = str(Path.cwd())
+    except OSError:  # the current folder was removed
+        current = ""
+    return [entry for entry in sys.path if entry and entry not in (os.curdir, current)]
+
+
+_STARTUP_PATH = _startup_path()
 _MODULES = (
     "ci_checks.query",
     "ci_checks.config",

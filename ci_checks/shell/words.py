@@ -8,6 +8,7 @@ unmasked script.
 from __future__ import annotations
 
 import bisect
+import re
 from abc import ABC, abstractmethod
 
 import tree_sitter
@@ -38,6 +39,9 @@ WORD_TYPES = {
 }
 
 
+_NON_ASCII_BYTE = re.compile(rb"[\x80-\xff]")
+
+
 class WordDecoder(ABC):
     """Reads tree-sitter word nodes of one script into `Word`s; subclasses build the blocks inside words."""
 
@@ -47,15 +51,18 @@ class WordDecoder(ABC):
         self.range_starts = [start for start, _ in ranges]
         self.locator = locator
         self.errors: list[Span] = []
-        data = masked.encode("utf-8")
-        self.data = data
+        data = masked.encode("utf-8", errors="surrogatepass")
+        # tree-sitter sees every byte of a non-ASCII character as `x`: tree-sitter-bash 0.25 crashes (reads memory it
+        # does not own) on `{` before some characters above U+3FFFF, and bash gives no character outside ASCII a
+        # meaning. Offsets stay byte offsets into the text, and words are read from the text itself.
+        self.data = data if data.isascii() else _NON_ASCII_BYTE.sub(b"x", data)
         if len(data) == len(masked):
             self.char_at: list[int] | None = None
         else:
             char_at = [0] * (len(data) + 1)
             position = 0
             for index, char in enumerate(masked):
-                width = len(char.encode("utf-8"))
+                width = len(char.encode("utf-8", errors="surrogatepass"))
                 for k in range(width):
                     char_at[position + k] = index
                 position += width

@@ -293,3 +293,20 @@ def test_unicode_line_separators_do_not_move_findings(  # type: ignore[no-untype
     )
     result = run_cli("check", root)
     assert [h.split(": ")[0] for h in result.headers] == [f"{path}:{where}" for where in expected]
+
+
+# --- found by the property-based suite: a character that made the shell parser read memory it does not own ----
+
+PARSE_MANY = """
+from ci_checks import shell
+for text in ("a{\\U0010ffff", "git apply x{\\U00066822i\\t-h", "echo {\\U000e0000}"):
+    for _ in range(200):
+        shell.parse_fragment(text)
+"""
+
+
+def test_characters_above_the_basic_plane_after_a_brace_do_not_crash_the_shell_parser() -> None:
+    # tree-sitter-bash 0.25 crashed on these in about half of the processes: several processes, many parses each.
+    for _ in range(5):
+        finished = subprocess.run([sys.executable, "-c", PARSE_MANY], capture_output=True, timeout=120, check=False)
+        assert (finished.returncode, finished.stderr) == (0, b"")
