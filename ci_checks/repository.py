@@ -118,20 +118,26 @@ class Repository:
         folder is listed itself (it reads as a problem: folders are not entered
         through links), as is anything else that is not a regular file.
         """
+        return self._walk[0]
+
+    @property
+    def linked_folders(self) -> frozenset[str]:
+        """The entries of `files` that are symbolic links to folders, whose files are not listed."""
+        return self._walk[1]
+
+    @cached_property
+    def _walk(self) -> tuple[list[str], frozenset[str]]:
         found: list[str] = []
+        linked: set[str] = set()
         for folder, dirs, names in os.walk(self.root):
             base = Path(folder)
             walkable = sorted(d for d in dirs if _walkable(d))
-            linked = [d for d in walkable if (base / d).is_symlink()]
-            dirs[:] = [d for d in walkable if d not in linked]
-            for name in [*names, *linked]:
+            links = [d for d in walkable if (base / d).is_symlink()]
+            dirs[:] = [d for d in walkable if d not in links]
+            for name in [*names, *links]:
                 found.append((base / name).relative_to(self.root).as_posix())
-        return sorted(found)
-
-    @cached_property
-    def linked_folders(self) -> frozenset[str]:
-        """The entries of `files` that are symbolic links to folders, whose files are not listed."""
-        return frozenset(path for path in self.files if (self.root / path).is_symlink() and (self.root / path).is_dir())
+            linked.update((base / name).relative_to(self.root).as_posix() for name in links)
+        return sorted(found), frozenset(linked)
 
     @cached_property
     def workflows(self) -> list[str]:

@@ -329,13 +329,15 @@ def pull_request(tmp_path: Path) -> Path:
     (root / ".github" / "zizmor.yml").write_text("rules:\n  template-injection:\n    disable: true\n")
     _git(root, "add", "-A")
     _git(root, "commit", "-qm", "pull request")
-    # The checked repository's own git configuration and hooks must not run.
+    # The checked repository's own git configuration and hooks are never read: a monitor command and a hook
+    # that would leave a mark, then a line no git can read, which fails every git command that reads the file.
     marker = tmp_path / "git-ran-repository-code"
     hook = root / ".git" / "hooks" / "post-checkout"
     hook.write_text(f"#!/bin/sh\ntouch {marker}\n")
     hook.chmod(0o755)
     _git(root, "config", "core.fsmonitor", str(hook))
-    _git(root, "config", "alias.rev-parse", f"!touch {marker}")
+    with (root / ".git" / "config").open("a") as config:
+        config.write("[[[ not a configuration line\n")
     return root
 
 
