@@ -86,7 +86,9 @@ def _seconds(value: str) -> float:
     if not (seconds > 0 and math.isfinite(seconds)):
         raise argparse.ArgumentTypeError(f"{value!r} is not a positive number of seconds")
     if seconds > MAX_TIMEOUT_S:
-        raise argparse.ArgumentTypeError(f"{value!r} is more than a day ({MAX_TIMEOUT_S:g} seconds), the most it can be")
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is more than a day ({MAX_TIMEOUT_S:g} seconds), the most it can be"
+        )
     return seconds
 
 

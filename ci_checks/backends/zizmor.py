@@ -35,7 +35,7 @@ _SEVERITIES = {"High": Severity.ERROR, "Medium": Severity.WARNING}
 _UNPARSED = "failed to parse input:"
 _AUDITED = re.compile(r"\bcompleted (.+)$", re.MULTILINE)
 _QUOTED = re.compile(r"\"[^\"]*\"|`[^`]*`|'[^']*'")
-_SKIPPED = re.compile(r"failed to validate file:(?P<path>\S+) as \w+: (?P<reason>.*)$", re.MULTILINE)
+_SKIPPED = re.compile(r"failed to validate file:(?P<path>\S+) as \w+:", re.MULTILINE)
 
 
 def inputs(files: list[LoadedFile]) -> list[LoadedFile]:
@@ -83,22 +83,17 @@ def _run(binary: str, files: list[LoadedFile], context: Context) -> list[Diagnos
 
 
 def _unread(stderr: str, paths: dict[str, LoadedFile], mirror: Mirror) -> list[Diagnostic]:
-    """A CC091 at each input zizmor skipped (it could not parse or validate it), although ci-checks read it.
+    """A CC091 at each input zizmor could not parse (and skipped), although ci-checks read it.
 
-    A file it cannot validate it names; for one it cannot parse it logs a
-    reason without naming the file, and names each file it audited. The
-    unnamed inputs it did not audit, in the order given, get those reasons in
-    the order logged; when the counts differ, one CC091 at the first input
-    gives them all.
+    zizmor logs a reason for each without naming the file, and names each file
+    it audited and each it skipped as not matching the workflow schema. The
+    other inputs it did not audit, in the order given, get the reasons in the
+    order logged; when the counts differ, one CC091 at the first input gives
+    them all.
     """
     found: list[Diagnostic] = []
-    named: set[str] = set()
-    for match in _SKIPPED.finditer(stderr):
-        file = mirror.file_of(match["path"].removeprefix("//"))
-        if file is not None:
-            named.add(tools.path_key(mirror.path_of(file)))
-            message = f"zizmor skipped this file, so it audited nothing in it: {_QUOTED.sub('…', match['reason'])}"
-            found.append(FAILED.diagnostic(Span.point(file.path), message))
+    # A file zizmor names as not matching the workflow schema is one ci-checks reports itself (CC020): no CC091.
+    named = {tools.path_key(mirror.root / match["path"].removeprefix("//")) for match in _SKIPPED.finditer(stderr)}
     reasons = [
         _QUOTED.sub('"…"', line.split(_UNPARSED, 1)[1].strip()) for line in stderr.splitlines() if _UNPARSED in line
     ]

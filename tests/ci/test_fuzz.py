@@ -376,7 +376,7 @@ def _check(repository: dict[str, list[Mutation]], backends: str) -> None:
             lines = _lines(written[".github/ci-checks.yml"])
             assert _inside(lines, int(match[1]), int(match[2])) or (lines == [""] and match.groups() == ("1", "1"))
             return
-        document = json.loads(out.getvalue(), parse_constant=lambda name: pytest_fail(name))
+        document = json.loads(out.getvalue(), parse_constant=_not_json)
         _check_positions(document["diagnostics"], written)
         sarif = json.loads(reports["sarif"].read_text(encoding="utf-8"))
         assert len(sarif["runs"][0]["results"]) == len(document["diagnostics"])
@@ -391,7 +391,7 @@ def _check(repository: dict[str, list[Mutation]], backends: str) -> None:
             assert not re.search("[\ud800-\udfff]", text)
 
 
-def pytest_fail(name: str) -> object:
+def _not_json(name: str) -> object:
     raise AssertionError(f"{name} is not JSON")
 
 

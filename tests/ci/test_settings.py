@@ -101,7 +101,7 @@ def test_severity_overrides_in_the_configuration(make_repo) -> None:  # type: ig
     result = run_cli("check", root)
     assert (result.code, result.err) == (
         2,
-        ".github/ci-checks.yml:1:12: error: unknown rule 'CC999' (did you mean CC091?); see `ci-checks rules`\n",
+        ".github/ci-checks.yml:1:12: error: unknown rule 'CC999' (did you mean CC092?); see `ci-checks rules`\n",
     )
 
 
