@@ -114,7 +114,9 @@ def run_backends(
             if name in _MIRRORED
         }
         with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
-            running = [pool.submit(_run, name, inputs, root, settings, contexts.get(name)) for name, inputs in jobs]
+            running = [
+                pool.submit(_run, name, inputs, root, settings, scratch, contexts.get(name)) for name, inputs in jobs
+            ]
             try:
                 return sorted_diagnostics([diagnostic for job in running for diagnostic in job.result()])
             except BaseException:  # an interrupt, or a linter named by option that is not one: end the others now
@@ -123,14 +125,14 @@ def run_backends(
 
 
 def _run(
-    name: str, inputs: list[LoadedFile], root: Path, settings: BackendSettings, context: Context | None
+    name: str, inputs: list[LoadedFile], root: Path, settings: BackendSettings, scratch: Path, context: Context | None
 ) -> list[Diagnostic]:
     where = Span.point(inputs[0].path)
     named = tools.named_binary(name, settings.binaries.get(name))
     try:
         binary = named[0] if named is not None else tools.find_binary(name, None)
         try:
-            tools.verify(name, binary, context.scratch if context is not None else root)
+            tools.verify(name, binary, scratch)
         except tools.BackendFailed as failure:
             if named is not None:
                 raise tools.NamedBinaryError(f"{named[1]} names {binary!r}, which is not {name}") from None

@@ -39,7 +39,7 @@ from hypothesis import strategies as st
 from ci_checks import cli
 
 PROFILE = os.environ.get("CI_CHECKS_FUZZ", "default")
-EXAMPLES = {"default": (300, 10), "thorough": (10_000, 300)}[PROFILE]
+EXAMPLES = {"default": (200, 6), "thorough": (10_000, 300)}[PROFILE]
 """(without linters, with linters) examples of each property."""
 TIME_LIMIT_S = 60
 _SETTINGS = {
