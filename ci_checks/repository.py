@@ -170,9 +170,12 @@ class Repository:
         return isinstance(self.locate(relative), Path)
 
     def resolve(self, relative: str) -> Path | None:
-        """The real path of a repo-relative path, or None when it lies outside the repository or does not exist."""
-        found = self.locate(relative)
-        return found if isinstance(found, Path) else None
+        """The real path of a repo-relative path (which may not exist), or None when it lies outside the repository."""
+        try:
+            candidate = (self.root / relative).resolve()
+        except (OSError, RuntimeError):  # a loop of symbolic links
+            return None
+        return candidate if self.inside(candidate) else None
 
     def inside(self, path: str | os.PathLike[str]) -> bool:
         """Whether a real (resolved) path is the root or lies under it."""

@@ -11,7 +11,7 @@ project or a configuration.
 A local `uses:` that leads outside the repository (`./../../x`, or through a
 symbolic link) is rewritten in the copy, in place and at the same length, to a
 path that does not exist, so that no linter opens a file outside the
-repository for it (ci-checks reports it: CC030). Positions do not move.
+repository for it (ci-checks reports it: CC041). Positions do not move.
 """
 
 from __future__ import annotations

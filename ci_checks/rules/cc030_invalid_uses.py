@@ -3,30 +3,22 @@
 ## What it does
 Checks every `uses:` of a step or of a reusable-workflow job. It must be
 `owner/repo@ref`, `owner/repo/path@ref`, `./local/path` or `docker://image`,
-and it cannot contain `${{ }}` expressions. A local `./path` must stay inside
-the repository: one that leaves it by `..`, or through a symbolic link (the
-folder's or its `action.yml`'s), is reported too.
+and it cannot contain `${{ }}` expressions.
 
 ## Why it matters
 GitHub resolves every `uses:` before the first job starts; one without a ref
-or with an expression fails the whole run ("the workflow is not valid"). A
-local action outside the repository is not the repository's code: on a
-runner it is whatever lies at that path, and a linter following it would read
-files a pull request must not reach (ci-checks hands the linters a copy in
-which such a `uses:` names nothing).
+or with an expression fails the whole run ("the workflow is not valid").
 
 ## Example
 ```yaml
 steps:
   - uses: actions/checkout
   - uses: ${{ inputs.setup-action }}@v1
-  - uses: ./../../shared/setup
 ```
 
 ## Fix
 Pin a ref (ideally a full commit SHA): `actions/checkout@v4`. To choose an
-action at run time, use `if:` on alternative steps. Keep local actions in the
-repository, as real folders.
+action at run time, use `if:` on alternative steps.
 """
 
 from __future__ import annotations
@@ -48,10 +40,6 @@ def check(file: LoadedFile) -> Iterator[Diagnostic]:
         parsed = ActionRef.parse(node.value)
         if isinstance(parsed, str):
             yield RULE.diagnostic(node.span, parsed)
-        elif parsed.kind == "local":
-            outside = file.repository.escapes(parsed.path)
-            if outside is not None:
-                yield RULE.diagnostic(node.span, f"the local action {parsed.raw!r} {outside}")
 
 
 RULE = Rule("CC030", "invalid-uses", "`uses:` is not a valid reference", Severity.ERROR, __doc__, YAML_KINDS, check)
