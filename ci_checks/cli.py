@@ -27,6 +27,7 @@ from ci_checks import __version__, baseline, config, config_source, fixes, init,
 from ci_checks.backends import tools
 from ci_checks.backends.cache import default_folder
 from ci_checks.backends.external import BACKENDS, BackendSettings
+from ci_checks.changes import new_since
 from ci_checks.check import Outcome, Plan, Request, UsageError, run
 from ci_checks.diagnostics import Severity
 from ci_checks.policy import policy_codes
@@ -184,6 +185,11 @@ def build_parser() -> argparse.ArgumentParser:
     fixing.add_argument("--diff", action="store_true", help="print the fixes --fix would make as a diff; write nothing")
     check.add_argument("--unsafe-fixes", action="store_true", help="with --fix or --diff, apply unsafe fixes too")
     check.add_argument(
+        "--new-since",
+        metavar="REF",
+        help="report only findings on lines changed since the git commit REF (e.g. origin/main, for a pull request)",
+    )
+    check.add_argument(
         "--baseline",
         type=Path,
         metavar="FILE",
@@ -281,6 +287,11 @@ def _checked(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return _write_baseline(args.write_baseline, outcome, out)
     if args.baseline is not None:
         _apply_baseline(args.baseline, outcome, [request for _, request in groups.values()], err)
+    if args.new_since is not None:
+        if len(groups) != 1:
+            raise UsageError("--new-since compares one repository with a commit; name paths of one repository")
+        [(repository, _)] = groups.values()
+        outcome.diagnostics = new_since(repository, args.new_since, outcome.diagnostics, outcome.sources)
     if args.list_files:
         out.write("".join(f"{path}\n" for path in outcome.checked))
     else:
