@@ -40,9 +40,11 @@ from pathlib import Path
 from typing import Any, cast
 
 import jsonschema
+import jsonschema_rs
 from jsonschema.exceptions import ValidationError
 
 from ci_checks.diagnostics import Related, Span
+from ci_checks.model import reading
 from ci_checks.model.reading import github_string
 from ci_checks.repository import FileKind
 from ci_checks.yamlpos import Document, IssueKind, Mapping, Node, Plain, Scalar, Sequence, node_at, to_plain
@@ -519,6 +521,51 @@ _Validator = jsonschema.validators.extend(  # type: ignore[no-untyped-call]
 
 @cache
 def validator(kind: FileKind) -> jsonschema.Draft7Validator:
+    return cast(jsonschema.Draft7Validator, _Validator(_schema(kind)))
+
+
+@cache
+def _fast(kind: FileKind) -> jsonschema_rs.Draft7Validator:
+    """The same schema in a validator written in Rust, with every type strict: it accepts less than `validator`.
+
+    Reading a scalar as text where GitHub wants one (`run: true`) is the one
+    thing `validator` accepts beyond plain JSON Schema; here `type` is plain
+    and `strictType` is `type`, so a document this accepts, `validator`
+    accepts too, and only the others need the slow, explaining pass.
+    """
+    return jsonschema_rs.Draft7Validator(cast(Schema, _strict(_schema(kind))), validate_formats=False)
+
+
+def _as_github_reads(value: object, path: tuple[str | int, ...] = ()) -> object:
+    """The document with each scalar as text where GitHub reads it as text (`model.reading`), for `_fast`.
+
+    A scalar is text to the slow pass where the schema wants text and its text
+    form fits; turning it into that text lets the strict pass agree. Where the
+    schema wants something else, the text fails the strict pass and the slow
+    one decides, so the fast pass never accepts what the slow one would not.
+    """
+    if isinstance(value, dict):
+        return {key: _as_github_reads(item, (*path, key)) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_as_github_reads(item, (*path, index)) for index, item in enumerate(value)]
+    if value is None or isinstance(value, str) or reading.is_typed(path):
+        return value  # a null stays one: where GitHub wants text, the slow pass judges the empty text
+    return github_string(cast(Plain, value))
+
+
+def _strict(node: object) -> object:
+    if isinstance(node, dict):
+        strict = {key: _strict(value) for key, value in node.items() if key != "strictType"}
+        if "strictType" in node:
+            strict["type"] = node["strictType"]
+        return strict
+    if isinstance(node, list):
+        return [_strict(item) for item in node]
+    return node
+
+
+@cache
+def _schema(kind: FileKind) -> Schema:
     path = vendor_directory() / SCHEMA_FILES[kind]
     try:
         schema = json.loads(path.read_text(encoding="utf-8"))
@@ -532,7 +579,7 @@ def validator(kind: FileKind) -> jsonschema.Draft7Validator:
     else:
         _clarify_action_schema(schema)
     _disjoint_one_of_to_any_of(schema, schema.get("definitions", {}))
-    return cast(jsonschema.Draft7Validator, _Validator(schema))
+    return cast(Schema, schema)
 
 
 @dataclass(frozen=True)
@@ -553,7 +600,8 @@ def validate(document: Document, kind: FileKind) -> list[SchemaError]:
         return []
     instance = to_plain(root)
     found: dict[Span, SchemaError] = {}
-    for error in validator(kind).iter_errors(instance):
+    valid = _fast(kind).is_valid(_as_github_reads(instance))
+    for error in () if valid else validator(kind).iter_errors(instance):
         for explained in _explain(root, error):
             # A value reached through several aliases is one mistake, reported where it is written.
             found.setdefault(explained.span, explained)
