@@ -49,7 +49,8 @@ from typing import Any
 from ci_checks import cli
 from ci_checks.backends import shellcheck, tools
 from ci_checks.backends.cache import ResultCache
-from ci_checks.backends.external import BACKENDS, BackendSettings, run_backends
+from ci_checks.backends.external import run_backends
+from ci_checks.backends.names import BACKENDS, BackendSettings
 from ci_checks.diagnostics import Diagnostic
 from ci_checks.loading import LoadedFile, load
 from ci_checks.repository import FileKind, Repository

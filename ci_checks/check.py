@@ -14,7 +14,7 @@ from functools import cached_property
 from pathlib import Path
 
 from ci_checks import policy, registry, suppression
-from ci_checks.backends.external import EQUIVALENT, BackendSettings, run_backends
+from ci_checks.backends.names import EQUIVALENT, BackendSettings
 from ci_checks.config import CONFIG_FILES, Config
 from ci_checks.context import RepositoryContext
 from ci_checks.diagnostics import Diagnostic, Span, sorted_diagnostics
@@ -134,6 +134,8 @@ def run(
     if plan.backends:
         say(f"running {', '.join(plan.backends)}")
         yaml_files = [file for file in targets if file.kind in YAML_KINDS]
+        from ci_checks.backends.external import run_backends  # the linters' modules, only when one runs
+
         external = run_backends(plan.backends, yaml_files, repository.root, plan.backend_settings)
         found = _merged(found, external, workspace.loaded)
     if plan.policy_rules:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ci_checks import config_schema, registry, settings, source, yamlpos
-from ci_checks.backends.external import BACKENDS
+from ci_checks.backends.names import BACKENDS
 from ci_checks.config_source import ConfigSource, open_source
 from ci_checks.context import GITHUB_TIMEOUT_MINUTES
 from ci_checks.diagnostics import Related, Severity, Span

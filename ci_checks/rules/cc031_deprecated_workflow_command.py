@@ -53,6 +53,7 @@ from ci_checks.rule import YAML_KINDS, Rule
 from ci_checks.shell import Command
 
 _COMMAND = re.compile(r"::(?P<command>set-output|save-state|set-env|add-path)(?: name=(?P<name>[^:]*))?::")
+_NAMED = re.compile("set-output|save-state|set-env|add-path")
 _FILES = {
     "set-output": "$GITHUB_OUTPUT",
     "save-state": "$GITHUB_STATE",
@@ -68,6 +69,8 @@ _ECHO_OPTIONS = re.compile(r"-[neE]+\Z")
 def check(file: LoadedFile) -> Iterator[Diagnostic]:
     resolver = RunnerResolver([file.workflow]) if file.workflow is not None else None
     for step in file.steps:
+        if step.run is None or not _NAMED.search(step.run.value):
+            continue  # a script that names none of the commands is not parsed for them
         script = step.script
         if script is None:
             continue

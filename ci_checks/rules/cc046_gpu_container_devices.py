@@ -97,6 +97,8 @@ def _container(job: Job, vendor: str, choice: RunnerChoice, context: RepositoryC
 
 def _docker_runs(job: Job, vendor: str, choice: RunnerChoice, context: RepositoryContext) -> Iterator[Diagnostic]:
     for step in job.steps:
+        if step.run is None or ("docker" not in step.run.value and "podman" not in step.run.value):
+            continue  # no container is started by a script that names neither program
         script = step.script
         if script is None:
             continue

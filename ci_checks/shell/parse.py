@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 from functools import cache
-
-import tree_sitter
-import tree_sitter_bash
+from typing import TYPE_CHECKING
 
 from ci_checks.diagnostics import Span
 from ci_checks.shell.quoting import expression_ranges, mask_expressions
@@ -32,9 +30,16 @@ from ci_checks.shell.tree import (
 )
 from ci_checks.shell.words import WORD_TYPES, WordDecoder
 
+if TYPE_CHECKING:
+    import tree_sitter
+
 
 @cache
 def _parser() -> tree_sitter.Parser:
+    # Imported when the first script is parsed: a run that parses none never loads the parser.
+    import tree_sitter
+    import tree_sitter_bash
+
     return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
 
 

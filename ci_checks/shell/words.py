@@ -10,8 +10,7 @@ from __future__ import annotations
 import bisect
 import re
 from abc import ABC, abstractmethod
-
-import tree_sitter
+from typing import TYPE_CHECKING
 
 from ci_checks.diagnostics import Span
 from ci_checks.shell.tree import Block, Locator, Word
@@ -37,6 +36,9 @@ WORD_TYPES = {
     "variable_name",
     "special_variable_name",
 }
+
+if TYPE_CHECKING:
+    import tree_sitter
 
 
 _NON_ASCII_BYTE = re.compile(rb"[\x80-\xff]")

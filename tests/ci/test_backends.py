@@ -20,7 +20,8 @@ import pytest
 
 from ci_checks import registry
 from ci_checks.backends import external, tools
-from ci_checks.backends.external import EQUIVALENT, BackendSettings, run_backends
+from ci_checks.backends.external import run_backends
+from ci_checks.backends.names import EQUIVALENT, BackendSettings
 from ci_checks.diagnostics import Diagnostic, Related, Severity, Span
 from ci_checks.loading import LoadedFile, Workspace
 from ci_checks.repository import Repository

@@ -23,7 +23,7 @@ def test_wheel_contains_the_package_schemas_and_entry_point(tmp_path: Path) -> N
     assert "ci_checks/cli.py" in names
     assert not any(name.startswith("tests/") for name in names)
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
-    assert "ci-checks = ci_checks.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
+    assert "ci-checks = ci_checks.cli:entry" in zipfile.ZipFile(wheel).read(entry_points).decode()
 
 
 def test_console_script_runs() -> None:

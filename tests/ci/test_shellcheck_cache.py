@@ -14,7 +14,8 @@ import pytest
 
 from ci_checks.backends import shellcheck, tools
 from ci_checks.backends.cache import FILE_NAME, KEEP_DAYS, ResultCache
-from ci_checks.backends.external import BackendSettings, run_backends
+from ci_checks.backends.external import run_backends
+from ci_checks.backends.names import BackendSettings
 from ci_checks.diagnostics import Diagnostic
 from ci_checks.loading import LoadedFile, Workspace
 from ci_checks.repository import Repository
