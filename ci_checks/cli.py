@@ -562,14 +562,16 @@ def _rule(code: str, out: TextIO) -> int:
         link = docs.rule_url(rule)
         out.write(docs.rule_page(rule) + (f"\nOnline: {link}\n" if link else ""))
         return EXIT_OK
-    check = docs.linter_check(code)
-    if check is None:
-        raise UsageError(
-            f"no rule {code!r}{registry.suggestion(code)}; see `ci-checks rules`, or give a linter's code "
-            "such as SC2086, ZZ-unpinned-uses or AL-expression"
-        )
-    out.write(f"# {check.code} ({check.linter})\n\n{check.description}\n\nOnline: {check.url}\n")
-    return EXIT_OK
+    check = docs.named_check(code)
+    if check is not None:
+        out.write(f"# {check.code} ({check.linter})\n\n{check.description}\n\nOnline: {check.url}\n")
+        return EXIT_OK
+    examples = "such as CC031, SC2086, ZZ-unpinned-uses or AL-expression"
+    try:
+        resolve([code], [], ())
+    except SelectionError as error:
+        raise UsageError(f"{error}, or give a linter's code {examples}") from None
+    raise UsageError(f"{code!r} names more than one rule; give one, {examples}")
 
 
 class _Terminated(BaseException):

@@ -20,10 +20,10 @@ from importlib import metadata
 
 from ci_checks import __version__, registry
 from ci_checks.rule import Rule
-from ci_checks.settings import linter_code
+from ci_checks.settings import ACTIONLINT_KINDS, ZIZMOR_AUDITS, linter_code
 
 SHELLCHECK_WIKI = "https://www.shellcheck.net/wiki/"
-ZIZMOR_AUDITS = "https://docs.zizmor.sh/audits/"
+ZIZMOR_AUDITS_PAGE = "https://docs.zizmor.sh/audits/"
 ACTIONLINT_CHECKS = "https://github.com/rhysd/actionlint/blob/main/docs/checks.md"
 ACTIONLINT_SECTIONS = {
     "action": "check-action-format",
@@ -74,20 +74,31 @@ class LinterCheck:
         return f"{self.code} is {what}; {self.linter}'s documentation explains it and how to fix what it finds."
 
 
-def linter_check(word: str) -> LinterCheck | None:
-    """The linter check a code or printed name names (`SC2086`, `zizmor-artipacked`), or None."""
-    code = linter_code(word)
-    if code is None:
-        return None
+def linter_check(code: str) -> LinterCheck | None:
+    """The linter check of a finding's code (`SC2086`, `AL-expression`, `ZZ-artipacked`), or None for ci-checks' own.
+
+    Any kind a linter reports is linked, one of a newer release or a fork included.
+    """
     if _SHELLCHECK_CODE.match(code):
         return LinterCheck(code, "shellcheck", SHELLCHECK_WIKI + code)
     kind = _KIND.match(code)
     if kind is None:
         return None
     if kind["prefix"] == "ZZ":
-        return LinterCheck(code, "zizmor", f"{ZIZMOR_AUDITS}#{kind['kind']}")
+        return LinterCheck(code, "zizmor", f"{ZIZMOR_AUDITS_PAGE}#{kind['kind']}")
     section = ACTIONLINT_SECTIONS.get(kind["kind"])
     return LinterCheck(code, "actionlint", f"{ACTIONLINT_CHECKS}#{section}" if section else ACTIONLINT_CHECKS)
+
+
+def named_check(word: str) -> LinterCheck | None:
+    """The one linter check a code or printed name names (`SC2086`, `zizmor-artipacked`), if the linter has it."""
+    code = linter_code(word)
+    if code is None:
+        return None
+    known = {"AL-": ACTIONLINT_KINDS, "ZZ-": ZIZMOR_AUDITS}.get(code[:3])
+    if known is not None and code[3:] not in known:
+        return None
+    return linter_check(code)
 
 
 @functools.cache

@@ -287,7 +287,8 @@ def zizmor_verdicts(root: Path) -> dict[str, tuple[str, str]]:
 
 def test_every_sarif_rule_and_json_finding_links_to_its_documentation(make_repo) -> None:  # type: ignore[no-untyped-def]
     root = make_repo({".github/workflows/ci.yml": LINTED, ".github/ci-checks.yml": POLICY})
-    log = json.loads(run_cli("check", root, "--backends", "all", "--output-format", "sarif").out)
+    everything = ("--backends", "all", "--select", "CC,AL,SC,ZZ")  # the linters' info-level findings too
+    log = json.loads(run_cli("check", root, *everything, "--output-format", "sarif").out)
     [run] = log["runs"]
     rules = {rule["id"]: rule for rule in run["tool"]["driver"]["rules"]}
     for rule in rules.values():
@@ -312,7 +313,7 @@ def test_every_sarif_rule_and_json_finding_links_to_its_documentation(make_repo)
         url, confidence = verdicts[result["ruleId"]]
         assert rules[result["ruleId"]]["helpUri"] == url
         assert result["properties"] == {"confidence": confidence}
-    diagnostics = json.loads(run_cli("check", root, "--backends", "all", "--output-format", "json").out)["diagnostics"]
+    diagnostics = json.loads(run_cli("check", root, *everything, "--output-format", "json").out)["diagnostics"]
     for diagnostic in diagnostics:
         assert diagnostic["url"] == rules[sarif.rule_id(_diagnostic(diagnostic))]["helpUri"]
         if diagnostic["code"].startswith("ZZ-"):
@@ -400,7 +401,7 @@ def test_a_sarif_fix_with_an_insertion_and_edits_in_two_files(schema_name: str) 
         ("zizmor-artipacked", "ZZ-artipacked", "https://docs.zizmor.sh/audits/#artipacked"),
         ("AL-runner-label", "AL-runner-label", f"{ACTIONLINT_CHECKS}#check-runner-labels"),
         ("actionlint-expression", "AL-expression", f"{ACTIONLINT_CHECKS}#check-syntax-expression"),
-        ("AL-some-newer-kind", "AL-some-newer-kind", ACTIONLINT_CHECKS),
+        ("AL-timeout-check", "AL-timeout-check", ACTIONLINT_CHECKS),  # no section of the page is known
     ],
 )
 def test_rule_command_links_a_linters_code(query: str, code: str, url: str) -> None:
@@ -410,11 +411,36 @@ def test_rule_command_links_a_linters_code(query: str, code: str, url: str) -> N
     assert result.out.endswith(f"\nOnline: {url}\n")
 
 
-@pytest.mark.parametrize("query", ["SC", "SC20", "shellcheck", "AL-", "ZZ-Bad_Name", "XY-thing"])
-def test_rule_command_rejects_what_names_no_check(query: str) -> None:
+@pytest.mark.parametrize(
+    ("query", "says"),
+    [
+        ("SC", "names more than one rule"),
+        ("SC20", "names more than one rule"),
+        ("AL-runner", "names more than one rule"),
+        ("CC0", "names more than one rule"),
+        ("shellcheck", "names more than one rule"),
+        ("AL-runer-label", "unknown rule 'AL-runer-label' (did you mean AL-runner-label?)"),
+        ("ZZ-Bad_Name", "unknown rule"),
+        ("SC9999", "unknown rule"),
+    ],
+)
+def test_rule_command_rejects_what_names_no_single_check(query: str, says: str) -> None:
     result = run_cli("rule", query)
-    assert result.code == 2
-    assert f"no rule {query!r}" in result.err and "SC2086" in result.err
+    assert (result.code, result.out) == (2, "")
+    assert says in result.err and "SC2086" in result.err, result.err
+
+
+def test_a_kind_a_newer_or_forked_linter_reports_still_links_to_its_documentation() -> None:
+    outcome = Outcome(
+        [
+            Diagnostic(
+                "AL-require-job-timeout", "actionlint-require-job-timeout", Severity.ERROR, "m", Span.point("a.yml")
+            )
+        ]
+    )
+    [rule] = sarif.document(outcome)["runs"][0]["tool"]["driver"]["rules"]
+    assert rule["helpUri"] == ACTIONLINT_CHECKS
+    assert rule["fullDescription"]["text"].startswith("AL-require-job-timeout is an actionlint check")
 
 
 def test_rule_command_prints_a_built_in_rules_page_and_its_link() -> None:
