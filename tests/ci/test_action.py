@@ -60,7 +60,7 @@ jobs:
       - uses: actions/checkout@3d3c42e5aac5ba805825da76410c181273ba90b1 # v7.0.1
         with:
           persist-credentials: false
-      - run: echo $HOME/build
+      - run: rm -rf $(ls build)
       - run: echo "::set-output name=version::1.0"
       - run: echo "${{ github.event.head_commit.message }}"
 """
@@ -243,8 +243,8 @@ def test_findings_become_annotations_sarif_and_the_summary_and_fail_the_step(
     assert run.returncode == 1, run.stdout + run.stderr
     shellcheck, set_output, *injection = run.annotations
     assert shellcheck == (
-        "::notice file=.github/workflows/ci.yml,line=11,col=19,endLine=11,endColumn=24,title=SC2086 shellcheck::"
-        "Double quote to prevent globbing and word splitting"
+        "::warning file=.github/workflows/ci.yml,line=11,col=21,endLine=11,endColumn=32,title=SC2046 shellcheck::"
+        "Quote this to prevent word splitting"
     )
     assert set_output.startswith("::warning file=.github/workflows/ci.yml,line=12,col=14,")
     assert all(line.startswith("::error file=.github/workflows/ci.yml,line=13,") for line in injection), injection
@@ -254,7 +254,7 @@ def test_findings_become_annotations_sarif_and_the_summary_and_fail_the_step(
     validate_sarif(log, "oasis")
     results = log["runs"][0]["results"]
     assert len(results) == len(run.annotations)
-    assert {"SC2086", "CC031"} <= {result["ruleId"] for result in results}
+    assert {"SC2046", "CC031", "ZZ-template-injection"} <= {result["ruleId"] for result in results}
     assert run.outputs["check"] == {"sarif-file": "results.sarif"}
     assert run.summary.startswith("## ci-checks\n\nFound ")
     assert run.summary.count("\n| ") == len(results) + 1  # the header row and one row per finding
@@ -283,6 +283,37 @@ def test_paths_config_and_args_are_passed_through(tmp_path: Path, runner_temp: P
     assert annotation.startswith("::error file=.github/workflows/ci.yml,line=12,col=14,")
     assert annotation.endswith("title=CC101 no-make::`make` is forbidden here: call the build script instead")
     assert "2 files checked" in run.summary  # the two paths named, not other.yml
+
+
+def test_fail_on_sets_the_severity_that_fails_the_step(tmp_path: Path, runner_temp: Path, installed) -> None:  # type: ignore[no-untyped-def]
+    warnings_only = CLEAN.replace("run: make test", 'run: echo "::set-output name=version::1.0"')
+    workspace = git_repo(tmp_path, {".github/workflows/ci.yml": warnings_only})
+    by_default = run_action(workspace, runner_temp, {}, installed)
+    assert by_default.returncode == 1, by_default.stdout + by_default.stderr
+    on_errors = run_action(workspace, runner_temp, {"fail-on": "error"}, installed)
+    assert on_errors.returncode == 0, on_errors.stdout + on_errors.stderr
+    assert "--output sarif=ci-checks.sarif --fail-on error  -- " in on_errors.command_line
+    [annotation] = on_errors.annotations
+    assert annotation.startswith("::warning file=.github/workflows/ci.yml,line=12,col=14,")
+
+
+def test_a_baseline_accepts_the_findings_it_holds(tmp_path: Path, runner_temp: Path, installed) -> None:  # type: ignore[no-untyped-def]
+    workspace = git_repo(tmp_path, {".github/workflows/ci.yml": BROKEN})
+    written = subprocess.run(
+        [installed["install"]["ci-checks"], "baseline", "write", "ci-baseline.json", "--backends", "all"],
+        cwd=workspace,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "XDG_CACHE_HOME": str(runner_temp / "cache")},
+    )
+    assert written.returncode == 0, written.stderr
+    run = run_action(workspace, runner_temp, {"baseline": "ci-baseline.json"}, installed)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "--output sarif=ci-checks.sarif --baseline ci-baseline.json  -- " in run.command_line
+    assert run.annotations == []
+    assert "ci-baseline.json accepted" in run.stderr
+    assert json.loads((workspace / "ci-checks.sarif").read_text(encoding="utf-8"))["runs"][0]["results"] == []
 
 
 def test_inputs_never_become_part_of_the_script(tmp_path: Path, runner_temp: Path, installed) -> None:  # type: ignore[no-untyped-def]
