@@ -6,7 +6,9 @@ Every rule carries a `helpUri` (see `ci_checks.reporters.docs`) and a full
 description; built-in rules also their whole documentation as `help`. A policy
 rule is its own SARIF rule (`CC101/no-amd-patch`), so that code scanning groups
 its alerts by policy. A finding's fix is a SARIF `fix`: one `artifactChange`
-per file, each edit a replacement of its exact span (an empty one inserts).
+per file, each edit a replacement of its exact span (an empty one inserts),
+and `properties.safe` saying whether `--fix` applies it without
+`--unsafe-fixes`; a linter's own fix, which has no edits, is not one.
 zizmor's confidence in a finding is the result's `properties.confidence`.
 """
 
@@ -95,7 +97,8 @@ def _fixes(fix: Fix) -> list[dict[str, Any]]:
         replacement = {"deletedRegion": _exact_region(edit.span), "insertedContent": {"text": edit.replacement}}
         changes.setdefault(edit.span.path, []).append(replacement)
     artifact_changes = [{"artifactLocation": _artifact(path), "replacements": found} for path, found in changes.items()]
-    return [{"description": {"text": fix.description}, "artifactChanges": artifact_changes}]
+    description = {"text": fix.description}
+    return [{"description": description, "artifactChanges": artifact_changes, "properties": {"safe": fix.safe}}]
 
 
 def document(outcome: Outcome) -> dict[str, Any]:
@@ -119,7 +122,8 @@ def document(outcome: Outcome) -> dict[str, Any]:
                 {"id": index, **_location(related.span, related.message)}
                 for index, related in enumerate(diagnostic.related)
             ]
-        if diagnostic.fix is not None and diagnostic.fix.edits:  # a linter's own fix has no edits to describe
+        # A linter's own fix has no edits: only `ci-checks check --fix` (asking the linter) can apply it.
+        if diagnostic.fix is not None and diagnostic.fix.edits:
             result["fixes"] = _fixes(diagnostic.fix)
         if diagnostic.confidence is not None:
             result["properties"] = {"confidence": diagnostic.confidence}

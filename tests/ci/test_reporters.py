@@ -374,12 +374,18 @@ def test_a_sarif_fix_with_an_insertion_and_edits_in_two_files(schema_name: str) 
         Edit(Span("a.yml", 1, 1, 1, 3), "'on'"),
     )
     at = Span("a.yml", 4, 5, 4, 5)
-    finding = Diagnostic("CC011", "duplicate-key", Severity.ERROR, "m", at, fix=Fix("fix", edits))
-    log = sarif.document(Outcome([finding], files=2))
+    finding = Diagnostic("CC011", "duplicate-key", Severity.ERROR, "m", at, fix=Fix("fix", edits, safe=False))
+    linters_own = Fix("set persist-credentials: false (by zizmor)", (), safe=False)  # zizmor applies it itself
+    by_zizmor = Diagnostic(
+        "ZZ-artipacked", "zizmor-artipacked", Severity.WARNING, "m", Span.point("b.yml"), fix=linters_own
+    )
+    log = sarif.document(Outcome([finding, by_zizmor], files=2))
     validate_sarif(log, schema_name)
-    [result] = log["runs"][0]["results"]
+    result, zizmor_result = log["runs"][0]["results"]
+    assert "fixes" not in zizmor_result
     assert result["locations"][0]["physicalLocation"]["region"]["endColumn"] == 6  # a finding still underlines
     [fix] = result["fixes"]
+    assert fix["properties"] == {"safe": False}
     changes = {change["artifactLocation"]["uri"]: change["replacements"] for change in fix["artifactChanges"]}
     assert list(changes) == ["a.yml", "b.yml"]
     assert [replacement["deletedRegion"] for replacement in changes["a.yml"]] == [
