@@ -316,6 +316,25 @@ def test_a_baseline_accepts_the_findings_it_holds(tmp_path: Path, runner_temp: P
     assert json.loads((workspace / "ci-checks.sarif").read_text(encoding="utf-8"))["runs"][0]["results"] == []
 
 
+def test_config_ref_judges_a_change_by_the_policy_it_was_made_against(
+    tmp_path: Path, runner_temp: Path, installed: dict[str, dict[str, str]]
+) -> None:
+    workspace = git_repo(tmp_path, {".github/workflows/ci.yml": CLEAN, ".github/ci-checks.yml": POLICY})
+    identity = ["-c", "user.name=ci", "-c", "user.email=ci@example.com"]
+    subprocess.run(["git", "add", "-A"], cwd=workspace, check=True)
+    subprocess.run(["git", *identity, "commit", "-qm", "base"], cwd=workspace, check=True)
+    # The change under review deletes the rule that its own workflow breaks.
+    (workspace / ".github" / "ci-checks.yml").write_text("version: 1\n", encoding="utf-8")
+    subprocess.run(["git", *identity, "commit", "-qam", "drop the rule"], cwd=workspace, check=True)
+    by_the_change = run_action(workspace, runner_temp, {}, installed)
+    assert by_the_change.returncode == 0, by_the_change.stdout + by_the_change.stderr
+    by_the_base = run_action(workspace, runner_temp, {"config-ref": "HEAD^1"}, installed)
+    assert by_the_base.returncode == 1, by_the_base.stdout + by_the_base.stderr
+    assert "--output sarif=ci-checks.sarif --config-ref HEAD^1  -- " in by_the_base.command_line
+    [annotation] = by_the_base.annotations
+    assert "title=CC101 no-make::`make` is forbidden here" in annotation
+
+
 def test_inputs_never_become_part_of_the_script(tmp_path: Path, runner_temp: Path, installed) -> None:  # type: ignore[no-untyped-def]
     workspace = git_repo(tmp_path, {".github/workflows/ci.yml": CLEAN})
     hostile = {"paths": '$(touch injected) ";touch injected;"', "config": "`touch injected`", "args": "'$(id)'"}
