@@ -375,5 +375,6 @@ def test_this_repositorys_pr_check_uses_the_action(workflow) -> None:  # type: i
     [own] = job.steps_matching(id="ci-checks")
     [upload] = job.steps_matching(uses="github/codeql-action/upload-sarif")
     assert own.uses is not None and own.uses.raw == "./"
+    assert own.with_["config-ref"].text == "${{ github.event_name == 'pull_request' && 'HEAD^1' || 'HEAD' }}"
     assert upload.with_["sarif_file"].text == "${{ steps.ci-checks.outputs.sarif-file }}"
     assert job.get("permissions").value == {"contents": "read", "security-events": "write"}
