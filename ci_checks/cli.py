@@ -31,7 +31,7 @@ from ci_checks.changes import new_since
 from ci_checks.check import Outcome, Plan, Request, UsageError, run
 from ci_checks.diagnostics import Severity
 from ci_checks.policy import policy_codes
-from ci_checks.reporters import text
+from ci_checks.reporters import docs, text
 from ci_checks.reporters.escaping import escaped
 from ci_checks.reporters.formats import FORMATS
 from ci_checks.reporters.text import statistics
@@ -221,7 +221,11 @@ def build_parser() -> argparse.ArgumentParser:
     starting.add_argument("--force", action="store_true", help="replace an existing configuration")
     commands.add_parser("rules", help="list the rules")
     rule = commands.add_parser("rule", help="show the documentation of one rule")
-    rule.add_argument("code", metavar="CODE", help="a rule code or name, e.g. CC011 or duplicate-key")
+    rule.add_argument(
+        "code",
+        metavar="CODE",
+        help="a rule code or name (CC011, duplicate-key), or a linter's code (SC2086, ZZ-artipacked, AL-expression)",
+    )
     return parser
 
 
@@ -552,11 +556,22 @@ def _rules(out: TextIO) -> int:
 
 
 def _rule(code: str, out: TextIO) -> int:
+    """A built-in rule's documentation, or what a linter's code is and where the linter documents it."""
     rule = registry.lookup(code)
-    if rule is None:
-        raise UsageError(f"no rule {code!r}{registry.suggestion(code)}; see `ci-checks rules`")
-    out.write(f"# {rule.code} {rule.name}\n\nDefault severity: {rule.severity.value}\n\n{rule.docs.strip()}\n")
-    return EXIT_OK
+    if rule is not None:
+        link = docs.rule_url(rule)
+        out.write(docs.rule_page(rule) + (f"\nOnline: {link}\n" if link else ""))
+        return EXIT_OK
+    check = docs.named_check(code)
+    if check is not None:
+        out.write(f"# {check.code} ({check.linter})\n\n{check.description}\n\nOnline: {check.url}\n")
+        return EXIT_OK
+    examples = "such as CC031, SC2086, ZZ-unpinned-uses or AL-expression"
+    try:
+        resolve([code], [], ())
+    except SelectionError as error:
+        raise UsageError(f"{error}, or give a linter's code {examples}") from None
+    raise UsageError(f"{code!r} names more than one rule; give one, {examples}")
 
 
 class _Terminated(BaseException):

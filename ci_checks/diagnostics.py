@@ -93,6 +93,10 @@ class Diagnostic:
     span: Span
     related: tuple[Related, ...] = field(default=())
     fix: Fix | None = None
+    url: str | None = None
+    """The documentation of the check, when the linter that found it names it (zizmor's audit page)."""
+    confidence: str | None = None
+    """How sure the linter is of the finding, when it says (zizmor: `high`, `medium` or `low`)."""
 
     def sort_key(self) -> tuple[str, int, int, int, int, str, str, str]:
         s = self.span

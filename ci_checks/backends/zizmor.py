@@ -32,6 +32,7 @@ from ci_checks.rules.cc091_backend_failed import RULE as FAILED
 # zizmor exits with 10 plus the highest severity it found (unknown 10 ... high 14).
 _FINDINGS = (0, 10, 11, 12, 13, 14)
 _SEVERITIES = {"High": Severity.ERROR, "Medium": Severity.WARNING}
+_CONFIDENCES = {"High": "high", "Medium": "medium", "Low": "low"}
 _UNPARSED = "failed to parse input:"
 _AUDITED = re.compile(r"\bcompleted (.+)$", re.MULTILINE)
 _QUOTED = re.compile(r"\"[^\"]*\"|`[^`]*`|'[^']*'")
@@ -121,9 +122,21 @@ def _diagnostics(findings: list[dict[str, Any]], paths: dict[str, LoadedFile]) -
             continue
         _, span, annotation = primary
         related = tuple(Related(where, note) for kind, where, note in filter(None, located) if kind == "Related")
-        severity = _SEVERITIES.get(str(finding["determinations"]["severity"]), Severity.INFO)
+        determinations = finding["determinations"]
+        severity = _SEVERITIES.get(str(determinations["severity"]), Severity.INFO)
         message = f"{finding['desc']}: {annotation}" if annotation else str(finding["desc"])
-        yield Diagnostic(f"ZZ-{audit}", f"zizmor-{audit}", severity, message, span, related, _fix(finding))
+        url = finding.get("url")
+        yield Diagnostic(
+            f"ZZ-{audit}",
+            f"zizmor-{audit}",
+            severity,
+            message,
+            span,
+            related,
+            _fix(finding),
+            url=str(url) if url else None,
+            confidence=_CONFIDENCES.get(str(determinations.get("confidence"))),
+        )
 
 
 def _fix(finding: dict[str, Any]) -> Fix | None:

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from ci_checks.diagnostics import Diagnostic, Span
+from ci_checks.reporters import docs
 
 
 def _position(span: Span) -> dict[str, Any]:
@@ -27,6 +28,11 @@ def as_dict(diagnostic: Diagnostic) -> dict[str, Any]:
     if diagnostic.fix is not None:
         edits = [{**_position(e.span), "replacement": e.replacement} for e in diagnostic.fix.edits]
         item["fix"] = {"description": diagnostic.fix.description, "safe": diagnostic.fix.safe, "edits": edits}
+    link = docs.url(diagnostic.code, diagnostic.url)
+    if link is not None:
+        item["url"] = link
+    if diagnostic.confidence is not None:
+        item["confidence"] = diagnostic.confidence
     return item
 
 

@@ -13,7 +13,7 @@ from xml.etree import ElementTree
 
 from ci_checks.check import Outcome
 from ci_checks.diagnostics import Diagnostic
-from ci_checks.reporters import text
+from ci_checks.reporters import docs, text
 
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
@@ -27,7 +27,8 @@ def _case(suite: ElementTree.Element, diagnostic: Diagnostic, excerpt: str) -> N
     span = diagnostic.span
     name = f"{diagnostic.code} {diagnostic.rule} at {span.line}:{span.column}"
     case = ElementTree.SubElement(suite, "testcase", name=_xml_text(name), classname=_xml_text(span.path))
-    body = _xml_text(f"{text.header(diagnostic)}\n{excerpt}".rstrip())
+    link = docs.url(diagnostic.code, diagnostic.url)
+    body = _xml_text(f"{text.header(diagnostic)}\n{excerpt}".rstrip() + (f"\n  = help: {link}" if link else ""))
     if diagnostic.severity.fails:
         failure = ElementTree.SubElement(case, "failure", message=_xml_text(diagnostic.message), type=diagnostic.code)
         failure.text = body

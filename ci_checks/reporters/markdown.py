@@ -2,7 +2,9 @@
 
 Messages quote the checked files, which a pull request controls: every
 character with a meaning in Markdown or HTML is escaped, so a finding cannot
-inject links, images or markup into the summary.
+inject links, images or markup into the summary. The one link in a row is
+ours: the code links to its check's documentation (`ci_checks.reporters.docs`,
+which accepts only `https://` URLs without characters that end a link).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import re
 
 from ci_checks.check import Outcome
 from ci_checks.diagnostics import Severity
+from ci_checks.reporters import docs
 
 _SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>&~])")
 _ICONS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "info"}
@@ -42,9 +45,11 @@ def render(outcome: Outcome) -> str:
     ]
     for diagnostic in diagnostics[:MAX_ROWS]:
         span = diagnostic.span
+        code = escape(diagnostic.code)
+        link = docs.url(diagnostic.code, diagnostic.url)
         lines.append(
             f"| {_ICONS[diagnostic.severity]} | {escape(span.path)}:{span.line}:{span.column} "
-            f"| {escape(diagnostic.code)} | {escape(diagnostic.rule)} | {escape(diagnostic.message)} |"
+            f"| {f'[{code}]({link})' if link else code} | {escape(diagnostic.rule)} | {escape(diagnostic.message)} |"
         )
     if len(diagnostics) > MAX_ROWS:
         lines += ["", f"{len(diagnostics) - MAX_ROWS} more not shown; see the job log or the SARIF file."]

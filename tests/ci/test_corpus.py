@@ -1,14 +1,18 @@
-"""Real workflows from ML repositories: no crash, schema-valid JSON, and exact script positions.
+"""Real-shaped workflows of ML repositories: no crash, schema-valid JSON, and exact script positions.
 
-The corpus is not part of this project. Point CI_CHECKS_CORPUS at a folder
-holding one folder per repository (each with its `.github/`); without it these
-tests are skipped, and reported as skipped.
+The repositories of `tests/ci/fixtures/corpus/` are always checked: GPU CI on CUDA and ROCm self-hosted
+runners (matrices of runner labels, containers with device options, reusable workflows, a composite action),
+release and docs workflows (pwsh and python steps, `bash -l {0}` defaults, quoted and plain scripts), and a bot
+(`pull_request_target`, github-script, a file with CRLF line endings). A larger corpus is added when
+CI_CHECKS_CORPUS names a folder holding one folder per repository (each with its `.github/`); `.ci/run` sets it
+where a copy is at hand. None of it is part of this project.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 import jsonschema
@@ -18,31 +22,68 @@ from ci_checks import own_schemas
 from ci_checks.loading import load
 from ci_checks.repository import FileKind, Repository
 from ci_checks.yamlpos import ScalarMap
-from tests.ci.conftest import run_cli
+from tests.ci.conftest import FIXTURES, run_cli
+from tests.ci.test_reporters import SARIF_SCHEMAS, validate_sarif
 
-CORPUS = Path(os.environ["CI_CHECKS_CORPUS"]) if os.environ.get("CI_CHECKS_CORPUS") else None
-REPOSITORIES = sorted(p for p in CORPUS.iterdir() if (p / ".github").is_dir()) if CORPUS else []
-needs_corpus = pytest.mark.skipif(CORPUS is None, reason="CI_CHECKS_CORPUS is not set")
+FIXTURE_CORPUS = FIXTURES / "corpus"
+SHARED_CORPUS = Path(os.environ["CI_CHECKS_CORPUS"]) if os.environ.get("CI_CHECKS_CORPUS") else None
 
 
-@needs_corpus
-@pytest.mark.parametrize("repository", REPOSITORIES, ids=lambda p: p.name)
-def test_check_exits_0_or_1_with_schema_valid_json(repository: Path) -> None:
-    result = run_cli("check", repository, "--output-format", "json")
+def _repositories(folder: Path) -> list[Path]:
+    return sorted(path for path in folder.iterdir() if (path / ".github").is_dir())
+
+
+REPOSITORIES = [
+    *_repositories(FIXTURE_CORPUS),
+    *(_repositories(SHARED_CORPUS) if SHARED_CORPUS is not None and SHARED_CORPUS.is_dir() else []),
+]
+_IDS = {path: f"{'fixture' if path.is_relative_to(FIXTURE_CORPUS) else 'corpus'}:{path.name}" for path in REPOSITORIES}
+
+
+@pytest.fixture
+def repository(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
+    """The repository to check; a fixture one is copied out of this project, so that it is a repository root."""
+    path: Path = request.param
+    if not path.is_relative_to(FIXTURE_CORPUS):
+        return path
+    copy = tmp_path / path.name
+    shutil.copytree(path, copy)
+    (copy / ".git").mkdir()
+    return copy
+
+
+def test_the_corpus_is_there() -> None:
+    fixtures = _repositories(FIXTURE_CORPUS)
+    assert [path.name for path in fixtures] == ["cuda-training", "pr-bot", "rocm-kernels", "wheels-and-docs"]
+    if SHARED_CORPUS is not None:  # named, so it must be there: a typo would silently check less
+        assert _repositories(SHARED_CORPUS), f"CI_CHECKS_CORPUS={SHARED_CORPUS} holds no repository"
+
+
+def _steps(repo: Path):  # type: ignore[no-untyped-def]
+    """Each workflow and action of the repository, loaded, with its steps."""
+    repository = Repository(repo)
+    for path in repository.workflows + repository.actions:
+        kind = FileKind.ACTION if path.endswith(("action.yml", "action.yaml")) else FileKind.WORKFLOW
+        loaded = load(repository, path, kind)
+        steps = list(loaded.workflow.steps()) if loaded.workflow else loaded.action.steps if loaded.action else []
+        yield path, loaded, steps
+
+
+@pytest.mark.parametrize("repository", REPOSITORIES, ids=_IDS.get, indirect=True)
+def test_check_exits_0_or_1_with_schema_valid_json(repository: Path, tmp_path: Path) -> None:
+    summary = tmp_path / "summary.md"
+    result = run_cli("check", repository, "--output-format", "json", "--output", f"markdown={summary}")
     assert result.code in (0, 1), result.err
     assert result.err == ""
     jsonschema.Draft202012Validator(own_schemas.load(own_schemas.OUTPUT)).validate(json.loads(result.out))
+    checked = len(Repository(repository).workflows + Repository(repository).actions)
+    assert checked > 0 and f"{checked} files checked" in summary.read_text(encoding="utf-8")
 
 
-@needs_corpus
-@pytest.mark.parametrize("repository", REPOSITORIES, ids=lambda p: p.name)
+@pytest.mark.parametrize("repository", REPOSITORIES, ids=_IDS.get, indirect=True)
 def test_every_run_script_maps_back_to_its_source_exactly(repository: Path) -> None:
-    repo = Repository(repository)
     checked = 0
-    for path in repo.workflows + repo.actions:
-        kind = FileKind.ACTION if path.endswith(("action.yml", "action.yaml")) else FileKind.WORKFLOW
-        loaded = load(repo, path, kind)
-        steps = list(loaded.workflow.steps()) if loaded.workflow else loaded.action.steps if loaded.action else []
+    for path, loaded, steps in _steps(repository):
         for step in steps:
             if step.run is not None:
                 assert ScalarMap(loaded.source, step.run).exact, f"{path}:{step.run.span.line}"
@@ -50,15 +91,10 @@ def test_every_run_script_maps_back_to_its_source_exactly(repository: Path) -> N
     assert checked > 0
 
 
-@needs_corpus
-@pytest.mark.parametrize("repository", REPOSITORIES, ids=lambda p: p.name)
+@pytest.mark.parametrize("repository", REPOSITORIES, ids=_IDS.get, indirect=True)
 def test_command_spans_point_at_the_command_text(repository: Path) -> None:
-    repo = Repository(repository)
     compared = 0
-    for path in repo.workflows + repo.actions:
-        kind = FileKind.ACTION if path.endswith(("action.yml", "action.yaml")) else FileKind.WORKFLOW
-        loaded = load(repo, path, kind)
-        steps = list(loaded.workflow.steps()) if loaded.workflow else loaded.action.steps if loaded.action else []
+    for path, loaded, steps in _steps(repository):
         text = loaded.source.text
         for step in steps:
             script = step.script
@@ -72,3 +108,15 @@ def test_command_spans_point_at_the_command_text(repository: Path) -> None:
                     assert text[start:end] == command.text, f"{path}:{span.line}:{span.column}"
                     compared += 1
     assert compared > 0
+
+
+@pytest.mark.parametrize("repository", REPOSITORIES, ids=_IDS.get, indirect=True)
+def test_sarif_with_every_linter_validates_and_links_every_rule(repository: Path) -> None:
+    result = run_cli("check", repository, "--backends", "all", "--output-format", "sarif")
+    assert result.code in (0, 1), result.err
+    log = json.loads(result.out)
+    for schema_name in SARIF_SCHEMAS:
+        validate_sarif(log, schema_name)
+    [run] = log["runs"]
+    assert all(rule["helpUri"].startswith("https://") for rule in run["tool"]["driver"]["rules"])
+    assert not [result for result in run["results"] if result["ruleId"] in ("CC090", "CC091")], "a linter did not run"

@@ -1,21 +1,38 @@
-"""The pre-commit hook, run by the real `pre-commit try-repo` against throwaway git repositories.
+"""The pre-commit hook as README shows it, run by the real `pre-commit` against a clone of this repository.
 
-pre-commit builds the hook's environment from this project (a pip install of a
-snapshot of the working tree), once for both tests.
+The clone is tagged as a release is (`v` and the version in pyproject.toml, see README's "Versions and
+tags"), and README's snippet is used as written but for `repo:`, which names the clone. pre-commit builds the
+hook's environment from the clone at that tag (a pip install of it with the linters), once for all tests.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
+import yaml
 
+from ci_checks import __version__
 from ci_checks.backends.cache import FILE_NAME
 from tests.ci.conftest import PROJECT
+
+README = (PROJECT / "README.md").read_text(encoding="utf-8")
+VERSION = tomllib.loads((PROJECT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]
+
+
+def readme_snippet() -> str:
+    """The YAML block of README's pre-commit section."""
+    section = README.split("\n## pre-commit\n", 1)[1].split("\n## ", 1)[0]
+    match = re.search(r"```yaml\n(.*?)```", section, re.DOTALL)
+    assert match is not None, "README's pre-commit section shows no configuration"
+    return match.group(1)
+
 
 CLEAN = """on: push
 permissions: {}
@@ -42,6 +59,16 @@ def pre_commit_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("pre-commit-home")
 
 
+@pytest.fixture(scope="module")
+def released_clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A clone of this repository with the release tag README's snippet names on its newest commit."""
+    clone = tmp_path_factory.mktemp("release") / "ci-checks"
+    subprocess.run(["git", "clone", "-q", str(PROJECT), str(clone)], check=True)
+    rev = yaml.safe_load(readme_snippet())["repos"][0]["rev"]
+    subprocess.run(["git", "-C", str(clone), "tag", "-f", rev], check=True, capture_output=True)
+    return clone
+
+
 def git_repo(root: Path, files: dict[str, str]) -> Path:
     for name, content in files.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
@@ -51,7 +78,13 @@ def git_repo(root: Path, files: dict[str, str]) -> Path:
     return root
 
 
-def try_repo(root: Path, home: Path) -> subprocess.CompletedProcess[str]:
+def run_hook(root: Path, clone: Path, home: Path) -> subprocess.CompletedProcess[str]:
+    """`pre-commit run --all-files` with README's snippet as the repository's configuration."""
+    snippet = readme_snippet()
+    configuration = re.sub(r"(- repo: )\S+", lambda match: match.group(1) + str(clone), snippet, count=1)
+    assert configuration != snippet
+    (root / ".pre-commit-config.yaml").write_text(configuration, encoding="utf-8")
+    subprocess.run(["git", "add", ".pre-commit-config.yaml"], cwd=root, check=True)
     pre_commit = shutil.which("pre-commit", path=str(Path(sys.executable).parent)) or "pre-commit"
     environment = {**os.environ, "PRE_COMMIT_HOME": str(home), "PRE_COMMIT_COLOR": "never"}
     # The hook runs as a user's would: every linter, and a shellcheck cache of its own.
@@ -59,7 +92,7 @@ def try_repo(root: Path, home: Path) -> subprocess.CompletedProcess[str]:
         environment.pop(name, None)
     environment["XDG_CACHE_HOME"] = str(home / "cache")
     return subprocess.run(
-        [pre_commit, "try-repo", str(PROJECT), "ci-checks", "--all-files", "--verbose"],
+        [pre_commit, "run", "--all-files", "--verbose"],
         cwd=root,
         env=environment,
         capture_output=True,
@@ -69,9 +102,21 @@ def try_repo(root: Path, home: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_the_hook_passes_on_a_clean_repository(tmp_path: Path, pre_commit_home: Path) -> None:
+def test_the_release_tag_and_readme_agree_with_the_version() -> None:
+    snippet = yaml.safe_load(readme_snippet())
+    [repo] = snippet["repos"]
+    assert repo["rev"] == f"v{VERSION}" == f"v{__version__}"
+    assert [hook["id"] for hook in repo["hooks"]] == ["ci-checks"]
+    major = VERSION.split(".")[0]
+    assert f"uses: OWNER/ci-checks@v{major}" in README
+    assert "`vMAJOR.MINOR.PATCH`" in README and "`vMAJOR`" in README
+    hooks = yaml.safe_load((PROJECT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
+    assert [hook["id"] for hook in hooks] == ["ci-checks"]
+
+
+def test_the_hook_passes_on_a_clean_repository(tmp_path: Path, released_clone: Path, pre_commit_home: Path) -> None:
     root = git_repo(tmp_path, {".github/workflows/ci.yml": CLEAN, ".github/ci-checks.yml": POLICY})
-    result = try_repo(root, pre_commit_home)
+    result = run_hook(root, released_clone, pre_commit_home)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "ci-checks" in result.stdout and "Passed" in result.stdout
     # --verbose shows the hook's output: had a linter been missing from its environment, CC090 would say so.
@@ -79,22 +124,24 @@ def test_the_hook_passes_on_a_clean_repository(tmp_path: Path, pre_commit_home: 
     assert (pre_commit_home / "cache" / "ci-checks" / FILE_NAME).is_file()
 
 
-def test_the_hook_fails_with_positions_on_a_rule_violation(tmp_path: Path, pre_commit_home: Path) -> None:
+def test_the_hook_fails_with_positions_on_a_rule_violation(
+    tmp_path: Path, released_clone: Path, pre_commit_home: Path
+) -> None:
     dockerfile = "FROM rocm/pytorch\nCOPY docker/amd_patch/megatron.patch /tmp/\n"
     root = git_repo(
         tmp_path,
         {".github/workflows/ci.yml": CLEAN, ".github/ci-checks.yml": POLICY, "docker/Dockerfile.rocm": dockerfile},
     )
-    result = try_repo(root, pre_commit_home)
+    result = run_hook(root, released_clone, pre_commit_home)
     assert result.returncode == 1, result.stdout + result.stderr
     assert "Failed" in result.stdout
     assert "docker/Dockerfile.rocm:2:13: CC101 'amd_patch' is forbidden here [no-amd-patch]" in result.stdout
 
 
-def test_the_hook_runs_the_linters(tmp_path: Path, pre_commit_home: Path) -> None:
+def test_the_hook_runs_the_linters(tmp_path: Path, released_clone: Path, pre_commit_home: Path) -> None:
     workflow = CLEAN.replace("run: make", "run: rm $(ls)").replace("permissions: {}\n", "")
     root = git_repo(tmp_path, {".github/workflows/ci.yml": workflow})
-    result = try_repo(root, pre_commit_home)
+    result = run_hook(root, released_clone, pre_commit_home)
     assert result.returncode == 1, result.stdout + result.stderr
     assert ".github/workflows/ci.yml:9:17: SC2046 Quote this to prevent word splitting" in result.stdout
     assert ".github/workflows/ci.yml:3:3: ZZ-excessive-permissions overly broad permissions" in result.stdout

@@ -373,7 +373,8 @@ def test_the_plugin_reads_the_policy_of_the_base_too(pull_request: Path) -> None
 
 def test_our_own_pull_request_check_uses_the_base_configuration() -> None:
     workflow = (PROJECT / ".github" / "workflows" / "pr-checks.yml").read_text()
-    assert "--config-ref" in workflow
+    # action.yml's config-ref input, which passes --config-ref
+    assert "config-ref: ${{ github.event_name == 'pull_request' && 'HEAD^1' || 'HEAD' }}" in workflow
     assert "fetch-depth: 2" in workflow
 
 

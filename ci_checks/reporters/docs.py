@@ -1,0 +1,146 @@
+"""Where the check behind each code is documented: ci-checks' own rule pages and the linters' pages.
+
+ci-checks' rules: `docs/rules/<CODE>.md` in the repository, each the rule's
+module docstring as `ci-checks rule CODE` prints it (written by
+`python scripts/rule_docs.py`), linked at the release tag of the running
+version (`<Repository>/blob/v0.1.0/docs/rules/CC031.md`), so that a link shows
+the rule as the version that reported it checks it. `Repository` is the
+package's `[project.urls]` entry. The linters' checks link to their own
+documentation: shellcheck's wiki page of the code, zizmor's audit page (the
+URL zizmor gives with each finding, where it gives one) and the section of
+actionlint's list of checks for the kind.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from importlib import metadata
+
+from ci_checks import __version__, registry
+from ci_checks.rule import Rule
+from ci_checks.settings import ACTIONLINT_KINDS, ZIZMOR_AUDITS, linter_code
+
+SHELLCHECK_WIKI = "https://www.shellcheck.net/wiki/"
+ZIZMOR_AUDITS_PAGE = "https://docs.zizmor.sh/audits/"
+ACTIONLINT_CHECKS = "https://github.com/rhysd/actionlint/blob/main/docs/checks.md"
+ACTIONLINT_SECTIONS = {
+    "action": "check-action-format",
+    "credentials": "check-hardcoded-credentials",
+    "deprecated-commands": "check-deprecated-workflow-commands",
+    "env-var": "check-env-var-names",
+    "events": "check-webhook-events",
+    "expression": "check-syntax-expression",
+    "glob": "check-glob-pattern",
+    "id": "check-job-step-ids",
+    "if-cond": "if-cond-always-true",
+    "job-needs": "check-job-deps",
+    "matrix": "check-matrix-values",
+    "permissions": "permissions",
+    "pyflakes": "check-pyflakes-integ",
+    "runner-label": "check-runner-labels",
+    "shell-name": "check-shell-names",
+    "shellcheck": "check-shellcheck-integ",
+    "syntax-check": "check-unexpected-keys",
+    "workflow-call": "check-reusable-workflows",
+}
+"""Each actionlint rule kind and the anchor of its section in actionlint's `docs/checks.md`.
+
+A kind not listed here (a newer actionlint's, or a fork's) links to the page itself.
+"""
+
+_SHELLCHECK_CODE = re.compile(r"SC\d{4}\Z")
+_KIND = re.compile(r"(?P<prefix>AL|ZZ)-(?P<kind>[a-z0-9]+(-[a-z0-9]+)*)\Z")
+_SAFE_URL = re.compile(r"https://[A-Za-z0-9._~:/?#\[\]@!$&'*+,;=%-]+\Z")
+_WHAT = {
+    "shellcheck": "a shellcheck check, run by ci-checks over every bash and sh `run:` script",
+    "actionlint": "an actionlint check, run by ci-checks over every workflow",
+    "zizmor": "a zizmor audit, run by ci-checks over every workflow and composite action",
+}
+
+
+@dataclass(frozen=True)
+class LinterCheck:
+    code: str
+    """As ci-checks reports it: `SC2086`, `AL-expression`, `ZZ-artipacked`."""
+    linter: str
+    url: str
+
+    @property
+    def description(self) -> str:
+        """What the code is, as a sentence."""
+        what = _WHAT[self.linter]
+        return f"{self.code} is {what}; {self.linter}'s documentation explains it and how to fix what it finds."
+
+
+def linter_check(code: str) -> LinterCheck | None:
+    """The linter check of a finding's code (`SC2086`, `AL-expression`, `ZZ-artipacked`), or None for ci-checks' own.
+
+    Any kind a linter reports is linked, one of a newer release or a fork included.
+    """
+    if _SHELLCHECK_CODE.match(code):
+        return LinterCheck(code, "shellcheck", SHELLCHECK_WIKI + code)
+    kind = _KIND.match(code)
+    if kind is None:
+        return None
+    if kind["prefix"] == "ZZ":
+        return LinterCheck(code, "zizmor", f"{ZIZMOR_AUDITS_PAGE}#{kind['kind']}")
+    section = ACTIONLINT_SECTIONS.get(kind["kind"])
+    return LinterCheck(code, "actionlint", f"{ACTIONLINT_CHECKS}#{section}" if section else ACTIONLINT_CHECKS)
+
+
+def named_check(word: str) -> LinterCheck | None:
+    """The one linter check a code or printed name names (`SC2086`, `zizmor-artipacked`), if the linter has it."""
+    code = linter_code(word)
+    if code is None:
+        return None
+    known = {"AL-": ACTIONLINT_KINDS, "ZZ-": ZIZMOR_AUDITS}.get(code[:3])
+    if known is not None and code[3:] not in known:
+        return None
+    return linter_check(code)
+
+
+@functools.cache
+def repository() -> str | None:
+    """The project's repository URL from the installed package's metadata, without a trailing slash."""
+    try:
+        entries = metadata.metadata("ci-checks").get_all("Project-URL") or []
+    except metadata.PackageNotFoundError:
+        return None
+    for entry in entries:
+        label, _, link = str(entry).partition(",")
+        if label.strip().lower() == "repository" and _SAFE_URL.match(link.strip()):
+            return link.strip().rstrip("/")
+    return None
+
+
+def rule_page(rule: Rule) -> str:
+    """A built-in rule's documentation as Markdown: what `ci-checks rule` prints and `docs/rules/` holds."""
+    return f"# {rule.code} {rule.name}\n\nDefault severity: {rule.severity.value}\n\n{rule.docs.strip()}\n"
+
+
+def rule_page_path(rule: Rule) -> str:
+    return f"docs/rules/{rule.code}.md"
+
+
+def rule_url(rule: Rule) -> str | None:
+    base = repository()
+    return f"{base}/blob/v{__version__}/{rule_page_path(rule)}" if base else None
+
+
+def url(code: str, given: str | None = None) -> str | None:
+    """Where the check of a finding with this code is documented; `given` is the URL its linter named, if any."""
+    if given is not None and _SAFE_URL.match(given):
+        return given
+    built_in = registry.BY_CODE.get(code)
+    if built_in is not None:
+        return rule_url(built_in)
+    check = linter_check(code)
+    return check.url if check is not None else None
+
+
+def what_it_does(rule: Rule) -> str:
+    """The *What it does* section of a rule's documentation, as one paragraph of text."""
+    section = rule.docs.split("## What it does", 1)[-1].split("\n## ", 1)[0]
+    return " ".join(section.split())
