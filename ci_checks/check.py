@@ -8,22 +8,26 @@ ignores then drop what they name.
 from __future__ import annotations
 
 import dataclasses
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ci_checks import policy, registry, suppression
+from ci_checks import registry, suppression
 from ci_checks.backends.names import EQUIVALENT, BackendSettings
 from ci_checks.config import CONFIG_FILES, Config
 from ci_checks.context import RepositoryContext
 from ci_checks.diagnostics import Diagnostic, Span, sorted_diagnostics
 from ci_checks.loading import YAML_KINDS, LoadedFile, Workspace
-from ci_checks.policy import PolicyRule
 from ci_checks.repository import FileKind, Repository, kind_of
 from ci_checks.rule import Rule
 from ci_checks.settings import Selection
 from ci_checks.source import DEFAULT_MAX_BYTES, SourceFile
+
+if TYPE_CHECKING:  # the policy engine is imported only when a configuration has rules
+    from ci_checks.policy import PolicyRule
 
 
 class UsageError(Exception):
@@ -128,20 +132,25 @@ def run(
         say(f"reading {index + 1}/{len(named)}: {relative}")
         targets.append(workspace.load(relative, kind))
         found.extend(_check_file(targets[-1], plan.rules, outcome))
-    say("checking the repository's references and runners")
+    linters = _start_linters(plan, [file for file in targets if file.kind in YAML_KINDS], repository)
+    if linters is not None:
+        say(f"running {', '.join(plan.backends)} beside ci-checks' own rules")
     context = RepositoryContext(workspace, targets, request.covers, config.runners, config.fix_timeout_minutes)
-    found.extend(_check_repository(context, plan.rules, outcome))
-    if plan.backends:
-        say(f"running {', '.join(plan.backends)}")
-        yaml_files = [file for file in targets if file.kind in YAML_KINDS]
-        from ci_checks.backends.external import run_backends  # the linters' modules, only when one runs
+    found_by_policy: list[Diagnostic] = []
+    try:
+        found.extend(_check_repository(context, plan.rules, outcome))
+        if plan.policy_rules:
+            from ci_checks import policy
 
-        external = run_backends(plan.backends, yaml_files, repository.root, plan.backend_settings)
-        found = _merged(found, external, workspace.loaded)
-    if plan.policy_rules:
-        say(f"policy rules ({len(plan.policy_rules)})")
-        policy_files = frozenset({*CONFIG_FILES, *([config.path] if config.path else [])})
-        found.extend(policy.evaluate(plan.policy_rules, workspace, request.covers, policy_files))
+            policy_files = frozenset({*CONFIG_FILES, *([config.path] if config.path else [])})
+            found_by_policy = policy.evaluate(plan.policy_rules, workspace, request.covers, policy_files)
+    except BaseException:
+        if linters is not None:
+            linters.stop()
+        raise
+    if linters is not None:
+        found = _merged(found, linters.result(), workspace.loaded)
+    found.extend(found_by_policy)
     found = [plan.selection.adjusted(diagnostic) for diagnostic in found if plan.keeps(diagnostic)]
     sources = {path: file.source for path, file in workspace.loaded.items()}
     if config.source is not None and config.path is not None:
@@ -165,6 +174,56 @@ def run(
         if not any(path == relative or not relative or path.startswith(relative + "/") for path in checked):
             outcome.nothing_to_check.append((shown, folder))
     return outcome
+
+
+class _Linters:
+    """The external linters running in a thread of their own while ci-checks' own rules run: they spend their
+    time in their own processes, so the two overlap."""
+
+    CLEAN_UP_S = 30.0
+
+    def __init__(self, run: Callable[[], list[Diagnostic]]) -> None:
+        self._found: list[Diagnostic] = []
+        self._error: BaseException | None = None
+        # Waited for through an event, not `Thread.join`: a join interrupted by a signal can leave the thread
+        # reported as finished while it still runs.
+        self._done = threading.Event()
+        threading.Thread(target=self._run, args=(run,), name="ci-checks linters", daemon=True).start()
+
+    def _run(self, run: Callable[[], list[Diagnostic]]) -> None:
+        try:
+            self._found = run()
+        except BaseException as error:  # handed to the main thread, which decides what it means
+            self._error = error
+        finally:
+            self._done.set()
+
+    def stop(self) -> None:
+        """End the linters' processes now, the run being abandoned, and give the thread a moment to remove its
+        private copies (it has nothing left to wait for)."""
+        from ci_checks.backends import tools
+
+        tools.stop_all()
+        self._done.wait(timeout=self.CLEAN_UP_S)
+
+    def result(self) -> list[Diagnostic]:
+        try:
+            self._done.wait()
+        except BaseException:  # an interrupt or SIGTERM while waiting
+            self.stop()
+            raise
+        if self._error is not None:
+            raise self._error
+        return self._found
+
+
+def _start_linters(plan: Plan, files: list[LoadedFile], repository: Repository) -> _Linters | None:
+    if not plan.backends:
+        return None
+    from ci_checks.backends.external import run_backends  # the linters' modules, only when one runs
+
+    names, settings = plan.backends, plan.backend_settings
+    return _Linters(lambda: run_backends(names, files, repository.root, settings, repository))
 
 
 def _inside_the_file(diagnostic: Diagnostic, sources: dict[str, SourceFile]) -> Diagnostic:

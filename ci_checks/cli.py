@@ -12,6 +12,7 @@ import argparse
 import dataclasses
 import gc
 import io
+import json
 import math
 import os
 import signal
@@ -21,23 +22,24 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from types import FrameType
-from typing import NoReturn, TextIO, cast
+from typing import TYPE_CHECKING, NoReturn, TextIO, cast
 
-from ci_checks import __version__, baseline, config, config_source, fixes, init, registry
+from ci_checks import __version__, config, config_source, init, registry, run_cache
 from ci_checks.backends import tools
-from ci_checks.backends.cache import default_folder
+from ci_checks.backends.cache import ResultCache, binary_identity, default_folder
 from ci_checks.backends.names import BACKENDS, BackendSettings
-from ci_checks.changes import new_since
 from ci_checks.check import Outcome, Plan, Request, UsageError, run
-from ci_checks.diagnostics import Severity
-from ci_checks.policy import policy_codes
+from ci_checks.diagnostics import Severity, sorted_diagnostics
 from ci_checks.reporters import docs, text
 from ci_checks.reporters.escaping import escaped
 from ci_checks.reporters.formats import FORMATS
 from ci_checks.reporters.text import statistics
-from ci_checks.repository import Repository, find_root
+from ci_checks.repository import Journal, Repository, find_root
 from ci_checks.settings import SelectionError, resolve
 from ci_checks.source import DEFAULT_MAX_BYTES
+
+if TYPE_CHECKING:  # each is imported by the one command option that uses it
+    from ci_checks import fixes
 
 CONFIG_FILE = init.CONFIG
 EXIT_OK = 0
@@ -77,6 +79,12 @@ def _backends(value: str) -> list[str]:
 
 def _binary_variable(name: str) -> str:
     return f"CI_CHECKS_{name.upper()}"
+
+
+def _positive(value: str) -> int:
+    if not value.isdecimal() or int(value) < 1:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a positive whole number")
+    return int(value)
 
 
 def _seconds(value: str) -> float:
@@ -158,15 +166,21 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument(
         "--backend-timeout", type=_seconds, default=120.0, metavar="SECONDS", help="time limit of each linter"
     )
+    check.add_argument(
+        "--jobs",
+        type=_positive,
+        metavar="N",
+        help="check up to N repositories at once, each in a process of its own (default: the CPUs available)",
+    )
     caching = check.add_mutually_exclusive_group()
     caching.add_argument(
         "--cache-dir",
         type=Path,
         metavar="DIR",
-        help="where shellcheck's findings are kept between runs "
+        help="where findings are kept between runs, to be reused while nothing that decides them changes "
         "(default: $CI_CHECKS_CACHE_DIR, else $XDG_CACHE_HOME/ci-checks or ~/.cache/ci-checks)",
     )
-    caching.add_argument("--no-cache", action="store_true", help="check every script again; keep nothing")
+    caching.add_argument("--no-cache", action="store_true", help="check everything again; keep nothing")
     check.add_argument(
         "--fail-on",
         choices=[severity.value for severity in Severity],
@@ -282,9 +296,14 @@ def _checked(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             out.write("".join(change.diff() for change in changes))
             return EXIT_FINDINGS if changes else EXIT_OK
     outcome = Outcome()
-    for repository, request in groups.values():
+    checked_apart = _in_workers(args, list(groups.values()))
+    for index, (repository, request) in enumerate(groups.values()):
         listed = len(outcome.checked)
-        _run_one(args, repository, request, outcome)
+        part = checked_apart.get(index)
+        if part is None:
+            _run_one(args, repository, request, outcome)
+        else:
+            _merge(outcome, part)
         if len(groups) > 1:
             outcome.checked[listed:] = [str(repository.root / path) for path in outcome.checked[listed:]]
     if args.write_baseline is not None:
@@ -295,6 +314,8 @@ def _checked(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if len(groups) != 1:
             raise UsageError("--new-since compares one repository with a commit; name paths of one repository")
         [(repository, _)] = groups.values()
+        from ci_checks.changes import new_since
+
         outcome.diagnostics = new_since(repository, args.new_since, outcome.diagnostics, outcome.sources)
     if args.list_files:
         out.write("".join(f"{path}\n" for path in outcome.checked))
@@ -322,6 +343,8 @@ def _checked(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def _run_one(args: argparse.Namespace, repository: Repository, request: Request, outcome: Outcome) -> Plan:
     files = config_source.open_source(repository, args.config_ref)
+    # A run is reused only from the work tree as it is: not with a base branch's configuration, nor while fixing.
+    repository.journal = Journal() if args.config_ref is None and not (args.fix or args.diff) else None
     try:
         settings = _settings(repository, args.config, files)
         if settings.path in request.files and "" not in request.folders:
@@ -329,11 +352,163 @@ def _run_one(args: argparse.Namespace, repository: Repository, request: Request,
         repository.exclude = settings.exclude
         plan = _plan(args, settings, repository)
         plan.backend_settings = dataclasses.replace(plan.backend_settings, config_source=files)
-        with _Progress(args.progress_stream) as progress:
-            run(repository, request, plan, settings, outcome, progress.say)
+        part = _kept_or_run(args, repository, request, plan, settings)
     finally:
         files.close()
+        repository.journal = None
+    _merge(outcome, part)
     return plan
+
+
+def _merge(outcome: Outcome, part: Outcome) -> None:
+    outcome.diagnostics = sorted_diagnostics([*outcome.diagnostics, *part.diagnostics])
+    outcome.sources.update(part.sources)
+    outcome.files += part.files
+    outcome.checked.extend(part.checked)
+    outcome.nothing_to_check.extend(part.nothing_to_check)
+    outcome.internal_errors.extend(part.internal_errors)
+
+
+def _in_workers(args: argparse.Namespace, groups: list[tuple[Repository, Request]]) -> dict[int, Outcome]:
+    """The outcomes of several repositories checked side by side, one worker process each at a time, by their index.
+
+    Each worker runs exactly what the serial run does and hands back its
+    outcome and notes. A repository whose check raised is missing from the
+    answer: the caller checks it again itself, where the error is reported as
+    a serial run reports it. Fixing is never done in workers (its passes
+    rewrite files). An interrupt or SIGTERM ends the workers, whose own
+    handlers end their linters.
+    """
+    workers = min(len(groups), args.jobs or usable_cpus())
+    if workers < 2 or args.fix or args.diff or not hasattr(os, "fork"):
+        return {}
+    import multiprocessing
+
+    sent = argparse.Namespace(**{**vars(args), "progress_stream": None})
+    pool = multiprocessing.get_context("fork").Pool(workers, initializer=_quiet_worker)
+    try:
+        pending = [
+            pool.apply_async(_check_in_worker, (sent, repository.root, request)) for repository, request in groups
+        ]
+        answers = [job.get() for job in pending]
+        pool.close()
+    except BaseException:
+        pool.terminate()
+        raise
+    finally:
+        pool.join()
+    checked: dict[int, Outcome] = {}
+    for index, answer in enumerate(answers):
+        if answer is not None:
+            checked[index], notes = answer
+            _NOTES.extend(notes)
+    return checked
+
+
+_WORKER = {"checking": False}
+"""Whether this worker is checking a repository (SIGTERM then unwinds the check) or waiting for one."""
+
+
+def _quiet_worker() -> None:
+    """A worker leaves interrupts to the parent, which ends it with SIGTERM: a check under way unwinds (its
+    linters ended, its copies removed), then the worker exits without a word, as it does when idle."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _worker_terminate)
+
+
+def _worker_terminate(signum: int, frame: FrameType | None) -> None:
+    if _WORKER["checking"]:
+        raise _Terminated
+    os._exit(EXIT_TERMINATED)
+
+
+def _check_in_worker(args: argparse.Namespace, root: Path, request: Request) -> tuple[Outcome, list[str]] | None:
+    _NOTES.clear()
+    _WORKER["checking"] = True
+    try:
+        part = Outcome()
+        _run_one(args, Repository(root), request, part)
+    except _Terminated:
+        os._exit(EXIT_TERMINATED)
+    except Exception:  # checked again by the parent, which reports it
+        return None
+    finally:
+        _WORKER["checking"] = False
+    return part, list(_NOTES)
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity, which a container or `taskset` may narrow)."""
+    sched_getaffinity = getattr(os, "sched_getaffinity", None)
+    return len(sched_getaffinity(0)) if sched_getaffinity is not None else os.cpu_count() or 1
+
+
+_NOT_ASKED = frozenset(
+    {
+        "command",
+        "paths",
+        "output_format",
+        "color",
+        "output",
+        "cache_dir",
+        "no_cache",
+        "fail_on",
+        "exit_zero",
+        "statistics",
+        "list_files",
+        "new_since",
+        "baseline",
+        "write_baseline",
+        "skip_unread_files",
+        "progress_stream",
+        "jobs",
+        "backend_timeout",
+    }
+)
+"""Options that change only what is done with the findings (reported, filtered, counted), not the findings.
+
+The linters' time limit is one: a run in which a linter did not finish is never kept (`run_cache.TRANSIENT`).
+"""
+
+
+def _kept_or_run(
+    args: argparse.Namespace, repository: Repository, request: Request, plan: Plan, settings: config.Config
+) -> Outcome:
+    """The run's outcome: a stored one while nothing that decides it has changed (`run_cache`), else a fresh one."""
+    journal, folder = repository.journal, plan.backend_settings.cache_folder
+    quoted = settings.source if settings.path is not None else None
+    results = ResultCache(folder) if journal is not None and folder is not None else None
+    try:
+        key = ""
+        if results is not None:
+            asked = {
+                "root": str(repository.root),
+                "exclude": repository.exclude,
+                "request": [request.folders, request.files, request.named],
+                "options": json.dumps({k: v for k, v in vars(args).items() if k not in _NOT_ASKED}, default=str),
+                "config": [settings.path, None if settings.source is None else settings.source.text],
+            }
+            key = run_cache.run_key(asked, {name: _identity(name, plan) for name in plan.backends})
+            kept = run_cache.fetch(results, key, repository, quoted)
+            if kept is not None:
+                return kept
+        part = Outcome()
+        with _Progress(args.progress_stream) as progress:
+            run(repository, request, plan, settings, part, progress.say)
+        if results is not None and journal is not None:
+            run_cache.store(results, key, journal, part, quoted)
+        return part
+    finally:
+        if results is not None:
+            results.close()
+
+
+def _identity(name: str, plan: Plan) -> list[str | int]:
+    """Which build of a linter would run: its binary's path, size and modification time."""
+    try:
+        return binary_identity(tools.find_binary(name, plan.backend_settings.binaries.get(name)))
+    except (tools.Unavailable, tools.NamedBinaryError, OSError) as error:
+        return [f"not run: {error}"]
 
 
 class _Progress:
@@ -370,6 +545,8 @@ MAX_FIX_PASSES = 5
 
 def _fixed(args: argparse.Namespace, groups: dict[Path, tuple[Repository, Request]], err: TextIO) -> list[fixes.Change]:
     """Apply the fixes pass after pass until none is left (`--fix`), or return the first pass's changes (`--diff`)."""
+    from ci_checks import fixes
+
     shown: list[fixes.Change] = []
     fixed, files = 0, 0
     for repository, request in groups.values():
@@ -418,6 +595,8 @@ def _colour(choice: str, out: TextIO) -> bool:
 
 
 def _write_baseline(path: Path, outcome: Outcome, out: TextIO) -> int:
+    from ci_checks import baseline
+
     if outcome.internal_errors:
         raise UsageError("the check failed; no baseline written: " + "; ".join(outcome.internal_errors))
     try:
@@ -431,6 +610,8 @@ def _write_baseline(path: Path, outcome: Outcome, out: TextIO) -> int:
 
 def _apply_baseline(path: Path, outcome: Outcome, requests: list[Request], err: TextIO) -> None:
     """Keep the findings the baseline does not accept; say how many it accepted and which entries are stale."""
+    from ci_checks import baseline
+
     try:
         recorded = baseline.read(path)
     except baseline.BaselineError as error:
@@ -481,7 +662,11 @@ def _plan(args: argparse.Namespace, settings: config.Config, repository: Reposit
         selection = resolve(selected, ignored, (rule.id for rule in settings.rules), settings.severity)
     except SelectionError as error:
         raise UsageError(str(error)) from None
-    policy_rules = [rule for rule in settings.rules if selection.runs_policy_rule(rule.id, policy_codes(rule))]
+    policy_rules = []
+    if settings.rules:
+        from ci_checks.policy import policy_codes
+
+        policy_rules = [rule for rule in settings.rules if selection.runs_policy_rule(rule.id, policy_codes(rule))]
     backends = args.backends
     if backends is None:
         from_environment = os.environ.get("CI_CHECKS_BACKENDS")
@@ -491,7 +676,7 @@ def _plan(args: argparse.Namespace, settings: config.Config, repository: Reposit
             raise UsageError(f"CI_CHECKS_BACKENDS: {error}") from None
     backends = [name for name in (list(BACKENDS) if backends is None else backends) if selection.runs_linter(name)]
     binaries = {name: getattr(args, name) for name in BACKENDS if getattr(args, name) is not None}
-    cache_folder = _cache_folder(args, repository) if "shellcheck" in backends else None
+    cache_folder = _cache_folder(args, repository)
     return Plan(
         selection,
         policy_rules,
@@ -503,7 +688,8 @@ def _plan(args: argparse.Namespace, settings: config.Config, repository: Reposit
 
 
 def _cache_folder(args: argparse.Namespace, repository: Repository) -> Path | None:
-    """Where shellcheck's findings are kept: anywhere but inside the checked repository.
+    """Where findings are kept between runs (`run_cache`, and shellcheck's per script): anywhere but inside the
+    checked repository.
 
     A pull request could commit a cache file there with rows that clear its
     own scripts of every finding. A folder named by option or variable inside
@@ -524,7 +710,7 @@ def _cache_folder(args: argparse.Namespace, repository: Repository) -> Path | No
         if folder is not None and folder.resolve().is_relative_to(repository.real_root):
             folder, why_not = None, f"the default cache folder {str(folder)!r} is inside the checked repository"
         if folder is None:
-            _NOTES.append(f"shellcheck runs without a cache: {why_not}; choose one with --cache-dir")
+            _NOTES.append(f"findings are not kept between runs: {why_not}; choose a folder with --cache-dir")
         return folder
     if folder.resolve().is_relative_to(repository.real_root):
         raise UsageError(

@@ -11,20 +11,21 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ci_checks import config_schema, registry, settings, source, yamlpos
+from ci_checks import registry, settings, source, yamlpos
 from ci_checks.backends.names import BACKENDS
 from ci_checks.config_source import ConfigSource, open_source
 from ci_checks.context import GITHUB_TIMEOUT_MINUTES
 from ci_checks.diagnostics import Related, Severity, Span
 from ci_checks.globs import GlobError, compile_glob
 from ci_checks.model.runners import Runner, RunnerInventory
-from ci_checks.policy import PolicyError, PolicyRule, compile_rules
-from ci_checks.policy.compiling import Locate
-from ci_checks.policy.validation import first_error
 from ci_checks.repository import Repository
 from ci_checks.source import SourceFile
+
+if TYPE_CHECKING:  # the policy engine and the configuration's schema are imported only when a configuration is read
+    from ci_checks.policy import PolicyRule
+    from ci_checks.policy.compiling import Locate
 
 CONFIG_FILES = (".github/ci-checks.yml", ".github/ci-checks.yaml")
 PYPROJECT = "pyproject.toml"
@@ -118,6 +119,10 @@ def parse(text: SourceFile, repository: Repository | None = None) -> Config:
         data, locate = _from_yaml(text)
     if data is None or locate is None:
         return Config(display, source=text)
+    from ci_checks import config_schema
+    from ci_checks.policy import PolicyError, compile_rules
+    from ci_checks.policy.validation import first_error
+
     problem = first_error(data, config_schema.build(precise=False))
     if problem is not None:
         message, where, at_key = problem

@@ -47,8 +47,7 @@ class RepositoryContext:
         A folder found by its `.github` alone, outside any checkout, may be a
         copy of the workflows without the rest of the repository.
         """
-        root = self.repository.root
-        return any((folder / ".git").exists() for folder in (root, *root.parents))
+        return self.repository.in_checkout
 
     def load(self, relative: str) -> LoadedFile:
         """A file the rule judges (a Dockerfile, a patch): it counts as checked when the run was asked about it."""

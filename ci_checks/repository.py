@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import enum
 import errno
+import hashlib
+import json
 import os
 import posixpath
 import stat
@@ -86,17 +88,111 @@ def find_root(start: Path) -> Path:
     return folder
 
 
+class Journal:
+    """Every question a run asked of the file system through a `Repository`, with a digest of each answer.
+
+    A run's findings follow from these answers alone, so a stored result may
+    be reused when asking the same questions again gives the same answers
+    (`replay`). Answers are taken as the run used them: a file's decoded text,
+    a path's real location and whether it is a folder, a folder's listing.
+    """
+
+    def __init__(self) -> None:
+        self.entries: dict[tuple[str | int, ...], str] = {}
+
+    def note(self, question: tuple[str | int, ...], answer: object) -> None:
+        if question not in self.entries:
+            self.entries[question] = answer_digest(answer)
+
+    def replay(self, repository: Repository) -> dict[str, SourceFile] | None:
+        """The files read, as they read now, by their answers' digests, when every question gets the answer it
+        got; else None.
+
+        `repository` must be one with no journal of its own, so that asking again records nothing.
+        """
+        read: dict[str, SourceFile] = {}
+        for question, digest in self.entries.items():
+            answer = _ask(repository, question)
+            if answer is _UNKNOWN or answer_digest(answer) != digest:
+                return None
+            if isinstance(answer, SourceFile):
+                read[digest] = answer
+        return read
+
+
+_UNKNOWN = object()
+
+
+def _ask(repository: Repository, question: tuple[str | int, ...]) -> object:
+    match question:
+        case ("read", str(relative), int(max_bytes)):
+            return repository.read(relative, max_bytes)
+        case ("read_regular", str(relative), int(max_bytes)):
+            return repository.read_regular(relative, max_bytes)
+        case ("locate", str(relative)):
+            return repository.locate(relative)
+        case ("resolve", str(relative)):
+            return repository.resolve(relative)
+        case ("in_checkout",):
+            return repository.in_checkout
+        case ("walk",):
+            return repository.files, repository.linked_folders
+        case ("workflows",):
+            return repository.workflows
+        case ("real_root",):
+            return repository.real_root
+    return _UNKNOWN
+
+
+def answer_digest(answer: object) -> str:
+    return hashlib.sha256(json.dumps(_plain(answer), ensure_ascii=False).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _plain(answer: object) -> object:
+    """The answer as JSON data; a path says where it leads now and whether a folder is there."""
+    if isinstance(answer, SourceFile):
+        problem = answer.problem
+        said = [problem.kind.value, problem.message, problem.line, problem.column] if problem is not None else None
+        return ["file", answer.path, answer.text, said]
+    if isinstance(answer, Path):
+        return ["path", str(answer), answer.is_dir(), os.path.lexists(answer)]
+    if isinstance(answer, frozenset):
+        return sorted(answer)
+    if isinstance(answer, (list, tuple)):
+        return [_plain(item) for item in answer]
+    return answer
+
+
 @dataclass(eq=False)
 class Repository:
     root: Path
     exclude: list[str] = field(default_factory=list)
+    journal: Journal | None = field(default=None, repr=False)
+    """Where the questions asked of the file system are noted, when a run's result is to be kept."""
 
     def __post_init__(self) -> None:
         self.root = Path(_absolute(self.root))
 
-    @cached_property
+    def _note(self, question: tuple[str | int, ...], answer: object) -> None:
+        if self.journal is not None:
+            self.journal.note(question, answer)
+
+    @property
     def real_root(self) -> Path:
+        self._note(("real_root",), self._real_root)
+        return self._real_root
+
+    @cached_property
+    def _real_root(self) -> Path:
         return self.root.resolve()
+
+    @property
+    def in_checkout(self) -> bool:
+        """Whether the root is in a git checkout: it or a folder above it holds `.git`."""
+        root = self.root
+        found = any((folder / ".git").exists() for folder in (root, *root.parents))
+        self._note(("in_checkout",), found)
+        return found
 
     @classmethod
     def discover(cls, start: Path) -> Repository:
@@ -110,7 +206,7 @@ class Repository:
         """Whether an `exclude` glob matches the path or one of its folders."""
         return excluded_by(_compiled(tuple(self.exclude)), relative)
 
-    @cached_property
+    @property
     def files(self) -> list[str]:
         """Every file, repo-relative and sorted; `.git`, hidden and vendored folders are skipped.
 
@@ -118,11 +214,13 @@ class Repository:
         folder is listed itself (it reads as a problem: folders are not entered
         through links), as is anything else that is not a regular file.
         """
+        self._note(("walk",), self._walk)
         return self._walk[0]
 
     @property
     def linked_folders(self) -> frozenset[str]:
         """The entries of `files` that are symbolic links to folders, whose files are not listed."""
+        self._note(("walk",), self._walk)
         return self._walk[1]
 
     @cached_property
@@ -139,13 +237,18 @@ class Repository:
             linked.update((base / name).relative_to(self.root).as_posix() for name in links)
         return sorted(found), frozenset(linked)
 
-    @cached_property
+    @property
     def workflows(self) -> list[str]:
         """`.github/workflows/*.yml|yaml`: GitHub reads no subfolders there.
 
         When `.github` or `.github/workflows` is a link or not a folder, the folder itself is the one entry, which
         reads as that problem, so that a repository whose workflows cannot be read is not reported clean.
         """
+        self._note(("workflows",), self._workflows)
+        return self._workflows
+
+    @cached_property
+    def _workflows(self) -> list[str]:
         folder = self.root / WORKFLOW_DIR
         if not os.path.lexists(folder):
             return []
@@ -174,8 +277,10 @@ class Repository:
         try:
             candidate = (self.root / relative).resolve()
         except (OSError, RuntimeError):  # a loop of symbolic links
-            return None
-        return candidate if self.inside(candidate) else None
+            candidate = None
+        found = candidate if candidate is not None and self.inside(candidate) else None
+        self._note(("resolve", relative), found)
+        return found
 
     def inside(self, path: str | os.PathLike[str]) -> bool:
         """Whether a real (resolved) path is the root or lies under it."""
@@ -184,6 +289,11 @@ class Repository:
 
     def locate(self, relative: str) -> Path | str:
         """The real path of a repo-relative path that exists inside the repository, else why it cannot be read."""
+        found = self._locate(relative)
+        self._note(("locate", relative), found)
+        return found
+
+    def _locate(self, relative: str) -> Path | str:
         written = self.root / relative
         try:
             real = Path(os.path.realpath(written, strict=True))
@@ -213,6 +323,11 @@ class Repository:
         return None
 
     def read(self, relative: str, max_bytes: int = source.DEFAULT_MAX_BYTES) -> SourceFile:
+        found = self._read(relative, max_bytes)
+        self._note(("read", relative, max_bytes), found)
+        return found
+
+    def _read(self, relative: str, max_bytes: int) -> SourceFile:
         real = self.locate(relative)
         if isinstance(real, str):
             return SourceFile(relative, "", SourceProblem(ProblemKind.UNREADABLE, real))
@@ -225,6 +340,11 @@ class Repository:
     def read_regular(self, relative: str, max_bytes: int = source.DEFAULT_MAX_BYTES) -> SourceFile | None:
         """A file that configures a check: None when nothing is there; a problem unless it is a regular file inside
         the repository reached through no symbolic link (a pull request could point it anywhere)."""
+        found = self._read_regular(relative, max_bytes)
+        self._note(("read_regular", relative, max_bytes), found)
+        return found
+
+    def _read_regular(self, relative: str, max_bytes: int) -> SourceFile | None:
         written = self.root / relative
         if not os.path.lexists(written):
             return None

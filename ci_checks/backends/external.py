@@ -22,16 +22,18 @@ before it unwinds.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from ci_checks.backends import actionlint, linter_config, mirror, shellcheck, tools, zizmor
-from ci_checks.backends.cache import ResultCache
+from ci_checks.backends.cache import ResultCache, binary_identity, digest
 from ci_checks.backends.context import Context
 from ci_checks.backends.names import BACKENDS, BackendSettings
 from ci_checks.config_source import WorkTree
+from ci_checks.diagnostic_data import decode_diagnostics, encode_diagnostics
 from ci_checks.diagnostics import Diagnostic, Span, sorted_diagnostics
 from ci_checks.loading import LoadedFile
 from ci_checks.repository import Repository
@@ -47,18 +49,27 @@ _MIRRORED = ("actionlint", "zizmor")
 
 
 def run_backends(
-    names: Sequence[str], files: Sequence[LoadedFile], root: Path, settings: BackendSettings
+    names: Sequence[str],
+    files: Sequence[LoadedFile],
+    root: Path,
+    settings: BackendSettings,
+    repository: Repository | None = None,
 ) -> list[Diagnostic]:
-    """Findings of the linters `names` over `files` of the repository at `root`, sorted."""
+    """Findings of the linters `names` over `files` of the repository at `root`, sorted.
+
+    `repository`, the one the files were read from, is asked for whatever else the linters read (their
+    configuration, the targets of local `uses:`), so that its journal notes it too.
+    """
     unknown = [name for name in names if name not in BACKENDS]
     if unknown:
         raise ValueError(f"unknown backend {unknown[0]!r}; backends: {', '.join(BACKENDS)}")
     root = Path(os.path.normpath(root.absolute()))
+    tools.allow_runs()
     jobs = [(name, _INPUTS[name](list(files))) for name in dict.fromkeys(names)]
     jobs = [(name, inputs) for name, inputs in jobs if inputs]
     if not jobs:
         return []
-    repository = Repository(root)
+    repository = repository or Repository(root)
     configs = settings.config_source or WorkTree(repository)
     with tools.scratch_folder("linters") as scratch:
         mirrored = [file for name, inputs in jobs if name in _MIRRORED for file in inputs]
@@ -98,11 +109,10 @@ def _run(
             if named is not None:
                 raise tools.NamedBinaryError(f"{named[1]} names {binary!r}, which is not {name}") from None
             raise failure
-        if context is not None:
-            runner = actionlint.run if name == "actionlint" else zizmor.run
-            return runner(binary, inputs, context)
         results = ResultCache(settings.cache_folder) if settings.cache_folder is not None else None
         try:
+            if context is not None:
+                return _repository_wide(name, binary, inputs, context, results)
             return shellcheck.run(binary, inputs, root, tools.TimeLimit(settings.timeout_s), cache=results)
         finally:
             if results is not None:
@@ -113,3 +123,39 @@ def _run(
         return [UNAVAILABLE.diagnostic(where, str(unavailable))]
     except tools.BackendFailed as failure:
         return [FAILED.diagnostic(where, f"{name} failed: {failure}")]
+
+
+def _repository_wide(
+    name: str, binary: str, inputs: list[LoadedFile], context: Context, results: ResultCache | None
+) -> list[Diagnostic]:
+    """actionlint's or zizmor's findings over the private copy, kept under a key of everything they read.
+
+    The key is the binary, the environment, the configuration given to it and
+    the whole copy (every file, as written): they read nothing else. A run in
+    which the linter failed on some file is not kept.
+    """
+    runner = actionlint.run if name == "actionlint" else zizmor.run
+    if results is None:
+        return runner(binary, inputs, context)
+    config = context.config
+    copied = sorted(
+        (str(path.relative_to(context.mirror.root)), path.read_text(encoding="utf-8"))
+        for path in context.mirror.root.rglob("*")
+        if path.is_file()
+    )
+    key = digest(
+        "linter",
+        name,
+        binary_identity(binary),
+        sorted((k, v) for k, v in os.environ.items() if k.startswith(("CI_CHECKS_", name.upper() + "_"))),
+        [config.path, json.dumps(config.data, default=str, sort_keys=True), encode_diagnostics(config.findings)],
+        copied,
+        sorted(file.path for file in inputs),
+    )
+    kept = results.get([key], lambda value: decode_diagnostics(json.loads(value))).get(key)
+    if kept is not None:
+        return kept
+    found = runner(binary, inputs, context)
+    if not any(diagnostic.code == FAILED.code for diagnostic in found):
+        results.put({key: json.dumps(encode_diagnostics(found))})
+    return found

@@ -189,6 +189,8 @@ class Finished:
 
 _RUNNING: set[subprocess.Popen[bytes]] = set()
 _RUNNING_LOCK = threading.Lock()
+_STOPPED = threading.Event()
+"""Set by `stop_all`: no linter starts until the next run calls `allow_runs`."""
 
 
 def run(
@@ -202,16 +204,18 @@ def run(
     processes: list[subprocess.Popen[bytes]] = []
     try:
         for argv in commands:
-            process = subprocess.Popen(
-                argv,
-                cwd=cwd,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                start_new_session=True,
-            )
-            with _RUNNING_LOCK:
+            with _RUNNING_LOCK:  # started and registered at once, so that `stop_all` ends it or it never starts
+                if _STOPPED.is_set():
+                    raise BackendFailed("not started: the run is being stopped")
+                process = subprocess.Popen(
+                    argv,
+                    cwd=cwd,
+                    env=env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    start_new_session=True,
+                )
                 _RUNNING.add(process)
             processes.append(process)
         finished = []
@@ -233,9 +237,15 @@ def run(
                 _RUNNING.discard(process)
 
 
+def allow_runs() -> None:
+    """Let linters start again: a new run begins."""
+    _STOPPED.clear()
+
+
 def stop_all() -> None:
-    """End every linter process now running, and what each started (an interrupted run)."""
+    """End every linter process now running, and what each started, and start no other (an interrupted run)."""
     with _RUNNING_LOCK:
+        _STOPPED.set()
         running = list(_RUNNING)
     for process in running:
         _kill(process)

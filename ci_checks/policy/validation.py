@@ -8,6 +8,7 @@ the closest known one.
 from __future__ import annotations
 
 import difflib
+import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
 
@@ -26,7 +27,9 @@ def first_error(
 
     Messages name places from the configuration's root: `prefix` is where `data` sits in it.
     """
-    import jsonschema  # only a configuration file needs it
+    if _accepted(data, schema):
+        return None
+    import jsonschema  # only to explain a configuration the fast validator rejects
 
     validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(data), key=_error_order)
@@ -37,6 +40,29 @@ def first_error(
     if error.validator == "additionalProperties":
         return _message(error, prefix or []), [*where, _unknown_keys(error)[0]], True
     return _message(error, prefix or []), where, error.validator == "required"
+
+
+_FAST: dict[str, Any] = {}
+
+
+def _accepted(data: object, schema: Mapping[str, Any]) -> bool:
+    """Whether the Rust validator accepts `data` (formats not checked, as jsonschema does not check them by default).
+
+    False when it cannot say (data it cannot read, a schema it does not
+    compile): the explaining validator then decides, so this only ever saves
+    time. `tests/ci/test_policy_validation_fast.py` holds the two to the same
+    verdicts.
+    """
+    import jsonschema_rs
+
+    try:
+        written = json.dumps(schema, sort_keys=True)
+        validator = _FAST.get(written)
+        if validator is None:
+            validator = _FAST[written] = jsonschema_rs.Draft202012Validator(dict(schema), validate_formats=False)
+        return bool(validator.is_valid(data))
+    except (TypeError, ValueError, OverflowError):
+        return False
 
 
 def validate(data: Mapping[str, Any], schema: Mapping[str, Any], place: Place, what: str) -> None:

@@ -40,13 +40,14 @@ def run_cli(*args: str | Path) -> Result:
 
 
 @pytest.fixture(autouse=True)
-def no_external_linters_unless_asked(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def no_external_linters_unless_asked(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
     """Tests see ci-checks' own findings only; the ones about linters ask for them with `--backends`.
 
-    Those keep shellcheck's findings in a cache of their own, so that none reads what another test left.
+    Each test keeps the findings of its runs in a cache of its own, outside any folder it checks, so that none
+    reads what another test left.
     """
     monkeypatch.setenv("CI_CHECKS_BACKENDS", "none")
-    monkeypatch.setenv("CI_CHECKS_CACHE_DIR", str(tmp_path / "shellcheck-cache"))
+    monkeypatch.setenv("CI_CHECKS_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
 
 

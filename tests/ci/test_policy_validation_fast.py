@@ -1,0 +1,82 @@
+"""The Rust validator that lets a valid configuration skip the explaining one never changes a verdict.
+
+Every policy of README and of the benchmark, and thousands of variants of them
+with a key added, removed or given a value of another type at every place,
+are read twice: with the fast validator first, as ci-checks runs, and with the
+explaining validator alone. Each must be accepted by both or rejected by both
+with the same message at the same place.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ci_checks import config
+from ci_checks.policy import validation
+from ci_checks.repository import Repository
+from ci_checks.source import SourceFile
+from tests.ci.conftest import PROJECT
+from tests.ci.test_readme import REPOSITORY, _examples
+
+POLICIES = [*_examples("policy"), (PROJECT / "bench" / "speed-policy.yml").read_text(encoding="utf-8")]
+OTHER_VALUES: list[object] = [None, 7, -1, 2.5, True, "", "x", "x\n", [], ["x"], {}, {"x": 1}]
+
+
+def _variants(data: object) -> Iterator[object]:
+    """`data` with one change at one place: a key added or removed, or a value replaced by one of another type."""
+    if isinstance(data, dict):
+        yield {**data, "unknown-key": 1}
+        for key in data:
+            yield {k: v for k, v in data.items() if k != key}
+            for value in OTHER_VALUES:
+                yield {**data, key: value}
+            for variant in _variants(data[key]):
+                yield {**data, key: variant}
+    elif isinstance(data, list):
+        for index, item in enumerate(data):
+            yield data[:index] + data[index + 1 :]
+            for value in OTHER_VALUES[:6]:
+                yield [*data[:index], value, *data[index + 1 :]]
+            for variant in _variants(item):
+                yield [*data[:index], variant, *data[index + 1 :]]
+
+
+def _verdict(text: str, repository: Repository) -> object:
+    try:
+        parsed = config.parse(SourceFile(".github/ci-checks.yml", text), repository)
+    except config.ConfigError as error:
+        return ("rejected", error.message, error.span)
+    return ("accepted", [rule.id for rule in parsed.rules])
+
+
+@pytest.mark.parametrize("policy", POLICIES, ids=lambda text: text.split("id: ", 1)[-1].split("\n", 1)[0])
+def test_the_fast_validator_never_changes_a_verdict(policy: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    repository = Repository(REPOSITORY)
+    data = yaml.safe_load(policy)
+    texts = [policy, *(yaml.safe_dump(variant, sort_keys=False) for variant in _variants(copy.deepcopy(data)))]
+    fast = [_verdict(text, repository) for text in texts]
+    with monkeypatch.context() as patched:
+        patched.setattr(validation, "_accepted", lambda data, schema: False)
+        explained = [_verdict(text, repository) for text in texts]
+    assert fast == explained
+    assert fast[0][0] == "accepted"  # type: ignore[index]
+    assert any(verdict[0] == "rejected" for verdict in fast)  # type: ignore[index]
+
+
+def test_the_fast_validator_is_what_accepts_a_valid_policy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The explaining validator is not even imported for a policy the fast one accepts."""
+    calls: list[bool] = []
+    real = validation._accepted
+
+    def counted(data: object, schema: object) -> bool:
+        calls.append(real(data, schema))  # type: ignore[arg-type]
+        return calls[-1]
+
+    monkeypatch.setattr(validation, "_accepted", counted)
+    _verdict(POLICIES[-1], Repository(Path(REPOSITORY)))
+    assert calls and all(calls)
