@@ -30,7 +30,7 @@ from ci_checks.backends.cache import ResultCache, binary_identity, default_folde
 from ci_checks.backends.names import BACKENDS, BackendSettings
 from ci_checks.check import Outcome, Plan, Request, UsageError, run
 from ci_checks.diagnostics import Severity, sorted_diagnostics
-from ci_checks.reporters import docs, text
+from ci_checks.reporters import text
 from ci_checks.reporters.escaping import escaped
 from ci_checks.reporters.formats import FORMATS
 from ci_checks.reporters.text import statistics
@@ -743,6 +743,8 @@ def _rules(out: TextIO) -> int:
 
 def _rule(code: str, out: TextIO) -> int:
     """A built-in rule's documentation, or what a linter's code is and where the linter documents it."""
+    from ci_checks.reporters import docs
+
     rule = registry.lookup(code)
     if rule is not None:
         link = docs.rule_url(rule)

@@ -549,13 +549,15 @@ def _as_github_reads(value: object, path: tuple[str | int, ...] = ()) -> object:
     A scalar is text to the slow pass where the schema wants text and its text
     form fits; turning it into that text lets the strict pass agree. Where the
     schema wants something else, the text fails the strict pass and the slow
-    one decides, so the fast pass never accepts what the slow one would not.
+    one decides, so the fast pass never accepts what the slow one would not. A reusable workflow's inputs
+    keep their YAML type, but the schema wants text for them, which is how the slow pass reads a scalar there:
+    so they are text here too.
     """
     if isinstance(value, dict):
         return {key: _as_github_reads(item, (*path, key)) for key, item in value.items()}
     if isinstance(value, list):
         return [_as_github_reads(item, (*path, index)) for index, item in enumerate(value)]
-    if value is None or isinstance(value, str) or reading.is_typed(path):
+    if value is None or isinstance(value, str) or (reading.is_typed(path) and not reading.is_call_input(path)):
         return value  # a null stays one: where GitHub wants text, the slow pass judges the empty text
     return github_string(cast(Plain, value))
 

@@ -77,6 +77,15 @@ def is_typed(path: Path) -> bool:
     return any(glob.matches(joined) for glob in TYPED)
 
 
+_CALL_INPUTS = _globs("jobs/*/with/*")
+
+
+def is_call_input(path: Path) -> bool:
+    """Whether the path is an input a job passes to the reusable workflow it calls (`jobs.<id>.with.<name>`)."""
+    joined = _joined(path)
+    return any(glob.matches(joined) for glob in _CALL_INPUTS)
+
+
 def is_one_or_many(path: Path) -> bool:
     joined = _joined(path)
     return any(glob.matches(joined) for glob in ONE_OR_MANY)

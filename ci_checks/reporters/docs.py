@@ -16,7 +16,6 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
-from importlib import metadata
 
 from ci_checks import __version__, registry
 from ci_checks.rule import Rule
@@ -104,6 +103,8 @@ def named_check(word: str) -> LinterCheck | None:
 @functools.cache
 def repository() -> str | None:
     """The project's repository URL from the installed package's metadata, without a trailing slash."""
+    from importlib import metadata  # only when a link is written
+
     try:
         entries = metadata.metadata("ci-checks").get_all("Project-URL") or []
     except metadata.PackageNotFoundError:

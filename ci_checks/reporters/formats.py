@@ -1,32 +1,46 @@
 """The output formats `--output-format` and `--output FORMAT=FILE` choose from (`text` without colour).
 
-Each writes file names that are not UTF-8 the same way (see `escaping`).
+Each writes file names that are not UTF-8 the same way (see `escaping`). A
+format's module is imported when it is first written: a hook's run that
+prints text needs none of the others.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 
 from ci_checks.check import Outcome
-from ci_checks.reporters import github, json_output, junit, markdown, sarif, text
 from ci_checks.reporters.escaping import escaped
 
 
 def _text(outcome: Outcome) -> str:
+    from ci_checks.reporters import text
+
     return text.render(outcome.diagnostics, outcome.sources, outcome.files)
 
 
 def _json(outcome: Outcome) -> str:
+    from ci_checks.reporters import json_output
+
     return json_output.render(outcome.diagnostics)
+
+
+def _module_render(name: str) -> Callable[[Outcome], str]:
+    def render(outcome: Outcome) -> str:
+        written: Callable[[Outcome], str] = importlib.import_module(f"ci_checks.reporters.{name}").render
+        return written(outcome)
+
+    return render
 
 
 _RENDERERS: dict[str, Callable[[Outcome], str]] = {
     "text": _text,
     "json": _json,
-    "sarif": sarif.render,
-    "github": github.render,
-    "junit": junit.render,
-    "markdown": markdown.render,
+    "sarif": _module_render("sarif"),
+    "github": _module_render("github"),
+    "junit": _module_render("junit"),
+    "markdown": _module_render("markdown"),
 }
 
 
