@@ -414,6 +414,7 @@ def _quiet_worker() -> None:
     linters ended, its copies removed), then the worker exits without a word, as it does when idle."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _worker_terminate)
+    gc.freeze()  # what the parent built is never garbage here: collections look only at what each check builds
 
 
 def _worker_terminate(signum: int, frame: FrameType | None) -> None:
@@ -434,6 +435,7 @@ def _check_in_worker(args: argparse.Namespace, root: Path, request: Request) -> 
         return None
     finally:
         _WORKER["checking"] = False
+        gc.collect()  # one repository's models, before the next one's are built
     return part, list(_NOTES)
 
 
