@@ -24,7 +24,7 @@ from tests.ci.conftest import PROJECT
 from tests.ci.test_readme import REPOSITORY, _examples
 
 POLICIES = [*_examples("policy"), (PROJECT / "bench" / "speed-policy.yml").read_text(encoding="utf-8")]
-OTHER_VALUES: list[object] = [None, 7, -1, 2.5, True, "", "x", "x\n", [], ["x"], {}, {"x": 1}]
+OTHER_VALUES: list[object] = [None, 7, True, "", "x\n", [], {"x": 1}]
 
 
 def _variants(data: object) -> Iterator[object]:
@@ -40,7 +40,7 @@ def _variants(data: object) -> Iterator[object]:
     elif isinstance(data, list):
         for index, item in enumerate(data):
             yield data[:index] + data[index + 1 :]
-            for value in OTHER_VALUES[:6]:
+            for value in OTHER_VALUES[:4]:
                 yield [*data[:index], value, *data[index + 1 :]]
             for variant in _variants(item):
                 yield [*data[:index], variant, *data[index + 1 :]]
