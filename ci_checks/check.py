@@ -114,14 +114,13 @@ def run(
     request: Request,
     plan: Plan,
     config: Config | None = None,
-    outcome: Outcome | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> Outcome:
-    """Check what `request` names in one repository as `plan` says, adding to `outcome`.
+    """Check what `request` names in one repository as `plan` says.
 
     `progress` is told what is being done, for a terminal to show on long runs.
     """
-    outcome = outcome or Outcome()
+    outcome = Outcome()
     config = config or Config()
     say = progress or (lambda doing: None)
     workspace = Workspace(repository, plan.max_bytes)
@@ -161,15 +160,15 @@ def run(
     known = {*registry.BY_CODE, *registry.BY_NAME, *(rule.id for rule in config.rules)}
     kept = suppression.apply(found, sources, workspace.loaded, known, unused_in)
     kept = [_inside_the_file(diagnostic, sources) for diagnostic in kept]
-    outcome.diagnostics = sorted_diagnostics([*outcome.diagnostics, *kept])
-    outcome.sources.update(sources)
+    outcome.diagnostics = sorted_diagnostics(kept)
+    outcome.sources = sources
     checked = sorted(
         {file.path for file in targets if file.kind in YAML_KINDS}
         | {path for path in workspace.consulted if request.covers(path)}
         | ({config.path} if config.path is not None and config.path in request.files else set())
     )
-    outcome.files += len(checked)
-    outcome.checked.extend(checked)
+    outcome.files = len(checked)
+    outcome.checked = checked
     for relative, shown, folder in request.named:
         if not any(path == relative or not relative or path.startswith(relative + "/") for path in checked):
             outcome.nothing_to_check.append((shown, folder))

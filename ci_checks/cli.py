@@ -24,7 +24,7 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, NoReturn, TextIO, cast
 
-from ci_checks import __version__, config, config_source, init, registry, run_cache
+from ci_checks import __version__, config, config_source, init, registry
 from ci_checks.backends import tools
 from ci_checks.backends.cache import ResultCache, binary_identity, default_folder
 from ci_checks.backends.names import BACKENDS, BackendSettings
@@ -483,6 +483,8 @@ def _kept_or_run(
     try:
         key = ""
         if results is not None:
+            from ci_checks import run_cache
+
             asked = {
                 "root": str(repository.root),
                 "exclude": repository.exclude,
@@ -494,10 +496,11 @@ def _kept_or_run(
             kept = run_cache.fetch(results, key, repository, quoted)
             if kept is not None:
                 return kept
-        part = Outcome()
         with _Progress(args.progress_stream) as progress:
-            run(repository, request, plan, settings, part, progress.say)
+            part = run(repository, request, plan, settings, progress.say)
         if results is not None and journal is not None:
+            from ci_checks import run_cache
+
             run_cache.store(results, key, journal, part, quoted)
         return part
     finally:

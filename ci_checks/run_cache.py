@@ -20,14 +20,13 @@ they say nothing about the next run.
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 
 from ci_checks import __version__
-from ci_checks.backends.cache import ResultCache, digest
+from ci_checks.backends.cache import ResultCache, digest, environment
 from ci_checks.check import Outcome
 from ci_checks.diagnostic_data import (
     as_bool,
@@ -47,9 +46,6 @@ FORMAT = 1
 TRANSIENT = frozenset({"CC090", "CC091"})
 """Codes of findings that say a linter could not run or complete: a run holding one is not kept."""
 
-ENVIRONMENT_PREFIXES = ("CI_CHECKS_", "SHELLCHECK_", "ZIZMOR_", "ACTIONLINT_")
-"""Environment variables that may change what ci-checks or a linter finds: every one set is part of the key."""
-
 _PACKAGE = Path(__file__).resolve().parent
 
 
@@ -63,10 +59,6 @@ def code_identity() -> str:
         if path.suffix in (".py", ".json") and (status := path.stat())
     )
     return digest(__version__, sys.version, modules)
-
-
-def environment() -> list[tuple[str, str]]:
-    return sorted((name, value) for name, value in os.environ.items() if name.startswith(ENVIRONMENT_PREFIXES))
 
 
 def run_key(asked: object, linters: Mapping[str, object]) -> str:

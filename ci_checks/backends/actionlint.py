@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ci_checks.backends import tools
-from ci_checks.backends.context import ConfigRefused, Context, FileFailed, isolating, named_in
+from ci_checks.backends.context import ConfigRefused, Context, FileFailed, named_in, with_its_config
 from ci_checks.backends.mirror import Mirror
 from ci_checks.diagnostics import Diagnostic, Severity, Span
 from ci_checks.loading import LoadedFile
@@ -53,13 +53,7 @@ def inputs(files: list[LoadedFile]) -> list[LoadedFile]:
 
 def run(binary: str, files: list[LoadedFile], context: Context) -> list[Diagnostic]:
     _check_version(binary, context.scratch)
-    inputs = [file for file in files if context.mirror.has(file)]
-    config = context.config
-    try:
-        return [*config.findings, *isolating(context, lambda batch: _run(binary, batch, context), inputs)]
-    except ConfigRefused as refused:
-        context.config = config.without_it(str(refused))
-        return [*context.config.findings, *isolating(context, lambda batch: _run(binary, batch, context), inputs)]
+    return with_its_config(context, lambda batch: _run(binary, batch, context), files)
 
 
 def _run(binary: str, files: list[LoadedFile], context: Context) -> list[Diagnostic]:

@@ -69,6 +69,14 @@ def binary_identity(binary: str) -> list[str | int]:
     return [str(resolved), status.st_size, status.st_mtime_ns]
 
 
+ENVIRONMENT_PREFIXES = ("CI_CHECKS_", "SHELLCHECK_", "ZIZMOR_", "ACTIONLINT_")
+"""Environment variables that may change what ci-checks or a linter finds: every one set is part of a key."""
+
+
+def environment() -> list[tuple[str, str]]:
+    return sorted((name, value) for name, value in os.environ.items() if name.startswith(ENVIRONMENT_PREFIXES))
+
+
 def digest(*parts: object) -> str:
     return hashlib.sha256(json.dumps(parts, ensure_ascii=False).encode("utf-8")).hexdigest()
 

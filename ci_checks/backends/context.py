@@ -61,6 +61,20 @@ def named_in(stderr: str, files: list[LoadedFile], mirror: Mirror) -> LoadedFile
     return named[0] if len(named) == 1 else None
 
 
+def with_its_config(
+    context: Context, run: Callable[[list[LoadedFile]], list[Diagnostic]], files: list[LoadedFile]
+) -> list[Diagnostic]:
+    """`run` over the files the copy holds (see `isolating`), with the linter's configuration's own findings; a
+    configuration the linter refuses is dropped (CC092) and the files are checked again without it."""
+    inputs = [file for file in files if context.mirror.has(file)]
+    config = context.config
+    try:
+        return [*config.findings, *isolating(context, run, inputs)]
+    except ConfigRefused as refused:
+        context.config = config.without_it(str(refused))
+        return [*context.config.findings, *isolating(context, run, inputs)]
+
+
 def isolating(
     context: Context, run: Callable[[list[LoadedFile]], list[Diagnostic]], files: list[LoadedFile]
 ) -> list[Diagnostic]:

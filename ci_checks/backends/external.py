@@ -29,7 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from ci_checks.backends import actionlint, linter_config, mirror, shellcheck, tools, zizmor
-from ci_checks.backends.cache import ResultCache, binary_identity, digest
+from ci_checks.backends.cache import ResultCache, binary_identity, digest, environment
 from ci_checks.backends.context import Context
 from ci_checks.backends.names import BACKENDS, BackendSettings
 from ci_checks.config_source import WorkTree
@@ -147,7 +147,7 @@ def _repository_wide(
         "linter",
         name,
         binary_identity(binary),
-        sorted((k, v) for k, v in os.environ.items() if k.startswith(("CI_CHECKS_", name.upper() + "_"))),
+        environment(),
         [config.path, json.dumps(config.data, default=str, sort_keys=True), encode_diagnostics(config.findings)],
         copied,
         sorted(file.path for file in inputs),

@@ -80,16 +80,21 @@ def _items_select_nothing(rule: PolicyRule, selection: Selection) -> Iterator[Di
             yield no_match(rule, item.span, reason)
 
 
+def _files_of(scopes: list[Scope]) -> Iterator[LoadedFile]:
+    """Each file the scopes lie in, once."""
+    seen: set[str] = set()
+    for scope in scopes:
+        file: LoadedFile | None = scope.file
+        if file is not None and file.path not in seen:
+            seen.add(file.path)
+            yield file
+
+
 def _shell_unreadable(rule: PolicyRule, scopes: list[Scope]) -> Iterator[Diagnostic]:
     """A script a command item would look into but that was not read (nested too deep) is reported, not passed."""
     if not any(item.kind == "command" for item in rule.items):
         return
-    seen: set[str] = set()
-    for scope in scopes:
-        file: LoadedFile | None = scope.file
-        if file is None or file.path in seen:
-            continue
-        seen.add(file.path)
+    for file in _files_of(scopes):
         for script in file.unread_scripts():
             where = script.errors[0] if script.errors else Span.point(file.path)
             message = f"{script.problem}; not checked by this rule"
@@ -99,14 +104,9 @@ def _shell_unreadable(rule: PolicyRule, scopes: list[Scope]) -> Iterator[Diagnos
 def _python_unreadable(rule: PolicyRule, scopes: list[Scope]) -> Iterator[Diagnostic]:
     if not any(item.kind == "python" for item in rule.items):
         return
-    seen: set[str] = set()
-    for scope in scopes:
-        file: LoadedFile | None = scope.file
-        if file is None or file.path in seen:
-            continue
+    for file in _files_of(scopes):
         facts = file.python_facts
         if isinstance(facts, PythonSyntaxError):
-            seen.add(file.path)
             yield about(
                 cc106_policy_unreadable_input.RULE, rule, facts.span, f"{facts.message}; not checked by this rule"
             )

@@ -21,17 +21,9 @@ from ci_checks.backends import tools
 from ci_checks.loading import Workspace
 from ci_checks.repository import Repository
 from tests.ci.conftest import run_cli
+from tests.ci.test_untrusted import INJECTION
 
 WORKFLOW = ".github/workflows/ci.yml"
-INJECTION = """\
-on: pull_request
-permissions: {}
-jobs:
-  greet:
-    runs-on: ubuntu-latest
-    steps:
-      - run: echo "${{ github.event.pull_request.title }}"
-"""
 FORBID_IN_FILES = """\
 version: 1
 rules:
