@@ -24,24 +24,26 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, NoReturn, TextIO, cast
 
-from ci_checks import __version__, config, config_source, init, registry
+from ci_checks import __version__, config_files, config_source
 from ci_checks.backends import tools
 from ci_checks.backends.cache import ResultCache, binary_identity, default_folder
-from ci_checks.backends.names import BACKENDS, BackendSettings
-from ci_checks.check import Outcome, Plan, Request, UsageError, run
+from ci_checks.backends.names import BACKENDS, BackendSettings, backend_names
 from ci_checks.diagnostics import Severity, sorted_diagnostics
+from ci_checks.outcome import Outcome, Request, UsageError
 from ci_checks.reporters import text
 from ci_checks.reporters.escaping import escaped
 from ci_checks.reporters.formats import FORMATS
 from ci_checks.reporters.text import statistics
 from ci_checks.repository import Journal, Repository, find_root
-from ci_checks.settings import SelectionError, resolve
-from ci_checks.source import DEFAULT_MAX_BYTES
+from ci_checks.source import DEFAULT_MAX_BYTES, SourceFile, parse_size
 
-if TYPE_CHECKING:  # each is imported by the one command option that uses it
-    from ci_checks import fixes
+if TYPE_CHECKING:
+    # What checking needs (the rules, the model, the configuration's parser) is imported only once a run is not
+    # reused from the cache; what one command or option needs, only there.
+    from ci_checks import config, fixes
+    from ci_checks.check import Plan
 
-CONFIG_FILE = init.CONFIG
+CONFIG_FILE = config_files.CONFIG_FILES[0]
 EXIT_OK = 0
 EXIT_FINDINGS = 1
 EXIT_ERROR = 2
@@ -74,7 +76,7 @@ def _backends(value: str) -> list[str]:
     unknown = [name for name in names if name not in (*BACKENDS, "all", "none")]
     if unknown:
         raise argparse.ArgumentTypeError(f"unknown backend {unknown[0]!r}; use all, none or {', '.join(BACKENDS)}")
-    return config.backend_names(names)
+    return backend_names(names)
 
 
 def _binary_variable(name: str) -> str:
@@ -103,7 +105,7 @@ def _seconds(value: str) -> float:
 
 def _size(value: str) -> int:
     try:
-        return config.parse_size(value)
+        return parse_size(value)
     except ValueError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
 
@@ -341,23 +343,58 @@ def _checked(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return exit_code(outcome, Severity(args.fail_on), args.exit_zero)
 
 
-def _run_one(args: argparse.Namespace, repository: Repository, request: Request, outcome: Outcome) -> Plan:
+def _run_one(args: argparse.Namespace, repository: Repository, request: Request, outcome: Outcome) -> Plan | None:
+    """Check one repository into `outcome`; the plan it ran, or None when a kept run was reused (`run_cache`)."""
     files = config_source.open_source(repository, args.config_ref)
     # A run is reused only from the work tree as it is: not with a base branch's configuration, nor while fixing.
     repository.journal = Journal() if args.config_ref is None and not (args.fix or args.diff) else None
+    results: ResultCache | None = None
     try:
-        settings = _settings(repository, args.config, files)
-        if settings.path in request.files and "" not in request.folders:
-            request.folders.append("")  # a changed policy may change findings anywhere: check everything
-        repository.exclude = settings.exclude
-        plan = _plan(args, settings, repository)
-        plan.backend_settings = dataclasses.replace(plan.backend_settings, config_source=files)
-        part = _kept_or_run(args, repository, request, plan, settings)
+        config_file = _config_file(repository, args.config, files)
+        cache_folder = _cache_folder(args, repository)
+        key = ""
+        if repository.journal is not None and cache_folder is not None:
+            from ci_checks import run_cache
+
+            results = ResultCache(cache_folder)
+            key = run_cache.run_key(_asked(args, repository, request, config_file), _linters(args))
+            kept = run_cache.fetch(results, key, repository, config_file)
+            if kept is not None:
+                _merge(outcome, kept)
+                return None
+        plan, part = _checked_now(args, repository, request, config_file, cache_folder, files)
+        if results is not None and repository.journal is not None:
+            from ci_checks import run_cache
+
+            run_cache.store(results, key, repository, repository.journal, part, config_file)
     finally:
         files.close()
         repository.journal = None
+        if results is not None:
+            results.close()
     _merge(outcome, part)
     return plan
+
+
+def _checked_now(
+    args: argparse.Namespace,
+    repository: Repository,
+    request: Request,
+    config_file: SourceFile | None,
+    cache_folder: Path | None,
+    files: config_source.ConfigSource,
+) -> tuple[Plan, Outcome]:
+    from ci_checks import config
+    from ci_checks.check import run
+
+    settings = config.parse(config_file, repository) if config_file is not None else config.Config()
+    if settings.path in request.files and "" not in request.folders:
+        request.folders.append("")  # a changed policy may change findings anywhere: check everything
+    repository.exclude = settings.exclude
+    plan = _plan(args, settings, cache_folder)
+    plan.backend_settings = dataclasses.replace(plan.backend_settings, config_source=files)
+    with _Progress(args.progress_stream) as progress:
+        return plan, run(repository, request, plan, settings, progress.say)
 
 
 def _merge(outcome: Outcome, part: Outcome) -> None:
@@ -386,11 +423,14 @@ def _in_workers(args: argparse.Namespace, groups: list[tuple[Repository, Request
 
     sent = argparse.Namespace(**{**vars(args), "progress_stream": None})
     pool = multiprocessing.get_context("fork").Pool(workers, initializer=_quiet_worker)
+    # The largest first, so that no worker is left with a large one while the others have finished.
+    order = sorted(range(len(groups)), key=lambda index: -_workflow_bytes(groups[index][0].root))
     try:
-        pending = [
-            pool.apply_async(_check_in_worker, (sent, repository.root, request)) for repository, request in groups
-        ]
-        answers = [job.get() for job in pending]
+        pending = {
+            index: pool.apply_async(_check_in_worker, (sent, groups[index][0].root, groups[index][1]))
+            for index in order
+        }
+        answers = [pending[index].get() for index in range(len(groups))]
         pool.close()
     except BaseException:
         pool.terminate()
@@ -403,6 +443,21 @@ def _in_workers(args: argparse.Namespace, groups: list[tuple[Repository, Request
             checked[index], notes = answer
             _NOTES.extend(notes)
     return checked
+
+
+def _workflow_bytes(root: Path) -> int:
+    """How large a repository's workflows are, as a guess at how long checking it takes (0 when unreadable, or
+    when a link would lead the look outside the repository)."""
+    folder = root / ".github" / "workflows"
+    total = 0
+    with suppress(OSError):
+        if folder.parent.is_symlink() or folder.is_symlink():
+            return 0
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if entry.is_file(follow_symlinks=False):
+                    total += entry.stat(follow_symlinks=False).st_size
+    return total
 
 
 _WORKER = {"checking": False}
@@ -473,45 +528,31 @@ The linters' time limit is one: a run in which a linter did not finish is never 
 """
 
 
-def _kept_or_run(
-    args: argparse.Namespace, repository: Repository, request: Request, plan: Plan, settings: config.Config
-) -> Outcome:
-    """The run's outcome: a stored one while nothing that decides it has changed (`run_cache`), else a fresh one."""
-    journal, folder = repository.journal, plan.backend_settings.cache_folder
-    quoted = settings.source if settings.path is not None else None
-    results = ResultCache(folder) if journal is not None and folder is not None else None
-    try:
-        key = ""
-        if results is not None:
-            from ci_checks import run_cache
+def _asked(
+    args: argparse.Namespace, repository: Repository, request: Request, config_file: SourceFile | None
+) -> dict[str, object]:
+    """What decides a run's findings besides the code and the disk: the request, the options, the configuration.
 
-            asked = {
-                "root": str(repository.root),
-                "exclude": repository.exclude,
-                "request": [request.folders, request.files, request.named],
-                "options": json.dumps({k: v for k, v in vars(args).items() if k not in _NOT_ASKED}, default=str),
-                "config": [settings.path, None if settings.source is None else settings.source.text],
-            }
-            key = run_cache.run_key(asked, {name: _identity(name, plan) for name in plan.backends})
-            kept = run_cache.fetch(results, key, repository, quoted)
-            if kept is not None:
-                return kept
-        with _Progress(args.progress_stream) as progress:
-            part = run(repository, request, plan, settings, progress.say)
-        if results is not None and journal is not None:
-            from ci_checks import run_cache
-
-            run_cache.store(results, key, journal, part, quoted)
-        return part
-    finally:
-        if results is not None:
-            results.close()
+    The configuration counts by its text, which decides everything read from it
+    (the rules, the exclusions, the linters): a run is reused without parsing it.
+    """
+    return {
+        "root": str(repository.root),
+        "request": [request.folders, request.files, request.named],
+        "options": json.dumps({k: v for k, v in vars(args).items() if k not in _NOT_ASKED}, default=str),
+        "config": None if config_file is None else [config_file.path, config_file.text],
+    }
 
 
-def _identity(name: str, plan: Plan) -> list[str | int]:
+def _linters(args: argparse.Namespace) -> dict[str, list[str | int]]:
+    """Which build of each linter would run, whether or not this run runs it (which the configuration decides)."""
+    return {name: _identity(name, getattr(args, name)) for name in BACKENDS}
+
+
+def _identity(name: str, named: str | None) -> list[str | int]:
     """Which build of a linter would run: its binary's path, size and modification time."""
     try:
-        return binary_identity(tools.find_binary(name, plan.backend_settings.binaries.get(name)))
+        return binary_identity(tools.find_binary(name, named))
     except (tools.Unavailable, tools.NamedBinaryError, OSError) as error:
         return [f"not run: {error}"]
 
@@ -557,8 +598,8 @@ def _fixed(args: argparse.Namespace, groups: dict[Path, tuple[Repository, Reques
     for repository, request in groups.values():
         for _ in range(MAX_FIX_PASSES):
             part = Outcome()
-            plan = _run_one(args, repository, request, part)
-            zizmor = _binary("zizmor", plan) if "zizmor" in plan.backends else None
+            plan = _run_one(args, repository, request, part)  # never a kept run: fixing keeps none
+            zizmor = _binary("zizmor", plan) if plan is not None and "zizmor" in plan.backends else None
             changes = fixes.plan(repository, part.diagnostics, args.unsafe_fixes, zizmor)
             if args.diff:
                 shown.extend(changes)
@@ -646,21 +687,25 @@ def _write(path: Path, content: str, append: bool) -> None:
         raise UsageError(f"{path}: cannot write output: {error.strerror}") from None
 
 
-def _settings(repository: Repository, explicit: Path | None, files: config_source.ConfigSource) -> config.Config:
+def _config_file(repository: Repository, explicit: Path | None, files: config_source.ConfigSource) -> SourceFile | None:
     """The configuration for one repository: `--config FILE` (shown repo-relative when inside it), else its own
-    (from the work tree, or from `--config-ref`)."""
-    if explicit is not None:
-        try:
-            display = repository.relative(explicit)
-        except ValueError:
-            display = str(explicit)
-        return config.load(display, explicit, repository)
-    found = config.find(files)
-    return config.parse(found, repository) if found is not None else config.Config()
+    (from the work tree, or from `--config-ref`), read but not parsed."""
+    if explicit is None:
+        return config_files.find(files)
+    from ci_checks import source
+
+    try:
+        display = repository.relative(explicit)
+    except ValueError:
+        display = str(explicit)
+    return config_files.readable(source.read(display, explicit))
 
 
-def _plan(args: argparse.Namespace, settings: config.Config, repository: Repository) -> Plan:
+def _plan(args: argparse.Namespace, settings: config.Config, cache_folder: Path | None) -> Plan:
     """What to run, from the options and the configuration (see `ci_checks.settings` for what selectors name)."""
+    from ci_checks.check import Plan
+    from ci_checks.settings import SelectionError, resolve
+
     selected: list[str] | None = args.select or settings.select
     ignored = [*settings.ignore, *args.ignore]
     try:
@@ -681,7 +726,6 @@ def _plan(args: argparse.Namespace, settings: config.Config, repository: Reposit
             raise UsageError(f"CI_CHECKS_BACKENDS: {error}") from None
     backends = [name for name in (list(BACKENDS) if backends is None else backends) if selection.runs_linter(name)]
     binaries = {name: getattr(args, name) for name in BACKENDS if getattr(args, name) is not None}
-    cache_folder = _cache_folder(args, repository)
     return Plan(
         selection,
         policy_rules,
@@ -726,6 +770,8 @@ def _cache_folder(args: argparse.Namespace, repository: Repository) -> Path | No
 
 
 def _init(args: argparse.Namespace, out: TextIO) -> int:
+    from ci_checks import init
+
     repository = Repository(find_root(args.path or Path.cwd()))
     try:
         path = init.write(repository, args.force)
@@ -740,6 +786,8 @@ _NOTES: list[str] = []
 
 
 def _rules(out: TextIO) -> int:
+    from ci_checks import registry
+
     width = max(len(rule.name) for rule in registry.RULES)
     for rule in registry.RULES:
         out.write(f"{rule.code}  {rule.name:<{width}}  {rule.severity.value:<7}  {rule.summary}\n")
@@ -748,7 +796,9 @@ def _rules(out: TextIO) -> int:
 
 def _rule(code: str, out: TextIO) -> int:
     """A built-in rule's documentation, or what a linter's code is and where the linter documents it."""
+    from ci_checks import registry
     from ci_checks.reporters import docs
+    from ci_checks.settings import SelectionError, resolve
 
     rule = registry.lookup(code)
     if rule is not None:
@@ -908,7 +958,7 @@ def _main(arguments: list[str], out: TextIO, err: TextIO) -> int:
     except (UsageError, config_source.ConfigSourceError, tools.NamedBinaryError) as error:
         err.write(f"ci-checks: error: {error}\n")
         return EXIT_ERROR
-    except config.ConfigError as error:
+    except config_files.ConfigError as error:
         span = error.span
         err.write(f"{span.path}:{span.line}:{span.column}: error: {error.message}\n")
         for related in error.related:

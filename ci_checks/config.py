@@ -14,32 +14,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ci_checks import registry, settings, source, yamlpos
-from ci_checks.backends.names import BACKENDS
-from ci_checks.config_source import ConfigSource, open_source
+from ci_checks.backends.names import backend_names
+from ci_checks.config_files import ConfigError, find, readable
+from ci_checks.config_source import open_source
 from ci_checks.context import GITHUB_TIMEOUT_MINUTES
-from ci_checks.diagnostics import Related, Severity, Span
+from ci_checks.diagnostics import Severity, Span
 from ci_checks.globs import GlobError, compile_glob
 from ci_checks.model.runners import Runner, RunnerInventory
 from ci_checks.repository import Repository
-from ci_checks.source import SourceFile
+from ci_checks.source import SourceFile, parse_size
 
 if TYPE_CHECKING:  # the policy engine and the configuration's schema are imported only when a configuration is read
     from ci_checks.policy import PolicyRule
     from ci_checks.policy.compiling import Locate
 
-CONFIG_FILES = (".github/ci-checks.yml", ".github/ci-checks.yaml")
-PYPROJECT = "pyproject.toml"
 _NOT_A_LABEL = re.compile(r"[\s,]")
-_SIZE = re.compile(r"(?P<number>[0-9]+) ?(?P<unit>[KMG]i?B|B)?\Z", re.IGNORECASE)
-_UNITS = {"": 1, "B": 1, "KB": 1000, "MB": 1000**2, "GB": 1000**3, "KIB": 1 << 10, "MIB": 1 << 20, "GIB": 1 << 30}
-
-
-class ConfigError(Exception):
-    def __init__(self, message: str, span: Span, related: tuple[Related, ...] = ()) -> None:
-        super().__init__(message)
-        self.message = message
-        self.span = span
-        self.related = related
 
 
 @dataclass
@@ -59,39 +48,6 @@ class Config:
     """The file's text, for excerpts and ignore comments in it."""
 
 
-def backend_names(value: str | list[str]) -> list[str]:
-    """The linters `--backends` or `backends:` names: `all`, `none`, or a list ([] and [none] for none)."""
-    names = [value] if isinstance(value, str) else list(value)
-    if "all" in names:
-        return list(BACKENDS)
-    return [name for name in BACKENDS if name in names]
-
-
-def parse_size(text: str) -> int:
-    """Bytes in `4MiB`, `512KiB`, `2MB` or `1000`; ValueError otherwise."""
-    match = _SIZE.match(text.strip())
-    if match is None or int(match.group("number")) <= 0:
-        raise ValueError(f"{text!r} is not a size such as 4MiB, 512KiB or 1000000")
-    return int(match.group("number")) * _UNITS[(match.group("unit") or "").upper()]
-
-
-def find(files: ConfigSource) -> SourceFile | None:
-    """The repository's configuration file, if it has one: the first of `CONFIG_FILES` there, else a
-    `pyproject.toml` that mentions ci-checks.
-
-    A candidate that is there but is not a regular file (a link, a folder, a
-    FIFO) is a positioned ConfigError: it is neither read nor silently passed over.
-    """
-    for relative in CONFIG_FILES:
-        found = files.read(relative)
-        if found is not None:
-            return _readable(found)
-    pyproject = files.read(PYPROJECT)
-    if pyproject is not None and "ci-checks" in _readable(pyproject).text:
-        return pyproject
-    return None
-
-
 def of_repository(repository: Repository, ref: str | None = None) -> Config:
     """The configuration of a repository, from its work tree or from the commit `ref` names."""
     files = open_source(repository, ref)
@@ -104,7 +60,7 @@ def of_repository(repository: Repository, ref: str | None = None) -> Config:
 
 def load(display: str, path: Path, repository: Repository | None = None) -> Config:
     """Read and validate a configuration file named on the command line; `display` is the path shown in errors."""
-    return parse(_readable(source.read(display, path)), repository)
+    return parse(readable(source.read(display, path)), repository)
 
 
 def parse(text: SourceFile, repository: Repository | None = None) -> Config:
@@ -179,12 +135,6 @@ def _runners(data: dict[str, Any], locate: Locate) -> RunnerInventory:
         place = locate(["runners", name], True)
         runners.append(Runner(name, labels, body.get("vendor"), body.get("self-hosted", True), place))
     return RunnerInventory(tuple(runners))
-
-
-def _readable(file: SourceFile) -> SourceFile:
-    if file.problem is not None:
-        raise ConfigError(file.problem.message, Span.point(file.path, file.problem.line, file.problem.column))
-    return file
 
 
 def _from_yaml(file: SourceFile) -> tuple[dict[str, Any] | None, Locate | None]:

@@ -38,8 +38,8 @@ import pytest
 if TYPE_CHECKING:
     from _pytest._code.code import TerminalRepr
 
-    from ci_checks.check import Outcome
     from ci_checks.model import Workflow
+    from ci_checks.outcome import Outcome
     from ci_checks.policy import PolicyRule
     from ci_checks.query import CIRepository
 

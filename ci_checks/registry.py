@@ -11,9 +11,9 @@ from __future__ import annotations
 import difflib
 
 from ci_checks.rule import Rule
-from ci_checks.rules import RULE_MODULES
+from ci_checks.rules import rule_modules
 
-RULES: tuple[Rule, ...] = tuple(module.RULE for module in RULE_MODULES)
+RULES: tuple[Rule, ...] = tuple(module.RULE for module in rule_modules())
 BY_CODE = {rule.code: rule for rule in RULES}
 BY_NAME = {rule.name: rule for rule in RULES}
 

@@ -27,7 +27,6 @@ from pathlib import Path
 
 from ci_checks import __version__
 from ci_checks.backends.cache import ResultCache, digest, environment
-from ci_checks.check import Outcome
 from ci_checks.diagnostic_data import (
     as_bool,
     as_int,
@@ -37,10 +36,11 @@ from ci_checks.diagnostic_data import (
     decode_diagnostics,
     encode_diagnostics,
 )
+from ci_checks.outcome import Outcome
 from ci_checks.repository import Journal, Repository, answer_digest
 from ci_checks.source import SourceFile
 
-FORMAT = 1
+FORMAT = 2
 """The layout of stored runs; a change to it makes every stored run a miss."""
 
 TRANSIENT = frozenset({"CC090", "CC091"})
@@ -69,14 +69,16 @@ def run_key(asked: object, linters: Mapping[str, object]) -> str:
 def fetch(cache: ResultCache, key: str, repository: Repository, config_source: SourceFile | None) -> Outcome | None:
     """The stored outcome under `key` when the file system still answers as it did for it, with its files as read now.
 
-    `repository` is asked again through a copy without a journal. `config_source`
-    is the configuration this run read, which reports quote along with the files.
+    `repository` is asked again through a copy without a journal, with the
+    exclusions the stored run had: its configuration's, which the key holds by
+    its text. `config_source` is the configuration this run read, which
+    reports quote along with the files.
     """
     stored = cache.get([key], _decoded).get(key)
     if stored is None:
         return None
-    journal, outcome, sources = stored
-    asking = Repository(repository.root, list(repository.exclude))
+    journal, outcome, sources, exclude = stored
+    asking = Repository(repository.root, exclude)
     read = journal.replay(asking)
     if read is None or any(digest not in read for digest in sources.values()):
         return None
@@ -86,8 +88,16 @@ def fetch(cache: ResultCache, key: str, repository: Repository, config_source: S
     return outcome
 
 
-def store(cache: ResultCache, key: str, journal: Journal, outcome: Outcome, config_source: SourceFile | None) -> None:
-    """Keep `outcome`, unless it holds what says nothing about the next run or quotes a file the journal lacks."""
+def store(
+    cache: ResultCache,
+    key: str,
+    repository: Repository,
+    journal: Journal,
+    outcome: Outcome,
+    config_source: SourceFile | None,
+) -> None:
+    """Keep `outcome` of a run over `repository`, unless it holds what says nothing about the next run or quotes a
+    file the journal lacks."""
     if outcome.internal_errors or any(d.code in TRANSIENT for d in outcome.diagnostics):
         return
     sources: dict[str, str] = {}
@@ -105,12 +115,14 @@ def store(cache: ResultCache, key: str, journal: Journal, outcome: Outcome, conf
         "files": outcome.files,
         "checked": outcome.checked,
         "nothing_to_check": [[shown, folder] for shown, folder in outcome.nothing_to_check],
+        "exclude": repository.exclude,
     }
     cache.put({key: json.dumps(value)})
 
 
-def _decoded(value: str) -> tuple[Journal, Outcome, dict[str, str]]:
-    data = as_mapping(json.loads(value), {"journal", "diagnostics", "sources", "files", "checked", "nothing_to_check"})
+def _decoded(value: str) -> tuple[Journal, Outcome, dict[str, str], list[str]]:
+    fields = {"journal", "diagnostics", "sources", "files", "checked", "nothing_to_check", "exclude"}
+    data = as_mapping(json.loads(value), fields)
     journal = Journal()
     for entry in as_list(data["journal"]):
         *question, answer = as_list(entry)
@@ -127,4 +139,4 @@ def _decoded(value: str) -> tuple[Journal, Outcome, dict[str, str]]:
     )
     if len(outcome.nothing_to_check) != len(nothing):
         raise ValueError("a nothing-to-check entry is not a pair")
-    return journal, outcome, sources
+    return journal, outcome, sources, [as_str(glob) for glob in as_list(data["exclude"])]

@@ -23,6 +23,8 @@ from functools import cached_property
 from ci_checks.diagnostics import Span
 
 DEFAULT_MAX_BYTES = 4 * 1024 * 1024
+_SIZE = re.compile(r"(?P<number>[0-9]+) ?(?P<unit>[KMG]i?B|B)?\Z", re.IGNORECASE)
+_UNITS = {"": 1, "B": 1, "KB": 1000, "MB": 1000**2, "GB": 1000**3, "KIB": 1 << 10, "MIB": 1 << 20, "GIB": 1 << 30}
 
 # YAML libraries (libyaml, Go's yaml) break lines at these besides "\n"; only their reported positions count them.
 _YAML_BREAK = re.compile("[\n\x85\u2028\u2029]")
@@ -152,6 +154,14 @@ class FileLocator:
         first = self.offsets[min(start, last)]
         after = self.offsets[min(end, len(self.offsets)) - 1] + 1 if end > start else first
         return self.source.span(first, after)
+
+
+def parse_size(text: str) -> int:
+    """Bytes in `4MiB`, `512KiB`, `2MB` or `1000`; ValueError otherwise."""
+    match = _SIZE.match(text.strip())
+    if match is None or int(match.group("number")) <= 0:
+        raise ValueError(f"{text!r} is not a size such as 4MiB, 512KiB or 1000000")
+    return int(match.group("number")) * _UNITS[(match.group("unit") or "").upper()]
 
 
 def decode(path: str, data: bytes) -> SourceFile:

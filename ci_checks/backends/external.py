@@ -103,14 +103,14 @@ def _run(
     named = tools.named_binary(name, settings.binaries.get(name))
     try:
         binary = named[0] if named is not None else tools.find_binary(name, None)
-        try:
-            tools.verify(name, binary, scratch)
-        except tools.BackendFailed as failure:
-            if named is not None:
-                raise tools.NamedBinaryError(f"{named[1]} names {binary!r}, which is not {name}") from None
-            raise failure
         results = ResultCache(settings.cache_folder) if settings.cache_folder is not None else None
         try:
+            try:
+                tools.verify(name, binary, scratch, results)
+            except tools.BackendFailed as failure:
+                if named is not None:
+                    raise tools.NamedBinaryError(f"{named[1]} names {binary!r}, which is not {name}") from None
+                raise failure
             if context is not None:
                 return _repository_wide(name, binary, inputs, context, results)
             return shellcheck.run(binary, inputs, root, tools.TimeLimit(settings.timeout_s), cache=results)

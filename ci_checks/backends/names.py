@@ -16,6 +16,15 @@ if TYPE_CHECKING:
 
 BACKENDS: tuple[str, ...] = ("actionlint", "shellcheck", "zizmor")
 
+
+def backend_names(value: str | list[str]) -> list[str]:
+    """The linters `--backends` or `backends:` names: `all`, `none`, or a list ([] and [none] for none)."""
+    names = [value] if isinstance(value, str) else list(value)
+    if "all" in names:
+        return list(BACKENDS)
+    return [name for name in BACKENDS if name in names]
+
+
 LINTER_CODE = re.compile(r"(SC[0-9]*|AL(-[a-z0-9-]*)?|ZZ(-[a-z0-9-]*)?)\Z", re.IGNORECASE)
 """The linters' codes, or prefixes of them, as `--select`, `--ignore` and inline ignores take them."""
 

@@ -35,6 +35,8 @@ from collections.abc import Container, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ci_checks.backends.cache import ResultCache, binary_identity, digest
+
 # Windows finds `actionlint.exe` when asked for `actionlint`; elsewhere a name is the file name.
 _SUFFIXES = ("", *os.environ.get("PATHEXT", ".EXE").lower().split(os.pathsep)) if os.name == "nt" else ("",)
 _SUMMARY_CHARS = 200
@@ -106,10 +108,10 @@ def named_binary(name: str, explicit: str | None) -> tuple[str, str] | None:
     return None
 
 
-def verify(name: str, binary: str, cwd: Path) -> str:
+def verify(name: str, binary: str, cwd: Path, cache: ResultCache | None = None) -> str:
     """What `binary` says to its version question; BackendFailed unless it says it the way the linter `name` does."""
     question, answer = _IDENTITY[name]
-    said = version(binary, question, cwd)
+    said = version(binary, question, cwd, cache)
     if said is None or answer.search(said) is None:
         raise BackendFailed(f"{binary} is not {name}: `{' '.join([Path(binary).name, *question])}` did not say so")
     return said
@@ -118,13 +120,30 @@ def verify(name: str, binary: str, cwd: Path) -> str:
 _VERSIONS: dict[tuple[str, tuple[str, ...]], str | None] = {}
 
 
-def version(binary: str, question: Sequence[str], cwd: Path) -> str | None:
-    """A binary's answer to its version question (None when it fails), asked once per run."""
+def version(binary: str, question: Sequence[str], cwd: Path, cache: ResultCache | None = None) -> str | None:
+    """A binary's answer to its version question (None when it fails), asked once per run.
+
+    With `cache`, an answer is also kept between runs for as long as the binary
+    has the same path, size and modification time: asking takes a linter tens
+    of milliseconds, as long as checking one file.
+    """
     key = (binary, tuple(question))
-    if key not in _VERSIONS:
-        finished = run([[binary, *question]], cwd, TimeLimit(_VERIFY_LIMIT_S))[0]
-        said = (finished.stdout + finished.stderr).decode("utf-8", errors="replace")
-        _VERSIONS[key] = said if finished.returncode == 0 else None
+    if key in _VERSIONS:
+        return _VERSIONS[key]
+    stored_key = None
+    if cache is not None:
+        with contextlib.suppress(OSError):
+            stored_key = digest("version", binary_identity(binary), list(question))
+    if stored_key is not None and cache is not None:
+        kept = cache.get([stored_key], str).get(stored_key)
+        if kept is not None:
+            _VERSIONS[key] = kept
+            return kept
+    finished = run([[binary, *question]], cwd, TimeLimit(_VERIFY_LIMIT_S))[0]
+    said = (finished.stdout + finished.stderr).decode("utf-8", errors="replace")
+    _VERSIONS[key] = said if finished.returncode == 0 else None
+    if stored_key is not None and cache is not None and finished.returncode == 0:
+        cache.put({stored_key: said})
     return _VERSIONS[key]
 
 

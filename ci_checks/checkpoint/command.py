@@ -32,6 +32,7 @@ from ci_checks.checkpoint.options import (
     check_torch_version,
     installed,
 )
+from ci_checks.source import parse_size
 
 
 class _Parser(argparse.ArgumentParser):
@@ -39,17 +40,15 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
-_SIZE = re.compile(r"(?P<number>[0-9]+) ?(?P<unit>[KMG]i?B|B)?\Z", re.IGNORECASE)
-_UNITS = {"": 1, "B": 1, "KB": 1000, "MB": 1000**2, "GB": 1000**3, "KIB": 1 << 10, "MIB": 1 << 20, "GIB": 1 << 30}
 _MODULE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*\Z")
 
 
 def _size(value: str) -> int:
     """Bytes in `64MiB`, `1GiB`, `500MB` or `1000000`, as `ci-checks check --max-file-size` reads them."""
-    match = _SIZE.match(value.strip())
-    if match is None or int(match.group("number")) <= 0:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a size such as 64MiB, 1GiB or 1000000")
-    return int(match.group("number")) * _UNITS[(match.group("unit") or "").upper()]
+    try:
+        return parse_size(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a size such as 64MiB, 1GiB or 1000000") from None
 
 
 def _count(minimum: int) -> Callable[[str], int]:

@@ -13,8 +13,8 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from ci_checks.check import Outcome
 from ci_checks.diagnostics import Diagnostic, Span
+from ci_checks.outcome import Outcome
 from ci_checks.source import printable as escape
 
 _SURROGATE = re.compile("[\ud800-\udfff]")

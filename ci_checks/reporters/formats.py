@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 
-from ci_checks.check import Outcome
+from ci_checks.outcome import Outcome
 from ci_checks.reporters.escaping import escaped
 
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import re
 
-from ci_checks.check import Outcome
 from ci_checks.diagnostics import Severity
+from ci_checks.outcome import Outcome
 from ci_checks.reporters import docs
 
 _SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>&~])")

@@ -18,8 +18,8 @@ import json
 from typing import Any
 
 from ci_checks import __version__, registry
-from ci_checks.check import Outcome
 from ci_checks.diagnostics import Diagnostic, Fix, Severity, Span
+from ci_checks.outcome import Outcome
 from ci_checks.reporters import docs
 from ci_checks.rule import Rule
 

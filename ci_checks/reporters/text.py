@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ci_checks import registry
 from ci_checks.diagnostics import Diagnostic, Severity, Span
+from ci_checks.rules import NAMES_BY_CODE
 from ci_checks.source import SourceFile
 
 if TYPE_CHECKING:
-    from ci_checks.check import Outcome
+    from ci_checks.outcome import Outcome
 
 
 _COLOURS = {Severity.ERROR: "31", Severity.WARNING: "33", Severity.INFO: "36"}
@@ -27,12 +27,8 @@ def _paint(text: str, code: str, colour: bool) -> str:
 def header(diagnostic: Diagnostic, colour: bool = False) -> str:
     """`path:line:col: CODE message`, with `[policy-rule-id]` after findings of policy rules."""
     span = diagnostic.span
-    built_in = registry.BY_CODE.get(diagnostic.code)
-    rule = (
-        f" {_paint(f'[{diagnostic.rule}]', '2', colour)}"
-        if built_in is None or built_in.name != diagnostic.rule
-        else ""
-    )
+    shown = NAMES_BY_CODE.get(diagnostic.code) != diagnostic.rule
+    rule = f" {_paint(f'[{diagnostic.rule}]', '2', colour)}" if shown else ""
     place = _paint(f"{span.path}:{span.line}:{span.column}:", "1", colour)
     code = _paint(diagnostic.code, "1;" + _COLOURS[diagnostic.severity], colour)
     return f"{place} {code} {diagnostic.message}{rule}"

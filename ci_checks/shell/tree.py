@@ -119,8 +119,12 @@ class Block(ShellNode):
         return f"{type(self).__name__}({span.path}:{span.line}:{span.column}-{span.end_line}:{span.end_column})"
 
     def commands(self) -> Iterator[Command]:
-        for statement in self.statements:
-            yield from statement.commands()
+        return iter(self._all_commands)
+
+    @cached_property
+    def _all_commands(self) -> tuple[Command, ...]:
+        # A block is walked once: every command pattern of a policy asks each script for all its commands.
+        return tuple(command for statement in self.statements for command in statement.commands())
 
     def find(self, pattern: str | CommandPattern, *, without: Sequence[str] = (), exact: bool = False) -> list[Command]:
         """Every command in this block (nested ones included) that matches the pattern (see `CommandPattern`)."""

@@ -38,6 +38,7 @@ ROWS = [
     ("P1 own checks", "check-jsonschema", False),
     ("P2 everything", "ci-checks", True),
     ("P2 everything", "actionlint + shellcheck", False),
+    ("P3 one file", "ci-checks, first run", True),
     ("P3 one file", "ci-checks, file just edited", True),
     ("P3 one file", "ci-checks, file unchanged", True),
     ("P3 one file", "ci-checks --backends none", True),

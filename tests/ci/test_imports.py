@@ -1,4 +1,5 @@
-"""What `ci-checks check FILE --backends none` imports: only what that file needs.
+"""What `ci-checks check FILE --backends none` imports: only what that file needs, and next to nothing when
+nothing has changed since the last run.
 
 A pre-commit hook checks one or a few files; every library imported and not
 used is start-up time paid on each commit. The run goes through the CLI's
@@ -78,7 +79,7 @@ def test_one_file_imports_no_linter_policy_engine_or_slow_validator(make_repo, w
     root = make_repo({".github/workflows/ci.yml": workflow, "tools/build.sh": "echo build\n"})
     code, modules = _imported(root, "--no-cache")
     assert code == 0
-    assert "ci_checks.rules" in modules and "ci_checks.backends.schema" in modules  # it did check the file
+    assert "ci_checks.registry" in modules and "ci_checks.backends.schema" in modules  # it did check the file
     assert [name for name in NEVER if _loaded(modules, name)] == []
     # tree-sitter only when there is a script to parse
     assert _loaded(modules, "tree_sitter") == (workflow is WITH_A_SCRIPT)
@@ -94,3 +95,31 @@ def test_a_schema_error_or_a_policy_imports_what_explains_it(make_repo) -> None:
     code, modules = _imported(root, "--no-cache")
     assert code == 1
     assert _loaded(modules, "jsonschema") and _loaded(modules, "ci_checks.policy")
+
+
+CHECKING = (
+    "ci_checks.registry",
+    "ci_checks.check",
+    "ci_checks.config",
+    "ci_checks.settings",
+    "ci_checks.model",
+    "ci_checks.loading",
+    "ci_checks.shell",
+    "ci_checks.backends.schema",
+    "yaml",
+    "jsonschema_rs",
+    "tree_sitter",
+)
+"""What checking a file takes: a run reused from the cache needs none of it."""
+
+
+def test_a_kept_run_imports_nothing_that_checks(make_repo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    root = make_repo(
+        {".github/workflows/ci.yml": WITH_A_SCRIPT + "      - run: curl x\n", ".github/ci-checks.yml": POLICY}
+    )
+    cache = ["--cache-dir", str(tmp_path / "cache")]
+    first_code, first = _imported(root, *cache)
+    kept_code, kept = _imported(root, *cache)
+    assert first_code == kept_code == 1  # the policy's finding, both times
+    assert all(_loaded(first, name) for name in ("ci_checks.registry", "ci_checks.model", "ci_checks.shell"))
+    assert [name for name in (*CHECKING, *NEVER) if _loaded(kept, name)] == []

@@ -16,8 +16,12 @@ from tests.ci.conftest import FIXTURES, is_repository_fixture, run_cli
 
 def test_every_rule_module_is_in_the_registry_table() -> None:
     modules = {m.name for m in pkgutil.iter_modules(ci_checks.rules.__path__) if not m.name.startswith("_")}
-    registered = {module.__name__.rsplit(".", 1)[1] for module in ci_checks.rules.RULE_MODULES}
+    registered = {module.__name__.rsplit(".", 1)[1] for module in ci_checks.rules.rule_modules()}
     assert modules == registered
+
+
+def test_the_table_names_each_rule_as_the_rule_does() -> None:
+    assert {rule.code: rule.name for rule in registry.RULES} == ci_checks.rules.NAMES_BY_CODE
 
 
 def test_codes_and_names_are_unique_and_well_formed() -> None:
@@ -33,7 +37,7 @@ def test_codes_and_names_are_unique_and_well_formed() -> None:
 
 @pytest.mark.parametrize("rule", registry.RULES, ids=lambda r: r.code)
 def test_module_is_named_after_its_rule(rule: Rule) -> None:
-    module = next(m for m in ci_checks.rules.RULE_MODULES if m.RULE is rule)
+    module = next(m for m in ci_checks.rules.rule_modules() if m.RULE is rule)
     assert module.__name__.rsplit(".", 1)[1] == f"{rule.code.lower()}_{rule.name.replace('-', '_')}"
 
 

@@ -18,8 +18,8 @@ import pytest
 from junitparser import Failure, JUnitXml
 
 from ci_checks import __version__, own_schemas, registry
-from ci_checks.check import Outcome
 from ci_checks.diagnostics import Diagnostic, Edit, Fix, Severity, Span
+from ci_checks.outcome import Outcome
 from ci_checks.reporters import docs, github, markdown, sarif
 from tests.ci.conftest import PROJECT, run_cli
 
