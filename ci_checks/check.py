@@ -71,13 +71,15 @@ def run(
     for index, (relative, kind) in enumerate(named):
         say(f"reading {index + 1}/{len(named)}: {relative}")
         targets.append(workspace.load(relative, kind))
-        found.extend(_check_file(targets[-1], plan.rules, outcome))
+    # The linters start as soon as the files they read are known: they take longer than everything below.
     linters = _start_linters(plan, [file for file in targets if file.kind in YAML_KINDS], repository)
     if linters is not None:
         say(f"running {', '.join(plan.backends)} beside ci-checks' own rules")
-    context = RepositoryContext(workspace, targets, request.covers, config.runners, config.fix_timeout_minutes)
     found_by_policy: list[Diagnostic] = []
     try:
+        for target in targets:
+            found.extend(_check_file(target, plan.rules, outcome))
+        context = RepositoryContext(workspace, targets, request.covers, config.runners, config.fix_timeout_minutes)
         found.extend(_check_repository(context, plan.rules, outcome))
         if plan.policy_rules:
             from ci_checks import policy

@@ -298,12 +298,12 @@ def _checked(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             out.write("".join(change.diff() for change in changes))
             return EXIT_FINDINGS if changes else EXIT_OK
     outcome = Outcome()
-    checked_apart = _in_workers(args, list(groups.values()))
+    checked_apart, tried = _in_workers(args, list(groups.values()))
     for index, (repository, request) in enumerate(groups.values()):
         listed = len(outcome.checked)
         part = checked_apart.get(index)
         if part is None:
-            _run_one(args, repository, request, outcome)
+            _run_one(args, repository, request, outcome, reuse=index not in tried)
         else:
             _merge(outcome, part)
         if len(groups) > 1:
@@ -343,8 +343,19 @@ def _checked(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return exit_code(outcome, Severity(args.fail_on), args.exit_zero)
 
 
-def _run_one(args: argparse.Namespace, repository: Repository, request: Request, outcome: Outcome) -> Plan | None:
-    """Check one repository into `outcome`; the plan it ran, or None when a kept run was reused (`run_cache`)."""
+@dataclasses.dataclass
+class _Attempt:
+    """One repository's run as it starts: its configuration found and read, and where a kept run would be."""
+
+    files: config_source.ConfigSource
+    config_file: SourceFile | None
+    cache_folder: Path | None
+    results: ResultCache | None
+    key: str
+
+
+@contextmanager
+def _attempt(args: argparse.Namespace, repository: Repository, request: Request) -> Iterator[_Attempt]:
     files = config_source.open_source(repository, args.config_ref)
     # A run is reused only from the work tree as it is: not with a base branch's configuration, nor while fixing.
     repository.journal = Journal() if args.config_ref is None and not (args.fix or args.diff) else None
@@ -358,22 +369,47 @@ def _run_one(args: argparse.Namespace, repository: Repository, request: Request,
 
             results = ResultCache(cache_folder)
             key = run_cache.run_key(_asked(args, repository, request, config_file), _linters(args))
-            kept = run_cache.fetch(results, key, repository, config_file)
-            if kept is not None:
-                _merge(outcome, kept)
-                return None
-        plan, part = _checked_now(args, repository, request, config_file, cache_folder, files)
-        if results is not None and repository.journal is not None:
-            from ci_checks import run_cache
-
-            run_cache.store(results, key, repository, repository.journal, part, config_file)
+        yield _Attempt(files, config_file, cache_folder, results, key)
     finally:
         files.close()
         repository.journal = None
         if results is not None:
             results.close()
+
+
+def _kept(attempt: _Attempt, repository: Repository) -> Outcome | None:
+    if attempt.results is None:
+        return None
+    from ci_checks import run_cache
+
+    return run_cache.fetch(attempt.results, attempt.key, repository, attempt.config_file)
+
+
+def _run_one(
+    args: argparse.Namespace, repository: Repository, request: Request, outcome: Outcome, reuse: bool = True
+) -> Plan | None:
+    """Check one repository into `outcome`; the plan it ran, or None when a kept run was reused (`run_cache`).
+
+    `reuse` is False where the caller has already found no kept run to reuse.
+    """
+    with _attempt(args, repository, request) as attempt:
+        kept = _kept(attempt, repository) if reuse else None
+        if kept is not None:
+            _merge(outcome, kept)
+            return None
+        plan, part = _checked_now(args, repository, request, attempt.config_file, attempt.cache_folder, attempt.files)
+        if attempt.results is not None and repository.journal is not None:
+            from ci_checks import run_cache
+
+            run_cache.store(attempt.results, attempt.key, repository, repository.journal, part, attempt.config_file)
     _merge(outcome, part)
     return plan
+
+
+def _reused(args: argparse.Namespace, repository: Repository, request: Request) -> Outcome | None:
+    """A kept run of the repository that can be reused, checking nothing."""
+    with _attempt(args, repository, request) as attempt:
+        return _kept(attempt, repository)
 
 
 def _checked_now(
@@ -406,8 +442,11 @@ def _merge(outcome: Outcome, part: Outcome) -> None:
     outcome.internal_errors.extend(part.internal_errors)
 
 
-def _in_workers(args: argparse.Namespace, groups: list[tuple[Repository, Request]]) -> dict[int, Outcome]:
-    """The outcomes of several repositories checked side by side, one worker process each at a time, by their index.
+def _in_workers(
+    args: argparse.Namespace, groups: list[tuple[Repository, Request]]
+) -> tuple[dict[int, Outcome], set[int]]:
+    """The outcomes of several repositories, by their index: kept runs reused here, the others checked side by
+    side, one worker process each at a time; and the indexes of those found to have no kept run.
 
     Each worker runs exactly what the serial run does and hands back its
     outcome and notes. A repository whose check raised is missing from the
@@ -416,33 +455,43 @@ def _in_workers(args: argparse.Namespace, groups: list[tuple[Repository, Request
     rewrite files). An interrupt or SIGTERM ends the workers, whose own
     handlers end their linters.
     """
-    workers = min(len(groups), args.jobs or usable_cpus())
-    if workers < 2 or args.fix or args.diff or not hasattr(os, "fork"):
-        return {}
+    if min(len(groups), args.jobs or usable_cpus()) < 2 or args.fix or args.diff or not hasattr(os, "fork"):
+        return {}, set()
+    checked: dict[int, Outcome] = {}
+    for index, (repository, request) in enumerate(groups):
+        kept = _reused(args, repository, request)
+        if kept is not None:
+            checked[index] = kept
+    left = [index for index in range(len(groups)) if index not in checked]
+    workers = min(len(left), args.jobs or usable_cpus())
+    if workers < 2:
+        return checked, set(left)
     import multiprocessing
+
+    # What every check imports, imported once here and shared, rather than once in each worker.
+    from ci_checks import check, config  # noqa: F401
 
     sent = argparse.Namespace(**{**vars(args), "progress_stream": None})
     pool = multiprocessing.get_context("fork").Pool(workers, initializer=_quiet_worker)
     # The largest first, so that no worker is left with a large one while the others have finished.
-    order = sorted(range(len(groups)), key=lambda index: -_workflow_bytes(groups[index][0].root))
+    order = sorted(left, key=lambda index: -_workflow_bytes(groups[index][0].root))
     try:
         pending = {
             index: pool.apply_async(_check_in_worker, (sent, groups[index][0].root, groups[index][1]))
             for index in order
         }
-        answers = [pending[index].get() for index in range(len(groups))]
+        answers = {index: pending[index].get() for index in left}
         pool.close()
     except BaseException:
         pool.terminate()
         raise
     finally:
         pool.join()
-    checked: dict[int, Outcome] = {}
-    for index, answer in enumerate(answers):
+    for index, answer in answers.items():
         if answer is not None:
             checked[index], notes = answer
             _NOTES.extend(notes)
-    return checked
+    return checked, set(left)
 
 
 def _workflow_bytes(root: Path) -> int:
@@ -483,7 +532,7 @@ def _check_in_worker(args: argparse.Namespace, root: Path, request: Request) -> 
     _WORKER["checking"] = True
     try:
         part = Outcome()
-        _run_one(args, Repository(root), request, part)
+        _run_one(args, Repository(root), request, part, reuse=False)  # the parent found no kept run
     except _Terminated:
         os._exit(EXIT_TERMINATED)
     except Exception:  # checked again by the parent, which reports it

@@ -15,6 +15,7 @@ from __future__ import annotations
 import enum
 import math
 import re
+from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import NoReturn, TypeAlias
@@ -205,13 +206,18 @@ class _Builder:
         self.anchors: dict[str, tuple[Node, int | None]] = {}
         self.alias_nodes = 0
         self.documents = 0
+        self.line_starts = doc.source.line_starts
 
     def span(self, event: ev.Event) -> Span:
         start, end = event.start_mark, event.end_mark
         if start is None or end is None:
             return Span.point(self.path)
         # From the character index, not libyaml's line and column: it also breaks lines at U+2028 and the like.
-        return self.doc.source.span(start.index, end.index)
+        # This is `SourceFile.span`, written out: it runs for every node of every file.
+        starts, first, last = self.line_starts, start.index, max(end.index, start.index)
+        line = bisect_right(starts, first)
+        end_line = bisect_right(starts, last, line - 1)
+        return Span(self.path, line, first - starts[line - 1] + 1, end_line, last - starts[end_line - 1] + 1)
 
     def issue(self, kind: IssueKind, message: str, span: Span, related: Span | None = None, note: str = "") -> None:
         self.doc.issues.append(YamlIssue(kind, message, span, related, note))
@@ -324,8 +330,12 @@ def parse(source: SourceFile) -> Document:
         return doc
     builder = _Builder(doc)
     try:
-        for event in yaml.parse(source.text, Loader=_Loader):
-            builder.feed(event)
+        loader = _Loader(source.text)
+        try:
+            while loader.check_event():
+                builder.feed(loader.get_event())
+        finally:
+            loader.dispose()
     except _Stop:
         return doc
     except yaml.MarkedYAMLError as error:

@@ -29,7 +29,7 @@ def find(
     block: Block, pattern: str | CommandPattern, without: Sequence[str] = (), exact: bool = False
 ) -> list[Command]:
     wanted = compiled(pattern, without, exact)
-    return [command for command in block.commands() if wanted.matches(command.argv)]
+    return [command for command in block.commands() if wanted.matches_command(command)]
 
 
 def comes_before(block: Block, first: str | CommandPattern, then: str | CommandPattern) -> Answer:

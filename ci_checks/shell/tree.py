@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from ci_checks.diagnostics import Answer, Occurrence, Span
 from ci_checks.shell import query
+from ci_checks.shell.patterns import basename, unwrap
 
 if TYPE_CHECKING:
     from ci_checks.shell.patterns import CommandPattern
@@ -83,6 +84,12 @@ class Command(ShellNode):
     @property
     def name(self) -> str | None:
         return self.words[0].value if self.words else None
+
+    @cached_property
+    def programs(self) -> frozenset[str]:
+        """The basenames of what the command runs: its program, and what each wrapper it starts with runs (`sudo`,
+        `env`, `python -m`; see `ci_checks.shell.patterns`)."""
+        return frozenset(basename(argv[0]) for argv in unwrap(self.argv) if argv)
 
     def matches(self, pattern: str | CommandPattern, *, without: Sequence[str] = (), exact: bool = False) -> bool:
         return query.compiled(pattern, without, exact).matches(self.argv)

@@ -57,9 +57,9 @@ rules:
 """
 
 
-def _imported(root: Path, *options: str) -> tuple[int, set[str]]:
+def _imported(root: Path, *options: str, target: str = ".github/workflows/ci.yml") -> tuple[int, set[str]]:
     result = subprocess.run(
-        [sys.executable, "-c", PROBE, "check", ".github/workflows/ci.yml", "--backends", "none", *options],
+        [sys.executable, "-c", PROBE, "check", target, "--backends", "none", *options],
         cwd=root,
         capture_output=True,
         text=True,
@@ -123,3 +123,15 @@ def test_a_kept_run_imports_nothing_that_checks(make_repo, tmp_path: Path) -> No
     assert first_code == kept_code == 1  # the policy's finding, both times
     assert all(_loaded(first, name) for name in ("ci_checks.registry", "ci_checks.model", "ci_checks.shell"))
     assert [name for name in (*CHECKING, *NEVER) if _loaded(kept, name)] == []
+
+
+def test_a_run_with_exclusions_is_kept_and_they_still_hold(make_repo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    skipped = ".github/workflows/skipped.yml"
+    root = make_repo({".github/workflows/ci.yml": STEPS_ONLY, skipped: STEPS_ONLY.replace("runs-on", "runs-onn")})
+    (root / ".github/ci-checks.yml").write_text(f"exclude: [{skipped}]\n")
+    whole = ["--cache-dir", str(tmp_path / "cache")]
+    assert _imported(root, *whole, target=".")[0] == 0
+    code, kept = _imported(root, *whole, target=".")
+    assert code == 0 and not _loaded(kept, "ci_checks.registry")  # reused, exclusions and all
+    (root / ".github/ci-checks.yml").write_text("exclude: []\n")
+    assert _imported(root, *whole, target=".")[0] == 1  # the excluded workflow is checked again, and is not valid

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from ci_checks.backends import tools
-from ci_checks.backends.cache import FILE_NAME
+from ci_checks.backends.cache import FILE_NAME, ResultCache
 from tests.ci.conftest import FIXTURES, Result, copy_repository, run_cli
 from tests.ci.test_corpus import SHARED_CORPUS, _repositories
 from tests.ci.test_untrusted import _alive, _children, _many_scripts
@@ -249,3 +249,25 @@ def test_a_stopped_parallel_run_ends_its_workers_their_linters_and_copies(make_r
     assert "Traceback" not in err and err.strip() in ("ci-checks: terminated", "ci-checks: interrupted")
     assert not any(folder.exists() for folder in folders)
     assert not any(_alive(pid) for pid in {*workers, *linters})
+
+
+def test_a_linters_version_answer_is_kept_while_its_binary_is_the_same(tmp_path: Path) -> None:
+    asked = tmp_path / "asked"
+    binary = tmp_path / "linter"
+    binary.write_text(f"#!/bin/sh\necho x >> {asked}\necho 'linter 1.0'\n")
+    binary.chmod(0o755)
+    folder = tmp_path / "cache"
+
+    def version() -> str | None:
+        tools._VERSIONS.clear()  # a new run
+        cache = ResultCache(folder)
+        try:
+            return tools.version(str(binary), ["--version"], tmp_path, cache)
+        finally:
+            cache.close()
+
+    assert version() == version() == "linter 1.0\n"
+    assert asked.read_text() == "x\n"  # asked once, then answered from the cache
+    binary.write_text(binary.read_text().replace("1.0", "2.0.1"))  # another build: another size and time
+    assert version() == "linter 2.0.1\n"
+    assert asked.read_text() == "x\nx\n"

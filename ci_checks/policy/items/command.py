@@ -46,7 +46,9 @@ class CommandItem(Item):
         self.pattern = pattern
 
     def find(self, scope: Scope) -> list[Hit]:
-        return [Hit(command.span, command.text) for command in scope.commands() if self.pattern.matches(command.argv)]
+        return [
+            Hit(command.span, command.text) for command in scope.commands() if self.pattern.matches_command(command)
+        ]
 
 
 def _compile(raw: Mapping[str, Any], context: ItemContext) -> Item:
