@@ -512,6 +512,9 @@ def _workflow_bytes(root: Path) -> int:
 _WORKER = {"checking": False}
 """Whether this worker is checking a repository (SIGTERM then unwinds the check) or waiting for one."""
 
+_STARTED_AT: dict[str, int | None] = {"resident": None}
+"""A worker's resident size when it started."""
+
 
 def _quiet_worker() -> None:
     """A worker leaves interrupts to the parent, which ends it with SIGTERM: a check under way unwinds (its
@@ -519,6 +522,7 @@ def _quiet_worker() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _worker_terminate)
     gc.freeze()  # what the parent built is never garbage here: collections look only at what each check builds
+    _STARTED_AT["resident"] = _resident_bytes()
 
 
 def _worker_terminate(signum: int, frame: FrameType | None) -> None:
@@ -539,8 +543,32 @@ def _check_in_worker(args: argparse.Namespace, root: Path, request: Request) -> 
         return None
     finally:
         _WORKER["checking"] = False
-        gc.collect()  # one repository's models, before the next one's are built
+        _collect_when_grown()
     return part, list(_NOTES)
+
+
+GARBAGE_BYTES = 64 << 20
+"""How much a worker may grow before the repositories it checked are collected.
+
+A checked repository's models, YAML nodes and command trees hold cycles that
+only a full collection frees, and one takes tens of milliseconds: a worker
+collects when it has grown by this much since it started (or after every
+repository where its size cannot be read), not after each repository.
+"""
+
+
+def _collect_when_grown() -> None:
+    resident = _resident_bytes()
+    if resident is None or resident - (_STARTED_AT["resident"] or 0) > GARBAGE_BYTES:
+        gc.collect()
+
+
+def _resident_bytes() -> int | None:
+    """This process's resident size now (Linux), or None."""
+    try:
+        return int(Path("/proc/self/statm").read_bytes().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def usable_cpus() -> int:
