@@ -398,10 +398,10 @@ def _run_one(
             _merge(outcome, kept)
             return None
         plan, part = _checked_now(args, repository, request, attempt.config_file, attempt.cache_folder, attempt.files)
-        if attempt.results is not None and repository.journal is not None:
+        if attempt.results is not None:
             from ci_checks import run_cache
 
-            run_cache.store(attempt.results, attempt.key, repository, repository.journal, part, attempt.config_file)
+            run_cache.store(attempt.results, attempt.key, repository, part, attempt.config_file)
     _merge(outcome, part)
     return plan
 
@@ -458,10 +458,11 @@ def _in_workers(
     if min(len(groups), args.jobs or usable_cpus()) < 2 or args.fix or args.diff or not hasattr(os, "fork"):
         return {}, set()
     checked: dict[int, Outcome] = {}
-    for index, (repository, request) in enumerate(groups):
-        kept = _reused(args, repository, request)
-        if kept is not None:
-            checked[index] = kept
+    if not args.no_cache and args.config_ref is None:  # else no run is kept: nothing to look for
+        for index, (repository, request) in enumerate(groups):
+            kept = _reused(args, repository, request)
+            if kept is not None:
+                checked[index] = kept
     left = [index for index in range(len(groups)) if index not in checked]
     workers = min(len(left), args.jobs or usable_cpus())
     if workers < 2:
@@ -495,17 +496,11 @@ def _in_workers(
 
 
 def _workflow_bytes(root: Path) -> int:
-    """How large a repository's workflows are, as a guess at how long checking it takes (0 when unreadable, or
-    when a link would lead the look outside the repository)."""
-    folder = root / ".github" / "workflows"
+    """How large a repository's workflows are (links not followed), as a guess at how long checking it takes."""
     total = 0
-    with suppress(OSError):
-        if folder.parent.is_symlink() or folder.is_symlink():
-            return 0
-        with os.scandir(folder) as entries:
-            for entry in entries:
-                if entry.is_file(follow_symlinks=False):
-                    total += entry.stat(follow_symlinks=False).st_size
+    for relative in Repository(root).workflows:
+        with suppress(OSError):
+            total += os.lstat(root / relative).st_size
     return total
 
 

@@ -76,7 +76,7 @@ def parse(text: SourceFile, repository: Repository | None = None) -> Config:
     if data is None or locate is None:
         return Config(display, source=text)
     from ci_checks import config_schema
-    from ci_checks.policy import PolicyError, compile_rules
+    from ci_checks.policy import compile_rules
     from ci_checks.policy.validation import first_error
 
     problem = first_error(data, config_schema.build(precise=False))
@@ -85,10 +85,7 @@ def parse(text: SourceFile, repository: Repository | None = None) -> Config:
         raise ConfigError(message, locate(where, at_key))
     config = Config(display, source=text)
     reserved = {*registry.BY_CODE, *registry.BY_NAME}
-    try:
-        config.rules = compile_rules(data.get("rules", []), locate, reserved, repository)
-    except PolicyError as error:
-        raise ConfigError(error.message, error.span, error.related) from None
+    config.rules = compile_rules(data.get("rules", []), locate, reserved, repository)  # a PolicyError is a ConfigError
     _check_selectors(data, locate, {rule.id for rule in config.rules})
     config.runners = _runners(data.get("runners", {}), locate)
     config.fix_timeout_minutes = data.get("fixes", {}).get("timeout-minutes", GITHUB_TIMEOUT_MINUTES)

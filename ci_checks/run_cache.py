@@ -89,16 +89,12 @@ def fetch(cache: ResultCache, key: str, repository: Repository, config_source: S
 
 
 def store(
-    cache: ResultCache,
-    key: str,
-    repository: Repository,
-    journal: Journal,
-    outcome: Outcome,
-    config_source: SourceFile | None,
+    cache: ResultCache, key: str, repository: Repository, outcome: Outcome, config_source: SourceFile | None
 ) -> None:
-    """Keep `outcome` of a run over `repository`, unless it holds what says nothing about the next run or quotes a
-    file the journal lacks."""
-    if outcome.internal_errors or any(d.code in TRANSIENT for d in outcome.diagnostics):
+    """Keep `outcome` of a run over `repository`, unless it holds what says nothing about the next run, or the
+    repository kept no journal of it, or it quotes a file the journal lacks."""
+    journal = repository.journal
+    if journal is None or outcome.internal_errors or any(d.code in TRANSIENT for d in outcome.diagnostics):
         return
     sources: dict[str, str] = {}
     noted = set(journal.entries.values())

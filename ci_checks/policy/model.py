@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ci_checks.config_files import ConfigError
 from ci_checks.diagnostics import Diagnostic, Fix, Related, Severity, Span
 from ci_checks.globs import Glob
 from ci_checks.rule import Rule
@@ -26,14 +27,8 @@ Covers = Callable[[str], bool]
 """Whether a repo-relative path is among what was asked to be checked."""
 
 
-class PolicyError(Exception):
+class PolicyError(ConfigError):
     """A mistake in a policy, at its place in the configuration file."""
-
-    def __init__(self, message: str, span: Span, related: tuple[Related, ...] = ()) -> None:
-        super().__init__(message)
-        self.message = message
-        self.span = span
-        self.related = related
 
 
 @dataclass(frozen=True)
