@@ -34,6 +34,7 @@ from ci_checks.shell import Command, Word
 
 _ENV_PAIR = re.compile(r"(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<value>\"[^\"]*\"|'[^']*'|\S*)")
 _MOUNT = re.compile(r"--mount=(?P<options>\S+)")
+_ARCHIVE = re.compile(r"\.(tar|tar\.(gz|bz2|xz|zst)|tgz|tbz2|txz)\Z")
 
 
 @dataclass(frozen=True, eq=False)
@@ -197,6 +198,9 @@ def _copy(
             stage.flow.note(
                 Write("download" if "://" in word.value else "copy", destination), instruction.span, None, None
             )
+            continue
+        if instruction.keyword == "ADD" and _ARCHIVE.search(place.path):
+            stage.flow.note(Write("unpack", destination), instruction.span, None, None)  # ADD unpacks a local archive
             continue
         folder = place.literal_folder() if place.glob else place
         whole = place.glob or (place.base == CONTEXT and _is_folder(built.context, place.path, is_folder))

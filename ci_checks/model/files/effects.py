@@ -258,7 +258,8 @@ def _git(arguments: list[Word], scope: Scope) -> Iterator[Effect]:
         return
     if operation not in _GIT_TREE_OPERATIONS:
         return
-    operands = _operands(rest, {"-b", "-B", "-c", "-C", "--depth", "-m", "--message", "-o", "--origin"})
+    before_paths = rest[: next((i for i, word in enumerate(rest) if word.value == "--"), len(rest))]
+    operands = _operands(before_paths, {"-b", "-B", "-c", "-C", "--depth", "-m", "--message", "-o", "--origin"})
     ref = next((word.value for word in operands if operation not in ("fetch", "pull") or word is not operands[0]), None)
     yield GitOperation(operation, folder, ref)
     if operation in _GIT_IN_PLACE:

@@ -10,12 +10,12 @@ repository root and with its own folder as context, the two usual choices.
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from ci_checks.loading import Workspace
+from ci_checks.loading import LoadedFile, Workspace
 from ci_checks.model.action import Action
 from ci_checks.model.files.docker import Image, image
 from ci_checks.model.files.flow import Flow
@@ -27,6 +27,15 @@ from ci_checks.repository import FileKind, Repository
 UNSURE = frozenset({"opaque", "unplaced"})
 """Writes that may have touched any path: an action ci-checks does not know, a write to a place that cannot be
 read. A path after them is still taken for the repository's file the checkout put there."""
+
+
+@dataclass(frozen=True, eq=False)
+class Owned:
+    """A flow with what it belongs to, for messages (`job 'test'`, `the image`), and its image if it is a stage's."""
+
+    flow: Flow
+    owner: str
+    image: Image | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -133,6 +142,29 @@ class RepositoryFiles:
         """Every place of an image's file system that a repository Dockerfile writes: a job that runs in a
         container may find them there."""
         return [place for built in self.all_images for place in built.places()]
+
+    def flows_of(self, targets: list[LoadedFile], covers: Callable[[str], bool]) -> Iterator[Owned]:
+        """The flows of the workflows and actions asked about, and of the Dockerfiles a run reports on."""
+        for file in targets:
+            if file.workflow is not None:
+                for job in file.workflow.jobs.values():
+                    if job.steps:
+                        yield Owned(self.job(job), f"job '{job.id}'")
+            elif file.action is not None:
+                yield from (Owned(flow, "the action") for action, flow in self.actions if action is file.action)
+        for path in self.repository.dockerfiles:
+            if covers(path):
+                for built in self.images(path):
+                    yield from (Owned(stage.flow, "the image", built) for stage in built.stages)
+
+    @cached_property
+    def by_name(self) -> dict[str, list[str]]:
+        """The repository's files by their names."""
+        found: dict[str, list[str]] = {}
+        for path in self.repository.files:
+            if not self.repository.excluded(path):
+                found.setdefault(posixpath.basename(path), []).append(path)
+        return found
 
     @cached_property
     def flows(self) -> list[Flow]:
