@@ -51,8 +51,9 @@ from dataclasses import dataclass
 from ci_checks.context import RepositoryContext
 from ci_checks.diagnostics import Diagnostic, Related, Severity, Span
 from ci_checks.model import Job
-from ci_checks.model.files.jobs import JobFlow
+from ci_checks.model.files.jobs import JobFlow, checkout
 from ci_checks.model.files.places import WORKSPACE, Place
+from ci_checks.model.files.repository import RepositoryFiles
 from ci_checks.model.references import VERBS, Reference
 from ci_checks.repository import FileKind
 from ci_checks.rule import Rule
@@ -70,11 +71,12 @@ def check_repository(context: RepositoryContext) -> Iterator[Diagnostic]:
             continue
         for job in file.workflow.jobs.values():
             if not job.is_call and job.steps:
-                yield from _job(job, context.files.job(job))
+                yield from _job(job, context.files)
 
 
-def _job(job: Job, flow: JobFlow) -> Iterator[Diagnostic]:
-    late = next((found.step for found in flow.checkouts if found.this_repository), None)
+def _job(job: Job, files: RepositoryFiles) -> Iterator[Diagnostic]:
+    late = next((step for step in job.steps if (found := checkout(step)) is not None and found.this_repository), None)
+    flow = files.job(job, late.index + 1 if late is not None else None)  # what comes after the checkout does not matter
     uses = list(_uses_before(job, flow, late.index if late is not None else len(job.steps)))
     if late is not None and late.uses_node is not None:
         related = [Related(use.span, f"{use.text}, before the checkout") for use in uses]

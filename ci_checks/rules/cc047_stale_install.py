@@ -55,7 +55,7 @@ _NOT_A_FETCHED_REF = {"HEAD", ".", "-"}
 
 def check_repository(context: RepositoryContext) -> Iterator[Diagnostic]:
     seen: set[tuple[object, ...]] = set()
-    for owned in context.files.flows_of(context.targets, context.covers):
+    for owned in context.files.flows_of(context.targets, context.covers, mentioning=("fetch",)):
         for diagnostic in _flow(owned.flow):
             key = (diagnostic.span, diagnostic.message)
             if key not in seen:

@@ -100,10 +100,11 @@ class JobFlow(Flow):
     """Where each step (by its index) starts in the flow's sequence."""
 
 
-def job_flow(job: Job) -> JobFlow:
+def job_flow(job: Job, steps: int | None = None) -> JobFlow:
+    """The flow of a job's steps, or of its first `steps` steps."""
     flow = JobFlow()
     env = {**_env(job.workflow.env), **_env(job.env)}
-    for step in job.steps:
+    for step in job.steps[:steps]:
         _step(flow, step, env)
     return flow
 

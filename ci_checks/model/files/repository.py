@@ -21,6 +21,7 @@ from ci_checks.model.files.docker import Image, image
 from ci_checks.model.files.flow import Flow
 from ci_checks.model.files.jobs import Build, JobFlow, action_flow, job_flow
 from ci_checks.model.files.places import Place
+from ci_checks.model.steps import Step
 from ci_checks.model.workflow import Job, Workflow
 from ci_checks.repository import FileKind, Repository
 
@@ -62,16 +63,18 @@ class RepositoryFiles:
     def __init__(self, workspace: Workspace, workflows: Callable[[], list[Workflow]]) -> None:
         self.workspace = workspace
         self._workflows = workflows
-        self._jobs: dict[int, JobFlow] = {}
+        self._jobs: dict[tuple[int, int | None], JobFlow] = {}
 
     @property
     def repository(self) -> Repository:
         return self.workspace.repository
 
-    def job(self, job: Job) -> JobFlow:
-        flow = self._jobs.get(id(job))
+    def job(self, job: Job, steps: int | None = None) -> JobFlow:
+        """The flow of a job, or of its first `steps` steps when the rest does not matter (the whole one when it
+        is already known)."""
+        flow = self._jobs.get((id(job), None)) or self._jobs.get((id(job), steps))
         if flow is None:
-            flow = self._jobs[id(job)] = job_flow(job)
+            flow = self._jobs[(id(job), steps)] = job_flow(job, steps)
         return flow
 
     @cached_property
@@ -143,17 +146,23 @@ class RepositoryFiles:
         container may find them there."""
         return [place for built in self.all_images for place in built.places()]
 
-    def flows_of(self, targets: list[LoadedFile], covers: Callable[[str], bool]) -> Iterator[Owned]:
-        """The flows of the workflows and actions asked about, and of the Dockerfiles a run reports on."""
+    def flows_of(
+        self, targets: list[LoadedFile], covers: Callable[[str], bool], mentioning: tuple[str, ...] = ()
+    ) -> Iterator[Owned]:
+        """The flows of the workflows and actions asked about, and of the Dockerfiles a run reports on; with
+        `mentioning`, only those whose scripts hold one of these words (a rule that looks for `git fetch` need not
+        follow a job that runs none)."""
         for file in targets:
             if file.workflow is not None:
                 for job in file.workflow.jobs.values():
-                    if job.steps:
+                    if job.steps and _mention(job.steps, mentioning):
                         yield Owned(self.job(job), f"job '{job.id}'")
-            elif file.action is not None:
+            elif file.action is not None and _mention(file.action.steps, mentioning):
                 yield from (Owned(flow, "the action") for action, flow in self.actions if action is file.action)
         for path in self.repository.dockerfiles:
-            if covers(path):
+            if covers(path) and (
+                not mentioning or any(word in self.workspace.load(path).source.text for word in mentioning)
+            ):
                 for built in self.images(path):
                     yield from (Owned(stage.flow, "the image", built) for stage in built.stages)
 
@@ -174,3 +183,9 @@ class RepositoryFiles:
             *(flow for _, flow in self.actions),
             *(flow for built in self.all_images for flow in built.flows),
         ]
+
+
+def _mention(steps: list[Step], words: tuple[str, ...]) -> bool:
+    if not words:
+        return True
+    return any(step.run is not None and any(word in step.run.value for word in words) for step in steps)
