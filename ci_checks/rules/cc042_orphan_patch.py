@@ -15,8 +15,9 @@ refers to each:
 - Python code whose expression evaluates to its path or to a glob anchored
   in a real folder that matches it (`(ROOT / "patches").glob("*.patch")`);
   `glob.glob(f"{name}/*")` names no folder, so no patch;
-- in shell scripts, Makefiles, CMake files, quilt `series` files and the
-  text of workflows and Dockerfiles: a path that ends the same way as the
+- in shell scripts, Makefiles, CMake, Meson and Bazel files, RPM specs,
+  Nix, TOML and JSON files, quilt `series` files and the text of workflows
+  and Dockerfiles: a path that ends the same way as the
   patch's own (`sglv0.5.10/megatron.patch`,
   `$GITHUB_WORKSPACE/docker/amd_patch/...`), a glob with a folder that
   matches it (`patches/*.patch`), the folder that holds it
@@ -24,7 +25,8 @@ refers to each:
   or glob (`fix.patch`, `*.patch`), a patch in the mentioning file's own
   folder.
 
-A bare name that several patches share (`megatron.patch`) refers to the one
+A `package.json` that uses `patch-package` applies the patches in its
+`patches/` folder. A bare name that several patches share (`megatron.patch`) refers to the one
 that something else refers to precisely, if any; only otherwise to each of
 them. A patch referred to by nothing is reported at its first line.
 
@@ -68,8 +70,9 @@ from ci_checks.source import SourceFile
 
 _PATCH_SUFFIXES = (".patch", ".diff")
 _TEXT_KINDS = {FileKind.WORKFLOW, FileKind.ACTION, FileKind.DOCKERFILE, FileKind.SHELL}
-_TEXT_NAMES = {"makefile", "gnumakefile", "cmakelists.txt", "series"}
-_TEXT_SUFFIXES = (".mk", ".cmake")
+_TEXT_NAMES = {"makefile", "gnumakefile", "cmakelists.txt", "series", "meson.build", "build", "build.bazel",
+               "workspace", "workspace.bazel", "module.bazel"}  # fmt: skip
+_TEXT_SUFFIXES = (".mk", ".cmake", ".bzl", ".spec", ".nix", ".toml", ".json")
 _MENTION = re.compile(r"[\w./*?${}@+-]*(?:/|\.(?:patch|diff)(?![\w-]))[\w./*?${}@+-]*")
 _PLACEHOLDER = re.compile(r"\$|\{|\}|~|@")
 _GLOB = re.compile(r"[*?\[]")
@@ -216,6 +219,8 @@ def _text(repository: Repository, path: str, references: _References, read: list
     text = source.text
     if not text:
         return
+    if posixpath.basename(path) == "package.json" and "patch-package" in text:
+        references.path(posixpath.join(posixpath.dirname(path), "patches"), glob=False)  # applied on install
     skipped = [_offsets(source, span) for span in read]
     folder = posixpath.dirname(path)
     for mention in _MENTION.finditer(text):

@@ -13,8 +13,11 @@ checkout is reported, with both.
 The folder is followed through `working-directory:`, `cd` (`cd /opt/x &&
 ...`), `git -C`, steps and `RUN` instructions. An install after a fetch that
 nothing checks out later is not reported: a fetch of tags for versioning
-installs the tree it means to. `git reset --hard HEAD` does not check out a
-fetched ref.
+installs the tree it means to. The later checkout must be of what was
+fetched: `FETCH_HEAD`, the fetched ref, `origin/REF`, or the branch a
+`SRC:DST` refspec made (`git reset --hard HEAD` checks out no fetched ref); in
+the repository's own checkout, only `FETCH_HEAD` counts, since a job may
+install its own tree before switching to a fetched branch to publish to it.
 
 ## Why it matters
 The install puts the tree as it was before the fetch into the environment:
@@ -45,6 +48,7 @@ from ci_checks.diagnostics import Diagnostic, Related, Severity
 from ci_checks.model.files.effects import GitOperation
 from ci_checks.model.files.flow import Event, Flow, Read
 from ci_checks.model.files.places import WORKSPACE, Place
+from ci_checks.model.files.repository import UNSURE
 from ci_checks.repository import FileKind
 from ci_checks.rule import Rule
 
@@ -73,7 +77,8 @@ def _flow(flow: Flow) -> Iterator[Diagnostic]:
             continue
         tree = read.reference.place
         later = next((event for event in operations if event.seq > read.seq and _applies(event, tree)), None)
-        if later is not None:
+        own = flow.origin(tree, read.seq, UNSURE).repository_path is not None
+        if later is not None and _checks_out(fetch, later, own):
             yield _finding(read, fetch, later)
 
 
@@ -99,6 +104,21 @@ def _applies(event: Event, tree: Place) -> bool:
     if operation.operation != "pull" and (operation.ref is None or operation.ref in _NOT_A_FETCHED_REF):
         return False
     return _same_tree(event, tree)
+
+
+def _checks_out(fetch: Event, later: Event, own: bool) -> bool:
+    """Whether `later` checks out what `fetch` fetched: `FETCH_HEAD`, or (in a tree that is not the repository's own
+    checkout, which a job may install as it is before switching to a fetched branch to publish) the fetched ref,
+    `origin/REF`, or the local branch a `SRC:DST` refspec made."""
+    fetched = fetch.effect.ref if isinstance(fetch.effect, GitOperation) else None
+    ref = later.effect.ref if isinstance(later.effect, GitOperation) else None
+    if ref == "FETCH_HEAD":
+        return True
+    if own or ref is None or (isinstance(later.effect, GitOperation) and later.effect.operation == "pull"):
+        return False
+    if fetched is None:
+        return ref.startswith("origin/")
+    return ref in (fetched, fetched.rsplit(":", 1)[-1]) or ref.endswith("/" + fetched)
 
 
 def _same_tree(event: Event, tree: Place) -> bool:

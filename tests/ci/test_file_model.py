@@ -119,6 +119,7 @@ def test_variables_of_env_values_and_of_the_script_are_substituted() -> None:
             [("named", "tools/download.py"), ("named", "assets"), ("named", "build/x")],
         ),
         ("echo ok; pip install -e .; command -v rustup; apt-get install -y x", []),
+        ("cd build && make -j8 && cmake --build out", [("named", "build"), ("named", "build"), ("named", "build/out")]),
         ("cd /opt/other && git fetch origin pr && git checkout -f FETCH_HEAD", [("git", "/opt/other")]),
         ("gh release download v1 -D bin; gh repo clone o/tools", [("download", "bin"), ("clone", "tools")]),
     ],

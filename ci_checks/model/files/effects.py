@@ -53,6 +53,9 @@ _QUIET = {
     "getent", "groups", "sync", "systemctl", "service", "ray", "rustup", "rustc", "protoc", "cargo", "go", "node",
 }  # fmt: skip
 """Programs that put no file a later command reads by name, or whose writes are read by their own rules below."""
+_BUILDERS = {"make", "gmake", "ninja", "meson", "bazel", "bazelisk", "cargo", "gradle", "gradlew", "mvn", "scons",
+             "configure", "autoreconf", "autogen.sh", "bootstrap.sh", "build.sh"}  # fmt: skip
+"""Programs that write what they build under the folder they run in, without naming it."""
 _GIT_IN_PLACE = {"checkout", "switch", "reset", "pull", "merge", "rebase", "restore", "submodule", "am", "cherry-pick",
                  "revert", "stash", "clean"}  # fmt: skip
 """Subcommands that change the files of the tree they run in."""
@@ -152,6 +155,8 @@ def command_effects(command: Command, scope: Scope) -> Iterator[Effect]:
     elif name == "docker" and arguments[:1] and arguments[0].value in ("run", "cp", "create"):
         yield from _docker(arguments, scope)
     elif name not in _QUIET and name not in ("cd", "pushd", "popd"):
+        if name in _BUILDERS or (name == "cmake" and any(word.value == "--build" for word in arguments)):
+            yield Write("named", scope.cwd)  # a build writes its outputs under the folder it runs in
         yield from _named(arguments, scope)
 
 
