@@ -86,7 +86,20 @@ class _References:
         self.patches = patches
         self.referenced: set[str] = set()
         self.loose: list[str] = []
-        self.folders = {posixpath.basename(posixpath.dirname(patch)) for patch in patches} - {""}
+        self.named: dict[str, list[str]] = {}
+        """The patches by their name: a path that ends like a patch's ends with its name."""
+        self.in_folder: dict[str, list[str]] = {}
+        """The patches by the name of the folder they are in."""
+        self.under: dict[str, list[str]] = {}
+        """The patches inside each folder, at any depth."""
+        for patch in patches:
+            folder, name = posixpath.split(patch)
+            self.named.setdefault(name, []).append(patch)
+            self.in_folder.setdefault(posixpath.basename(folder), []).append(patch)
+            while folder:
+                self.under.setdefault(folder, []).append(patch)
+                folder = posixpath.dirname(folder)
+        self.folders = set(self.in_folder) - {""}
 
     @property
     def complete(self) -> bool:
@@ -99,9 +112,10 @@ class _References:
             if pattern is not None:
                 self.referenced.update(p for p in self.patches if pattern.matches(p) or _in_matched(pattern, p))
             return
-        for patch in self.patches:
-            if patch == path or (whole_folder and path and patch.startswith(path + "/")):
-                self.referenced.add(patch)
+        if path in self.named.get(posixpath.basename(path), ()):
+            self.referenced.add(path)
+        elif whole_folder and path:
+            self.referenced.update(self.under.get(path, ()))
 
     def text(self, mention: str, folder: str) -> None:
         """A path written in the text of a file in repository folder `folder`."""
@@ -119,7 +133,8 @@ class _References:
             return
         if parts[-1].endswith(_PATCH_SUFFIXES):
             if len(parts) >= 2:
-                self.referenced.update(p for p in self.patches if p.split("/")[-len(parts) :] == parts)
+                named = self.named.get(parts[-1], ())
+                self.referenced.update(p for p in named if p.split("/")[-len(parts) :] == parts)
             elif posixpath.join(folder, parts[0]) in self.patches:
                 self.referenced.add(posixpath.join(folder, parts[0]))
             else:
@@ -128,19 +143,23 @@ class _References:
         if parts[-1] not in self.folders:
             return
         if len(parts) >= 2:
-            self.referenced.update(p for p in self.patches if posixpath.dirname(p).split("/")[-len(parts) :] == parts)
+            held = self.in_folder.get(parts[-1], ())
+            self.referenced.update(p for p in held if posixpath.dirname(p).split("/")[-len(parts) :] == parts)
         else:
             self.holding({posixpath.join(folder, parts[0]), parts[0]})
 
     def holding(self, folders: set[str]) -> None:
         """The patches directly in these folders."""
-        self.referenced.update(p for p in self.patches if posixpath.dirname(p) in folders)
+        for folder in folders:
+            self.referenced.update(
+                p for p in self.in_folder.get(posixpath.basename(folder), ()) if posixpath.dirname(p) == folder
+            )
 
     def settle(self) -> None:
         """A bare name refers to the patch of that name something refers to precisely; else to every one."""
         precise = set(self.referenced)
         for name in self.loose:
-            named = [patch for patch in self.patches if posixpath.basename(patch) == name]
+            named = self.named.get(name, [])
             if not any(patch in precise for patch in named):
                 self.referenced.update(named)
 

@@ -69,41 +69,70 @@ def check_repository(context: RepositoryContext) -> Iterator[Diagnostic]:
 
 def _flow(flow: Flow) -> Iterator[Diagnostic]:
     operations = flow.git_operations
-    for read in flow.reads:
-        if read.reference.kind != "install":
-            continue
-        fetch = _pending_fetch(operations, read)
-        if fetch is None:
-            continue
-        tree = read.reference.place
-        later = next((event for event in operations if event.seq > read.seq and _applies(event, tree)), None)
-        own = flow.origin(tree, read.seq, UNSURE).repository_path is not None
+    installs = [read for read in flow.reads if read.reference.kind == "install"]
+    if not operations or not installs:
+        return
+    ordered: list[Event | Read] = sorted([*operations, *installs], key=lambda item: item.seq)
+    fetched = _fetched_before(ordered)
+    checked = _checked_out_after(ordered, set(fetched))
+    for install, fetch in fetched.items():
+        later = checked.get(install)
+        tree = install.reference.place
+        own = flow.origin(tree, install.seq, UNSURE).repository_path is not None
         if later is not None and _checks_out(fetch, later, own):
-            yield _finding(read, fetch, later)
+            yield _finding(install, fetch, later)
 
 
-def _pending_fetch(operations: list[Event], install: Read) -> Event | None:
-    """The latest `git fetch` into the installed tree before the install, unless a checkout came since."""
-    pending: Event | None = None
-    for event in operations:
-        if event.seq >= install.seq or not _same_tree(event, install.reference.place):
+def _fetched_before(ordered: list[Event | Read]) -> dict[Read, Event]:
+    """Each install that comes after a `git fetch` into its tree with no checkout of a ref there since, with the
+    latest such fetch (one pass, keeping the pending fetch of each folder)."""
+    pending: dict[Place, Event] = {}
+    found: dict[Read, Event] = {}
+    for item in ordered:
+        if isinstance(item, Read):
+            fetches = [fetch for folder, fetch in pending.items() if _related(folder, item.reference.place)]
+            if fetches:
+                found[item] = max(fetches, key=lambda fetch: fetch.seq)
             continue
-        operation = event.effect
-        if isinstance(operation, GitOperation) and operation.operation == "fetch":
-            pending = event
-        elif _applies(event, install.reference.place):
-            pending = None
-    return pending
+        operation = item.effect
+        if not isinstance(operation, GitOperation) or operation.folder is None:
+            continue
+        if operation.operation == "fetch":
+            pending[operation.folder] = item
+        elif _applies(operation):
+            for folder in [folder for folder in pending if _related(folder, operation.folder)]:
+                del pending[folder]
+    return found
 
 
-def _applies(event: Event, tree: Place) -> bool:
-    """Whether a git operation in the tree puts a ref in it (`git checkout -f FETCH_HEAD`, not `git reset HEAD`)."""
-    operation = event.effect
-    if not isinstance(operation, GitOperation) or operation.operation not in _APPLYING:
+def _checked_out_after(ordered: list[Event | Read], installs: set[Read]) -> dict[Read, Event]:
+    """For each of these installs, the first git operation after it that checks a ref out in its tree (one pass
+    from the end, keeping the next such operation of each folder)."""
+    upcoming: dict[Place, Event] = {}
+    found: dict[Read, Event] = {}
+    for item in reversed(ordered):
+        if isinstance(item, Read):
+            if item in installs:
+                later = [event for folder, event in upcoming.items() if _related(folder, item.reference.place)]
+                if later:
+                    found[item] = min(later, key=lambda event: event.seq)
+            continue
+        operation = item.effect
+        if isinstance(operation, GitOperation) and operation.folder is not None and _applies(operation):
+            upcoming[operation.folder] = item
+    return found
+
+
+def _applies(operation: GitOperation) -> bool:
+    """Whether a git operation puts a ref in its tree (`git checkout -f FETCH_HEAD`, not `git reset HEAD`)."""
+    if operation.operation not in _APPLYING:
         return False
-    if operation.operation != "pull" and (operation.ref is None or operation.ref in _NOT_A_FETCHED_REF):
-        return False
-    return _same_tree(event, tree)
+    return operation.operation == "pull" or (operation.ref is not None and operation.ref not in _NOT_A_FETCHED_REF)
+
+
+def _related(folder: Place, tree: Place) -> bool:
+    """Whether a git operation in `folder` acts on the tree installed from `tree` (one is inside the other)."""
+    return tree.within(folder) is not None or folder.within(tree) is not None
 
 
 def _checks_out(fetch: Event, later: Event, own: bool) -> bool:
@@ -119,11 +148,6 @@ def _checks_out(fetch: Event, later: Event, own: bool) -> bool:
     if fetched is None:
         return ref.startswith("origin/")
     return ref in (fetched, fetched.rsplit(":", 1)[-1]) or ref.endswith("/" + fetched)
-
-
-def _same_tree(event: Event, tree: Place) -> bool:
-    folder = event.effect.folder if isinstance(event.effect, GitOperation) else None
-    return folder is not None and (tree.within(folder) is not None or folder.within(tree) is not None)
 
 
 def _finding(install: Read, fetch: Event, checkout: Event) -> Diagnostic:

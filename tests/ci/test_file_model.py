@@ -314,3 +314,10 @@ def apply(name):
     assert PathMention("a/b.patch", False, False) in found
     assert not any(mention.glob and not mention.anchored for mention in found)
     assert not any("utf-8" in mention.path or "name" in mention.path for mention in found)
+
+
+def test_a_function_is_followed_a_bounded_number_of_times() -> None:
+    """A function that calls itself, or is called by calls that repeat, is walked at most 16 times: a script cannot
+    make the walk grow without bound."""
+    reads = _flow("g() { bash x.sh; g; g; g; }\nf() { g; g; g; g; g; g; g; g; g; g; }\nf\nf\nf\n").reads
+    assert 1 <= len(reads) <= 16

@@ -13,6 +13,7 @@ this command?" (`Flow.origin`).
 
 from __future__ import annotations
 
+import bisect
 import posixpath
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -48,7 +49,9 @@ from ci_checks.shell import (
 )
 
 _DECLARATIONS = {"export", "declare", "local", "readonly", "typeset"}
-_MAX_CALL_DEPTH = 8
+_MAX_CALLS = 16
+"""How many times one function's body is walked where it is called: past that (a function called in a loop of
+calls), later calls are not followed, so that a script cannot make the walk grow without bound."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -99,6 +102,11 @@ class Flow:
     outputs: dict[str, dict[str, list[str]]] = field(default_factory=dict)
     """The values each step (by id) writes to `$GITHUB_OUTPUT`, by name."""
     _seq: int = 0
+    _at: dict[tuple[str, str], list[Event]] = field(default_factory=dict)
+    """Writes by their place: a read looks at the places that hold it, not at every write."""
+    _below: dict[tuple[str, str], list[Event]] = field(default_factory=dict)
+    """Writes by each folder their place is inside."""
+    _unplaced: list[Event] = field(default_factory=list)
 
     def next_seq(self) -> int:
         self._seq += 1
@@ -114,7 +122,15 @@ class Flow:
     def note(
         self, effect: Write | GitOperation | Output, span: Span, command: Command | None, step: Step | None
     ) -> None:
-        self.events.append(Event(self.next_seq(), effect, span, command, step))
+        event = Event(self.next_seq(), effect, span, command, step)
+        self.events.append(event)
+        if isinstance(effect, Write):
+            if effect.place is None:
+                self._unplaced.append(event)
+            else:
+                self._at.setdefault((effect.place.base, effect.place.path), []).append(event)
+                for folder in _folders(effect.place.path):
+                    self._below.setdefault((effect.place.base, folder), []).append(event)
         if isinstance(effect, Output) and not effect.to_env and step is not None and step.id is not None:
             self.outputs.setdefault(step.id, {}).setdefault(effect.name, []).append(effect.value)
 
@@ -133,21 +149,19 @@ class Flow:
         A write covers the places inside it; with `folder`, a place is also there when something was written
         inside it (`cd x` after `mkdir -p x/y`).
         """
-        wanted = place.literal_folder()
-        for event in reversed(self.events):
-            effect = event.effect
-            if event.seq >= before or not isinstance(effect, Write) or effect.kind in ignore:
-                continue
-            if effect.place is None:
-                if "unplaced" in ignore:
-                    continue
-                return Origin(event)
-            relative = place.within(effect.place)
-            if relative is None:
-                if folder and effect.place.within(wanted) is not None:
-                    return Origin(event)
-                continue
-            return Origin(event, self._content(effect, relative, event.seq, ignore))
+        holding = [
+            _latest(self._at.get((place.base, path)), before, ignore) for path in [place.path, *_folders(place.path)]
+        ]
+        found = max((event for event in holding if event is not None), key=lambda event: event.seq, default=None)
+        maybe = [_latest(self._unplaced, before, ignore) if "unplaced" not in ignore else None]
+        if folder:
+            maybe.append(_latest(self._below.get((place.base, place.literal_folder().path)), before, ignore))
+        elsewhere = max((event for event in maybe if event is not None), key=lambda event: event.seq, default=None)
+        if elsewhere is not None and (found is None or elsewhere.seq > found.seq):
+            return Origin(elsewhere)
+        if found is not None and isinstance(found.effect, Write) and found.effect.place is not None:
+            relative = place.within(found.effect.place)
+            return Origin(found, self._content(found.effect, relative or "", found.seq, ignore))
         lookup = self.lookups.get(STAGE if place.base.startswith(STAGE) else place.base)
         return lookup(place, ignore) if lookup is not None else Origin(None)
 
@@ -161,6 +175,29 @@ class Flow:
             return None
         source = write.source.joined(relative) if relative else write.source
         return self.origin(source, seq, ignore).repository_path
+
+
+def _folders(path: str) -> list[str]:
+    """The folders a path is inside, innermost first (`a/b/c`: `a/b`, `a`, and "" the base; a path above the base
+    is inside no folder of it)."""
+    if not path:
+        return []
+    parts = path.split("/")
+    inside = ["/".join(parts[:index]) for index in range(len(parts) - 1, 0, -1)]
+    return inside if parts[0] == ".." else [*inside, ""]
+
+
+def _latest(events: list[Event] | None, before: int, ignore: frozenset[str]) -> Event | None:
+    """The latest of these writes (in sequence order) before `before` of a kind not ignored."""
+    if not events:
+        return None
+    index = bisect.bisect_left(events, before, key=lambda event: event.seq)
+    while index > 0:
+        index -= 1
+        effect = events[index].effect
+        if isinstance(effect, Write) and effect.kind not in ignore:
+            return events[index]
+    return None
 
 
 def _expanded(scope: Scope, value: str) -> str | None:
@@ -198,8 +235,8 @@ class Walker:
         self.flow = flow
         self.step = step
         self.functions: dict[str, Block] = {}
-        self.called: set[str] = set()
-        self.depth = 0
+        self.called: dict[str, int] = {}
+        self.active: set[str] = set()
 
     def script(self, block: Block, scope: Scope) -> Scope:
         """Walks a whole script from `scope`; the scope it ends in."""
@@ -314,11 +351,11 @@ class Walker:
             self.flow.note(effect, command.span, command, self.step)
         for output in command_outputs(command):
             self.flow.note(output, command.span, command, self.step)
-        if name in self.functions and self.depth < _MAX_CALL_DEPTH:
-            self.called.add(name)
-            self.depth += 1
+        if name in self.functions and name not in self.active and self.called.get(name, 0) < _MAX_CALLS:
+            self.called[name] = self.called.get(name, 0) + 1
+            self.active.add(name)
             self._block(self.functions[name], state)
-            self.depth -= 1
+            self.active.discard(name)
 
     def _cd(self, command: Command, state: _State) -> None:
         arguments = [word for word in command.words[1:] if not (word.value.startswith("-") and word.value != "-")]
