@@ -27,7 +27,7 @@ from ci_checks.shell import Command, Word
 
 Kind = Literal["script", "patch", "requirements", "dockerfile", "context", "install", "make", "cd"]
 
-_SHELLS = {"bash", "sh", "zsh", "dash", "ksh"}
+SHELLS = {"bash", "sh", "zsh", "dash", "ksh"}
 _SHELL_VALUE_OPTIONS = {"-o", "-O", "+o", "+O", "--rcfile", "--init-file"}
 _PYTHON = re.compile(r"python(\d+(\.\d+)?)?\Z")
 _PYTHON_VALUE_OPTIONS = {"-W", "-X", "--check-hash-based-pycs"}
@@ -117,7 +117,7 @@ def command_references(command: Command, scope: Scope) -> Iterator[Reference]:
     if "/" in program and not program.startswith("/"):
         yield from reader.named("script", words[0])
         return
-    if name in _SHELLS:
+    if name in SHELLS:
         yield from reader.first_operand("script", arguments, _SHELL_VALUE_OPTIONS, inline="cs")
     elif _PYTHON.match(name):
         yield from reader.python(arguments)

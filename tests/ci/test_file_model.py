@@ -94,6 +94,10 @@ def test_variables_of_env_values_and_of_the_script_are_substituted() -> None:
         ("git clone --depth 1 -b main https://x/o/r dir", [("clone", "dir")]),
         ('git clone "$URL" "$DIR"', [("clone", None)]),
         (
+            "curl -o /tmp/${ARCHIVE} https://x; ln -sf /usr/lib/${ARCH}/a.so.1 /usr/lib/${ARCH}/a.so",
+            [("download", "/tmp"), ("copy", "/usr/lib")],
+        ),
+        (
             "curl -fsSLo tools/gen.sh https://x/gen.sh; curl -O https://x/a/b.tgz",
             [("download", "tools/gen.sh"), ("download", "b.tgz")],
         ),
@@ -159,6 +163,16 @@ bash h.sh
 """
     shown = [str(read.reference.place) for read in _flow(script).reads if read.reference.kind == "script"]
     assert shown == ["sub/a.sh", "b.sh", "/opt/x/c.sh", "d.sh", "/srv/f.sh", "/srv/g.sh", "/srv/h.sh"]
+
+
+def test_a_shell_fed_a_here_document_runs_it_in_a_process_of_its_own() -> None:
+    flow = _flow(
+        "bash -ex <<'EOF'\ncd /opt/m\ngit apply /tmp/a.patch\nEOF\nbash x.sh\nsudo bash -c 'cd /y' <<EOF\nz\nEOF\n"
+    )
+    assert [str(read.reference.place) for read in flow.reads] == ["/opt/m", "/tmp/a.patch", "x.sh"]
+    (patch,) = [read for read in flow.reads if read.reference.kind == "patch"]
+    text = "bash -ex <<'EOF'\ncd /opt/m\ngit apply /tmp/a.patch"
+    assert patch.reference.span.column == text.index("/tmp/a.patch") + 1  # a fragment counts columns from its start
 
 
 def test_standard_input_is_not_a_file() -> None:
@@ -263,6 +277,10 @@ def seed_shape(make_repo: Callable[[dict[str, str | bytes]], Path]) -> Path:
                 "RUN --mount=type=bind,source=docker/extra,target=/mnt/extra bash /mnt/extra/run.sh\n"
                 "COPY --from=base /tmp/amd_patch /patches\n"
                 "RUN git apply /patches/megatron.patch && git apply /tmp/none.patch\n"
+                'RUN bash -ex <<"EOF"\n'
+                "    cd /opt/Megatron-LM\n"
+                "    git apply --check /tmp/all/sglv0.5.10/megatron.patch\n"
+                "EOF\n"
             ),
             "docker/amd_patch/latest/megatron.patch": "diff\n",
             "docker/amd_patch/sglv0.5.10/megatron.patch": "diff\n",
@@ -286,6 +304,7 @@ def test_dockerfile_reads_resolve_through_copies_stages_and_mounts(seed_shape: P
         ("/mnt/extra/run.sh", "docker/extra/run.sh"),
         ("/patches/megatron.patch", "docker/amd_patch/latest/megatron.patch"),
         ("/tmp/none.patch", None),
+        ("/tmp/all/sglv0.5.10/megatron.patch", "docker/amd_patch/sglv0.5.10/megatron.patch"),
     ]
     (build,) = files.builds_of("docker/Dockerfile.rocm")
     assert build.made(Place("context", "assets")) and not build.made(Place("context", "docker"))

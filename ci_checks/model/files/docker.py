@@ -28,12 +28,14 @@ from ci_checks import shell
 from ci_checks.diagnostics import Span
 from ci_checks.dockerfile import Dockerfile, Instruction
 from ci_checks.model.files.effects import Write
-from ci_checks.model.files.flow import Flow, Origin, Walker
+from ci_checks.model.files.flow import Flow, Origin, Walker, runs_standard_input
 from ci_checks.model.files.places import CONTEXT, ROOT, STAGE, Place, Scope
 from ci_checks.shell import Command, Word
+from ci_checks.source import FileLocator, SourceFile
 
 _ENV_PAIR = re.compile(r"(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<value>\"[^\"]*\"|'[^']*'|\S*)")
 _MOUNT = re.compile(r"--mount=(?P<options>\S+)")
+_FEEDS = re.compile(r"\s*<<-?[\"']?(?P<marker>[A-Za-z_][A-Za-z0-9_]*)")
 _ARCHIVE = re.compile(r"\.(tar|tar\.(gz|bz2|xz|zst)|tgz|tbz2|txz)\Z")
 
 
@@ -117,7 +119,7 @@ def image(dockerfile: Dockerfile, path: str, context: str | None, is_folder: Cal
         elif keyword in ("COPY", "ADD"):
             _copy(built, stage, instruction, parts, scope, is_folder)
         elif keyword == "RUN":
-            _run(stage, instruction, parts, scope)
+            _run(stage, instruction, parts, scope, dockerfile.source)
     return built
 
 
@@ -222,7 +224,9 @@ def _is_folder(context: str | None, path: str, is_folder: Callable[[str], bool])
     return is_folder(posixpath.normpath(posixpath.join(context, path)) if path else context or ".")
 
 
-def _run(stage: Stage, instruction: Instruction, parts: list[Command | shell.Script], scope: Scope) -> None:
+def _run(
+    stage: Stage, instruction: Instruction, parts: list[Command | shell.Script], scope: Scope, file: SourceFile
+) -> None:
     for match in _MOUNT.finditer(instruction.arguments):
         options = dict(item.split("=", 1) for item in match.group("options").split(",") if "=" in item)
         target = scope.place(options.get("target", options.get("dst", options.get("destination", ""))))
@@ -240,3 +244,15 @@ def _run(stage: Stage, instruction: Instruction, parts: list[Command | shell.Scr
             walker.script(part, scope.copy())
         else:
             walker.command(part, scope.copy())
+    scripts = [part for part in parts if isinstance(part, shell.Script)]
+    for heredoc in instruction.heredocs:  # `RUN bash -ex <<EOF`: the here-document is the script bash runs
+        if any(_fed(script, command, heredoc.marker) for script in scripts for command in script.commands()):
+            body = shell.parse(heredoc.body, FileLocator(file, heredoc.offsets))
+            Walker(stage.flow, None).script(body, scope.copy())
+
+
+def _fed(script: shell.Script, command: Command, marker: str) -> bool:
+    """Whether `command` is a shell that runs the here-document `marker` (`bash -ex <<"EOF"`): a `RUN` line holds
+    no here-document body, so the redirection is read from the text that follows the command."""
+    follows = _FEEDS.match(script.text, command.end)
+    return follows is not None and follows.group("marker") == marker and runs_standard_input(command)

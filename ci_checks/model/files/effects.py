@@ -135,11 +135,11 @@ def command_effects(command: Command, scope: Scope) -> Iterator[Effect]:
         yield from _wget(arguments, scope)
     elif name in ("mkdir", "touch"):
         for word in _operands(arguments, {"-m", "--mode"}):
-            yield Write("create", scope.place(word.value))
+            yield Write("create", scope.where(word.value))
     elif name == "tee":
         for word in _operands(arguments, set()):
             if not _not_a_file(word.value):
-                yield Write("create", scope.place(word.value))
+                yield Write("create", scope.where(word.value))
     elif name in _COPIERS:
         yield from _copy(name, arguments, scope)
     elif name == "tar":
@@ -148,7 +148,7 @@ def command_effects(command: Command, scope: Scope) -> Iterator[Effect]:
         yield from _unzip(name, arguments, scope)
     elif name in ("gunzip", "xz", "bunzip2", "zstd") or (name == "gzip" and "-d" in (w.value for w in arguments)):
         for word in _operands(arguments, set()):
-            place = scope.place(word.value)
+            place = scope.where(word.value)
             yield Write("create", place.joined("..").joined(_unzipped(place.path)) if place is not None else None)
     elif name in ("pip", "pip3") or (name == "uv" and arguments[:1] and arguments[0].value == "pip"):
         yield from _pip(arguments[1:] if name == "uv" else arguments, scope)
@@ -179,7 +179,7 @@ def redirect_writes(redirect: Redirect, scope: Scope) -> Iterator[Write]:
     target = redirect.target.value if redirect.target is not None else ""
     if redirect.operator not in _WRITING_REDIRECTS or not target or _not_a_file(target):
         return
-    yield Write("create", scope.place(target))
+    yield Write("create", scope.where(target))
 
 
 def command_outputs(command: Command) -> Iterator[Output]:
@@ -259,7 +259,7 @@ def _git(arguments: list[Word], scope: Scope) -> Iterator[Effect]:
     if operation == "worktree" and rest[:1] and rest[0].value == "add":
         operands = _operands(rest[1:], {"-b", "-B", "--reason"})
         if operands:
-            yield Write("clone", scope.place(operands[0].value, folder))
+            yield Write("clone", scope.where(operands[0].value, folder))
         return
     if operation not in _GIT_TREE_OPERATIONS:
         return
@@ -276,12 +276,12 @@ def _clone(rest: list[Word], scope: Scope, folder: Place | None) -> Iterator[Wri
     if not operands:
         return
     if len(operands) >= 2:
-        yield Write("clone", scope.place(operands[1].value, folder))
+        yield Write("clone", scope.where(operands[1].value, folder))
         return
     url = operands[0].value
     name = url.rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1]
     name = name[: -len(".git")] if name.endswith(".git") else name
-    yield Write("clone", scope.place(name, folder) if name else None)
+    yield Write("clone", scope.where(name, folder) if name else None)
 
 
 def _gh(arguments: list[Word], scope: Scope) -> Iterator[Effect]:
@@ -289,9 +289,9 @@ def _gh(arguments: list[Word], scope: Scope) -> Iterator[Effect]:
     if values[:2] == ["repo", "clone"]:
         operands = _operands(arguments[2:], set())
         if len(operands) >= 2:
-            yield Write("clone", scope.place(operands[1].value))
+            yield Write("clone", scope.where(operands[1].value))
         elif operands:
-            yield Write("clone", scope.place(operands[0].value.rstrip("/").rsplit("/", 1)[-1]))
+            yield Write("clone", scope.where(operands[0].value.rstrip("/").rsplit("/", 1)[-1]))
     elif values[:2] == ["pr", "checkout"]:
         yield GitOperation("checkout", scope.cwd, values[2] if len(values) > 2 else None)
         yield Write("git", scope.cwd)
@@ -299,18 +299,18 @@ def _gh(arguments: list[Word], scope: Scope) -> Iterator[Effect]:
         directory = _option_value(arguments, ("-D", "--dir"), ("--dir=",))
         file = _option_value(arguments, ("-O", "--output"), ("--output=",))
         if file is not None and file.value != "-":
-            yield Write("download", scope.place(file.value))
+            yield Write("download", scope.where(file.value))
         else:
-            yield Write("download", scope.place(directory.value) if directory is not None else scope.cwd)
+            yield Write("download", scope.where(directory.value) if directory is not None else scope.cwd)
 
 
 def _curl(arguments: list[Word], scope: Scope) -> Iterator[Write]:
     folder_word = _option_value(arguments, ("--output-dir",), ("--output-dir=",))
-    folder = scope.place(folder_word.value) if folder_word is not None else scope.cwd
+    folder = scope.where(folder_word.value) if folder_word is not None else scope.cwd
     output = _option_value(arguments, ("-o", "--output"), ("--output=", "-o"))
     if output is not None:
         if output.value != "-":
-            yield Write("download", scope.place(output.value, folder))
+            yield Write("download", scope.where(output.value, folder))
         return
     if any(
         word.value in ("-O", "--remote-name", "--remote-name-all") or _bundles(word.value, "O") for word in arguments
@@ -324,10 +324,10 @@ def _wget(arguments: list[Word], scope: Scope) -> Iterator[Write]:
     output = _option_value(arguments, ("-O", "--output-document"), ("--output-document=", "-O"))
     if output is not None:
         if output.value != "-":
-            yield Write("download", scope.place(output.value))
+            yield Write("download", scope.where(output.value))
         return
     prefix = _option_value(arguments, ("-P", "--directory-prefix"), ("--directory-prefix=", "-P"))
-    folder = scope.place(prefix.value) if prefix is not None else scope.cwd
+    folder = scope.where(prefix.value) if prefix is not None else scope.cwd
     for url in _operands(arguments, _WGET_VALUE_OPTIONS | {"-P", "--directory-prefix"}):
         yield Write("download", _remote_name(url.value, folder, scope))
 
@@ -337,7 +337,7 @@ def _remote_name(url: str, folder: Place | None, scope: Scope) -> Place | None:
     name = url.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1]
     if not name or "$" in name or folder is None:
         return folder
-    return scope.place(name, folder)
+    return scope.where(name, folder)
 
 
 def _bundles(value: str, flag: str) -> bool:
@@ -362,7 +362,7 @@ def _copy(name: str, arguments: list[Word], scope: Scope) -> Iterator[Write]:
         sources = [word for word in sources if ":" not in word.value.split("/", 1)[0]]
         if ":" in target.value.split("/", 1)[0]:
             return  # to another host
-    place = scope.place(target.value.rstrip("/") or target.value)
+    place = scope.where(target.value.rstrip("/") or target.value)
     if len(sources) == 1 and not target.value.endswith("/"):
         yield Write("copy", place, scope.place(sources[0].value))
     else:
@@ -382,7 +382,7 @@ def _tar(arguments: list[Word], scope: Scope) -> Iterator[Write]:
     extracting = extracting or (bool(first) and not first.startswith("-") and "x" in first and first.isalpha())
     folder_word = _option_value(arguments, ("-C", "--directory"), ("--directory=",))
     if extracting:
-        yield Write("unpack", scope.place(folder_word.value) if folder_word is not None else scope.cwd)
+        yield Write("unpack", scope.where(folder_word.value) if folder_word is not None else scope.cwd)
         return
     archive = _option_value(arguments, ("-f", "--file"), ("--file=",))
     if archive is None:
@@ -393,7 +393,7 @@ def _tar(arguments: list[Word], scope: Scope) -> Iterator[Write]:
             position = arguments.index(bundled[0]) + 1
             archive = arguments[position] if position < len(arguments) else None
     if archive is not None and archive.value != "-":
-        yield Write("create", scope.place(archive.value))
+        yield Write("create", scope.where(archive.value))
 
 
 def _unzip(name: str, arguments: list[Word], scope: Scope) -> Iterator[Write]:
@@ -403,7 +403,7 @@ def _unzip(name: str, arguments: list[Word], scope: Scope) -> Iterator[Write]:
         folder = _option_value(arguments, (), ("-o",))
         if not arguments or arguments[0].value not in ("x", "e"):
             return
-    yield Write("unpack", scope.place(folder.value) if folder is not None else scope.cwd)
+    yield Write("unpack", scope.where(folder.value) if folder is not None else scope.cwd)
 
 
 def _unzipped(path: str) -> str:
@@ -421,7 +421,7 @@ def _pip(arguments: list[Word], scope: Scope) -> Iterator[Write]:
         return
     folder = _option_value(arguments[1:], names, tuple(f"{name}=" for name in names if name.startswith("--")))
     if folder is not None:
-        yield Write("download", scope.place(folder.value))
+        yield Write("download", scope.where(folder.value))
     elif subcommand != "install":
         yield Write("download", scope.cwd)
 
@@ -430,13 +430,13 @@ def _docker(arguments: list[Word], scope: Scope) -> Iterator[Write]:
     if arguments[0].value == "cp":
         operands = _operands(arguments[1:], set())
         if len(operands) == 2 and ":" in operands[0].value:
-            yield Write("download", scope.place(operands[1].value))
+            yield Write("download", scope.where(operands[1].value))
         return
     for index, word in enumerate(arguments[:-1]):
         if word.value in ("-v", "--volume"):
             host = arguments[index + 1].value.split(":", 1)[0]
             if host.startswith((".", "/", "$", "~")):
-                yield Write("named", scope.place(host))
+                yield Write("named", scope.where(host))
 
 
 def _named(arguments: list[Word], scope: Scope) -> Iterator[Write]:
@@ -449,6 +449,6 @@ def _named(arguments: list[Word], scope: Scope) -> Iterator[Write]:
             value = value.split("=", 1)[1]
         if not value or "://" in value or _not_a_file(value) or any(char.isspace() for char in value):
             continue
-        place = scope.place(value)
+        place = scope.where(value)
         if place is not None and place.path and not place.glob:  # the base itself would be every file
             yield Write("named", place)

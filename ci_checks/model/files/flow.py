@@ -18,6 +18,7 @@ import posixpath
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from ci_checks import shell
 from ci_checks.diagnostics import Span
 from ci_checks.model.files.effects import (
     GitOperation,
@@ -28,8 +29,8 @@ from ci_checks.model.files.effects import (
     pipeline_outputs,
     redirect_writes,
 )
-from ci_checks.model.files.places import HOME, STAGE, Place, Scope
-from ci_checks.model.references import Reference, command_references
+from ci_checks.model.files.places import CONTEXT, HOME, STAGE, Place, Scope
+from ci_checks.model.references import SHELLS, Reference, command_references, unwrapped
 from ci_checks.model.steps import Step
 from ci_checks.shell import (
     AndOr,
@@ -40,6 +41,7 @@ from ci_checks.shell import (
     Function,
     Group,
     IfStatement,
+    Locator,
     Loop,
     Negated,
     Pipeline,
@@ -153,7 +155,8 @@ class Flow:
             _latest(self._at.get((place.base, path)), before, ignore) for path in [place.path, *_folders(place.path)]
         ]
         found = max((event for event in holding if event is not None), key=lambda event: event.seq, default=None)
-        maybe = [_latest(self._unplaced, before, ignore) if "unplaced" not in ignore else None]
+        writable = place.base != CONTEXT and not place.base.startswith(STAGE)  # a build's inputs are only read
+        maybe = [_latest(self._unplaced, before, ignore) if "unplaced" not in ignore and writable else None]
         if folder:
             maybe.append(_latest(self._below.get((place.base, place.literal_folder().path)), before, ignore))
         elsewhere = max((event for event in maybe if event is not None), key=lambda event: event.seq, default=None)
@@ -237,9 +240,12 @@ class Walker:
         self.functions: dict[str, Block] = {}
         self.called: dict[str, int] = {}
         self.active: set[str] = set()
+        self.root: Block | None = None
+        """The script walked, whose text here-documents are found in."""
 
     def script(self, block: Block, scope: Scope) -> Scope:
         """Walks a whole script from `scope`; the scope it ends in."""
+        self.root = block
         state = _State(scope)
         self._block(block, state)
         for name, body in self.functions.items():
@@ -351,11 +357,23 @@ class Walker:
             self.flow.note(effect, command.span, command, self.step)
         for output in command_outputs(command):
             self.flow.note(output, command.span, command, self.step)
+        self._fed(command, state)
         if name in self.functions and name not in self.active and self.called.get(name, 0) < _MAX_CALLS:
             self.called[name] = self.called.get(name, 0) + 1
             self.active.add(name)
             self._block(self.functions[name], state)
             self.active.discard(name)
+
+    def _fed(self, command: Command, state: _State) -> None:
+        """`bash -ex <<EOF ... EOF`: a shell that reads its script from a here-document runs that script, in a
+        process of its own."""
+        if self.root is None or not runs_standard_input(command):
+            return
+        for redirect in command.redirects:
+            body = redirect.heredoc
+            start = self.root.text.find(body, redirect.start) if body else -1
+            if body and start >= 0:
+                self._block(shell.parse(body, _Shifted(self.root.locator, start)), state.copy())
 
     def _cd(self, command: Command, state: _State) -> None:
         arguments = [word for word in command.words[1:] if not (word.value.startswith("-") and word.value != "-")]
@@ -374,3 +392,27 @@ class Walker:
         if command.name == "pushd":
             state.stack.append(scope.cwd)
         scope.cwd = target if target is None or not target.glob else None
+
+
+def runs_standard_input(command: Command) -> bool:
+    """Whether a command is a shell that runs the script it reads on standard input (`bash -ex`, not `bash x.sh`
+    nor `bash -c '...'`)."""
+    words = unwrapped(command.words)
+    if not words or words[0].value.rsplit("/", 1)[-1] not in SHELLS:
+        return False
+    for word in words[1:]:
+        value = word.value
+        if not value.startswith(("-", "+")) or (not value.startswith("--") and "c" in value[1:]):
+            return False  # a script file, or `-c` text
+    return True
+
+
+class _Shifted:
+    """The spans of a script found at `start` of another script's text, through that script's locator."""
+
+    def __init__(self, locator: Locator, start: int) -> None:
+        self.locator = locator
+        self.start = start
+
+    def span(self, start: int, end: int) -> Span:
+        return self.locator.span(self.start + start, self.start + end)

@@ -134,6 +134,23 @@ class Scope:
             return None
         return place_of(expanded, cwd if cwd is not None else self.cwd)
 
+    def where(self, text: str, cwd: Place | None = None) -> Place | None:
+        """Where a command that writes to the place a word names may have written: that place, or when part of it
+        cannot be known, the deepest folder that can (`/tmp/${ARCHIVE}` is somewhere in `/tmp`); None when no
+        folder of it can be known."""
+        found = self.place(text, cwd)
+        if found is not None:
+            return found
+        expanded = self.expand(text)
+        if expanded is None:
+            return None
+        base = next((m.end() for pattern, _ in _BASE_TOKENS if (m := pattern.match(expanded)) is not None), 0)
+        unknown = _UNKNOWN.search(expanded, base)
+        if unknown is None or "/" not in expanded[base : unknown.start()]:
+            return None
+        folder = self.place(expanded[: unknown.start()].rsplit("/", 1)[0] or "/", cwd)
+        return folder if folder is not None and (folder.path or folder.base != ROOT) else None
+
     def expand(self, text: str) -> str | None:
         """The text with the variables this scope knows substituted; None when one it does not know remains
         in a part that is not a base (`$GITHUB_WORKSPACE`, `$HOME` and the like stay for `place_of`)."""
