@@ -190,6 +190,12 @@ def test_a_read_resolves_through_copies_to_the_repository_file() -> None:
     (read,) = [read for read in flow.reads if read.reference.kind == "patch"]
     assert flow.origin(read.reference.place, read.seq).repository_path == "patches/fix.patch"
     assert flow.origin(Place(ROOT, "opt/q/fix.patch"), read.seq).write is None
+    Walker(flow, None).script(parse_fragment("mkdir -p /srv/x && cp -r patches /srv/x"), Scope(W))
+    into = flow.origin(Place(ROOT, "srv/x/patches/fix.patch"), flow.end)
+    assert into.repository_path == "patches/fix.patch"  # copied into a folder that was there
+    Walker(flow, None).script(parse_fragment("cp a.sh /srv/$D/b.sh"), Scope(W))
+    somewhere = flow.origin(Place(ROOT, "srv/x/patches/fix.patch"), flow.end)
+    assert (somewhere.kind, somewhere.repository_path) == ("copy", None)  # anything in /srv may have changed
 
 
 def test_another_repositorys_checkout_and_working_directory_are_not_this_repository() -> None:

@@ -362,14 +362,17 @@ def _copy(name: str, arguments: list[Word], scope: Scope) -> Iterator[Write]:
         sources = [word for word in sources if ":" not in word.value.split("/", 1)[0]]
         if ":" in target.value.split("/", 1)[0]:
             return  # to another host
-    place = scope.where(target.value.rstrip("/") or target.value)
+    place = scope.place(target.value.rstrip("/") or target.value)
+    if place is None:
+        yield Write("copy", scope.where(target.value))  # somewhere ci-checks cannot tell, with unknown content
+        return
     if len(sources) == 1 and not target.value.endswith("/"):
         yield Write("copy", place, scope.place(sources[0].value))
     else:
         for source in sources:
             source_place = scope.place(source.value.rstrip("/") or source.value)
             name_there = posixpath.basename(source_place.path) if source_place is not None else ""
-            if place is None or not name_there or source.value.endswith("/"):
+            if not name_there or source.value.endswith("/"):
                 yield Write("copy", place, source_place)
             else:
                 yield Write("copy", place.joined(name_there), source_place)

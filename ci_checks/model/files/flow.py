@@ -177,6 +177,8 @@ class Flow:
         if write.kind != "copy" or write.source is None:
             return None
         source = write.source.joined(relative) if relative else write.source
+        if relative.split("/", 1)[0] == posixpath.basename(write.source.path) and relative:
+            source = write.source.joined("..").joined(relative)  # `cp -r src dir` into a folder that was there
         return self.origin(source, seq, ignore).repository_path
 
 

@@ -133,25 +133,8 @@ def _with(step: Step, name: str) -> str:
 def _step(flow: JobFlow, step: Step, env: dict[str, str | None]) -> None:
     flow.starts[step.index] = flow.next_seq()
     scope = Scope(Place(WORKSPACE), {**env, **_env(step.env)})
-    span = step.uses_node.span if step.uses_node is not None else step.span
     if step.uses is not None:
-        found = checkout(step, scope)
-        if found is not None:
-            flow.checkouts.append(found)
-            flow.note(Write("checkout", found.place, this_repository=found.this_repository), span, None, step)
-        elif step.uses.kind == "repository" and _RESTORES.match(step.uses.name):
-            paths = [line.strip() for line in _with(step, "path").splitlines() if not line.strip().startswith("!")]
-            for path in paths or ["."]:
-                flow.note(Write("download", scope.place(path)), span, None, step)
-        elif step.uses.kind == "repository" and _BUILD_PUSH.match(step.uses.name):
-            _build_push(flow, step, scope, span)
-        elif step.uses.kind == "repository" and not HARMLESS_ACTIONS.match(step.uses.name):
-            flow.note(Write("opaque", Place(WORKSPACE)), span, None, step)
-            for entry in step.with_.values():
-                for line in (entry.text or "").splitlines():
-                    place = scope.place(line.strip()) if line.strip() and " " not in line.strip() else None
-                    if place is not None and place.path and ("/" in line or line.strip().startswith(".")):
-                        flow.note(Write("named", place), entry.span, None, step)
+        _action(flow, step, scope)
         return
     script = step.script
     if script is None:
@@ -168,6 +151,31 @@ def _step(flow: JobFlow, step: Step, env: dict[str, str | None]) -> None:
     for event in flow.events[first_event:]:
         if isinstance(event.effect, Output) and event.effect.to_env:
             env[event.effect.name] = scope.expand(event.effect.value)
+
+
+def _action(flow: JobFlow, step: Step, scope: Scope) -> None:
+    """What a `uses:` step puts in the workspace."""
+    span = step.uses_node.span if step.uses_node is not None else step.span
+    found = checkout(step, scope)
+    name = step.uses.name if step.uses is not None and step.uses.kind == "repository" else None
+    if found is not None:
+        flow.checkouts.append(found)
+        flow.note(Write("checkout", found.place, this_repository=found.this_repository), span, None, step)
+    elif name is None or HARMLESS_ACTIONS.match(name):
+        return  # a local action runs after the checkout it needs; a setup action writes nothing read by name
+    elif _RESTORES.match(name):
+        paths = [line.strip() for line in _with(step, "path").splitlines() if not line.strip().startswith("!")]
+        for path in paths or ["."]:
+            flow.note(Write("download", scope.where(path)), span, None, step)
+    elif _BUILD_PUSH.match(name):
+        _build_push(flow, step, scope, span)
+    else:
+        flow.note(Write("opaque", Place(WORKSPACE)), span, None, step)
+        for entry in step.with_.values():
+            for line in (entry.text or "").split():
+                place = scope.place(line) if "/" in line or line.startswith(".") else None
+                if place is not None and place.path:
+                    flow.note(Write("named", place), entry.span, None, step)
 
 
 def _build_push(flow: JobFlow, step: Step, scope: Scope, span: Span) -> None:
