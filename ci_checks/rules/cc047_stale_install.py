@@ -55,11 +55,13 @@ from ci_checks.rule import Rule
 _APPLYING = {"checkout", "switch", "reset", "merge", "rebase", "cherry-pick", "pull"}
 """Git subcommands that put a ref in the tree, when given one."""
 _NOT_A_FETCHED_REF = {"HEAD", ".", "-"}
+_MENTIONS = (("fetch",), ("install", "develop"), tuple(_APPLYING))
+"""What a script that can hold the mistake says: a fetch, an install and a checkout (of some kind)."""
 
 
 def check_repository(context: RepositoryContext) -> Iterator[Diagnostic]:
     seen: set[tuple[object, ...]] = set()
-    for owned in context.files.flows_of(context.targets, context.covers, mentioning=("fetch",)):
+    for owned in context.files.flows_of(context.targets, context.covers, _MENTIONS):
         for diagnostic in _flow(owned.flow):
             key = (diagnostic.span, diagnostic.message)
             if key not in seen:

@@ -50,9 +50,12 @@ _QUIET = {
     "local", "declare", "readonly", "shift", "wait", "trap", "eval", "ulimit", "umask", "hostname", "lscpu", "lspci",
     "nvcc", "gh", "curl", "wget", "conda", "mamba", "micromamba", "pip", "pip3", "uv", "npm", "ldconfig", "ccache",
     "sccache", "docker", "podman", "git", "diff", "cmp", "md5sum", "sha256sum", "sha1sum", "stat", "file", "find",
-    "getent", "groups", "sync", "systemctl", "service", "ray", "rustup", "rustc", "protoc", "cargo", "go", "node",
+    "getent", "groups", "sync", "systemctl", "service", "ray", "rustup", "rustc", "protoc", "go", "node",
 }  # fmt: skip
 """Programs that put no file a later command reads by name, or whose writes are read by their own rules below."""
+SILENT = _QUIET - {"gh", "curl", "wget", "pip", "pip3", "uv", "docker", "podman", "git", "env"}
+"""Programs that neither read a file by name nor write one: a command of one, without redirections, does nothing
+the file model notes."""
 _BUILDERS = {"make", "gmake", "ninja", "meson", "bazel", "bazelisk", "cargo", "gradle", "gradlew", "mvn", "scons",
              "configure", "autoreconf", "autogen.sh", "bootstrap.sh", "build.sh"}  # fmt: skip
 """Programs that write what they build under the folder they run in, without naming it."""
@@ -76,6 +79,8 @@ _WGET_VALUE_OPTIONS = {"-t", "--tries", "-T", "--timeout", "--header", "-U", "--
                        "-e", "--execute", "-a", "--append-output", "-o", "--output-file", "-w", "--wait",
                        "-i", "--input-file", "-Q", "--quota", "--limit-rate"}  # fmt: skip
 _COPIERS = {"cp", "mv", "rsync", "install", "scp", "ln"}
+_NOT_A_NAME = re.compile(r"\s|^[\d.,:%]*$")
+"""A word no program takes as a path it writes: text with spaces, a number, a version."""
 _ASSIGNMENT = re.compile(r"(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<value>.*)\Z", re.DOTALL)
 
 
@@ -450,7 +455,7 @@ def _named(arguments: list[Word], scope: Scope) -> Iterator[Write]:
             if "=" not in value:
                 continue
             value = value.split("=", 1)[1]
-        if not value or "://" in value or _not_a_file(value) or any(char.isspace() for char in value):
+        if not value or "://" in value or _NOT_A_NAME.search(value) or _not_a_file(value):
             continue
         place = scope.where(value)
         if place is not None and place.path and not place.glob:  # the base itself would be every file

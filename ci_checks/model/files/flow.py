@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from ci_checks import shell
 from ci_checks.diagnostics import Span
 from ci_checks.model.files.effects import (
+    SILENT,
     GitOperation,
     Output,
     Write,
@@ -68,13 +69,18 @@ class Read:
 @dataclass(frozen=True, eq=False)
 class Event:
     """A write, git operation or output at `seq`, by `command` (None for a step's `uses:` or a Dockerfile
-    instruction that is not `RUN`), in `step`, where `span` is."""
+    instruction that is not `RUN`), in `step`, at `where` (a span, or the node of a script whose span is found
+    when asked: most are never shown)."""
 
     seq: int
     effect: Write | GitOperation | Output
-    span: Span
+    where: Span | ShellNode
     command: Command | None = None
     step: Step | None = None
+
+    @property
+    def span(self) -> Span:
+        return self.where.span if isinstance(self.where, ShellNode) else self.where
 
 
 @dataclass(frozen=True)
@@ -122,9 +128,9 @@ class Flow:
         self.reads.append(Read(self.next_seq(), reference, step))
 
     def note(
-        self, effect: Write | GitOperation | Output, span: Span, command: Command | None, step: Step | None
+        self, effect: Write | GitOperation | Output, where: Span | ShellNode, command: Command | None, step: Step | None
     ) -> None:
-        event = Event(self.next_seq(), effect, span, command, step)
+        event = Event(self.next_seq(), effect, where, command, step)
         self.events.append(event)
         if isinstance(effect, Write):
             if effect.place is None:
@@ -275,7 +281,7 @@ class Walker:
                 self._node(item, state)
         elif isinstance(node, Pipeline):
             for output in pipeline_outputs(node):
-                self.flow.note(output, node.span, None, self.step)
+                self.flow.note(output, node, None, self.step)
             for stage in node.stages:
                 self._node(stage, state.copy() if len(node.stages) > 1 else state)
         elif isinstance(node, Negated):
@@ -286,7 +292,7 @@ class Walker:
             self._node(node.statement, state)
             for redirect in node.redirects:
                 for write in redirect_writes(redirect, state.scope):
-                    self.flow.note(write, redirect.span, None, self.step)
+                    self.flow.note(write, redirect, None, self.step)
         elif isinstance(node, IfStatement):
             self._branches(node, state)
         elif isinstance(node, Loop):
@@ -347,6 +353,8 @@ class Walker:
                 if "=" in word.value and not word.value.startswith("-"):
                     self._assign(word, state)
             return
+        if not command.redirects and name in SILENT and name not in self.functions:
+            return  # `echo`, `grep`, `test`: nothing to note
         scope = state.scope
         if command.assignments:
             scope = scope.copy()
@@ -356,9 +364,9 @@ class Walker:
         for reference in command_references(command, scope):
             self.flow.read(reference, self.step)
         for effect in command_effects(command, scope):
-            self.flow.note(effect, command.span, command, self.step)
+            self.flow.note(effect, command, command, self.step)
         for output in command_outputs(command):
-            self.flow.note(output, command.span, command, self.step)
+            self.flow.note(output, command, command, self.step)
         self._fed(command, state)
         if name in self.functions and name not in self.active and self.called.get(name, 0) < _MAX_CALLS:
             self.called[name] = self.called.get(name, 0) + 1

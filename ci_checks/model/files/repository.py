@@ -147,22 +147,20 @@ class RepositoryFiles:
         return [place for built in self.all_images for place in built.places()]
 
     def flows_of(
-        self, targets: list[LoadedFile], covers: Callable[[str], bool], mentioning: tuple[str, ...] = ()
+        self, targets: list[LoadedFile], covers: Callable[[str], bool], mentioning: tuple[tuple[str, ...], ...] = ()
     ) -> Iterator[Owned]:
         """The flows of the workflows and actions asked about, and of the Dockerfiles a run reports on; with
-        `mentioning`, only those whose scripts hold one of these words (a rule that looks for `git fetch` need not
-        follow a job that runs none)."""
+        `mentioning`, only those whose scripts hold a word of each group (a rule that looks for an install between
+        `git fetch` and `git checkout` need not follow a job that runs neither)."""
         for file in targets:
             if file.workflow is not None:
                 for job in file.workflow.jobs.values():
-                    if job.steps and _mention(job.steps, mentioning):
+                    if job.steps and _mention(_texts(job.steps), mentioning):
                         yield Owned(self.job(job), f"job '{job.id}'")
-            elif file.action is not None and _mention(file.action.steps, mentioning):
+            elif file.action is not None and _mention(_texts(file.action.steps), mentioning):
                 yield from (Owned(flow, "the action") for action, flow in self.actions if action is file.action)
         for path in self.repository.dockerfiles:
-            if covers(path) and (
-                not mentioning or any(word in self.workspace.load(path).source.text for word in mentioning)
-            ):
+            if covers(path) and _mention(self.workspace.load(path).source.text, mentioning):
                 for built in self.images(path):
                     yield from (Owned(stage.flow, "the image", built) for stage in built.stages)
 
@@ -185,7 +183,9 @@ class RepositoryFiles:
         ]
 
 
-def _mention(steps: list[Step], words: tuple[str, ...]) -> bool:
-    if not words:
-        return True
-    return any(step.run is not None and any(word in step.run.value for word in words) for step in steps)
+def _texts(steps: list[Step]) -> str:
+    return "\n".join(step.run.value for step in steps if step.run is not None)
+
+
+def _mention(text: str, groups: tuple[tuple[str, ...], ...]) -> bool:
+    return all(any(word in text for word in group) for group in groups)
