@@ -51,18 +51,21 @@ import difflib
 import posixpath
 import re
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from ci_checks.context import RepositoryContext
 from ci_checks.diagnostics import Diagnostic, Severity, Span
 from ci_checks.loading import LoadedFile
 from ci_checks.model import Action, Step, Workflow
-from ci_checks.model.files.docker import Image
 from ci_checks.model.files.jobs import JobFlow
 from ci_checks.model.files.places import ACTION, CONTEXT, WORKSPACE, Place, place_of
 from ci_checks.model.files.repository import UNSURE, DockerBuild, RepositoryFiles
 from ci_checks.model.references import VERBS, Reference
 from ci_checks.repository import FileKind, Repository
 from ci_checks.rule import Rule
+
+if TYPE_CHECKING:
+    from ci_checks.model.files.docker import Image
 
 _ACTION_FILES = ("action.yml", "action.yaml")
 _BUILD_PUSH = re.compile(r"docker/build-push-action\Z", re.IGNORECASE)

@@ -62,7 +62,6 @@ from ci_checks.context import RepositoryContext
 from ci_checks.diagnostics import Diagnostic, Severity, Span
 from ci_checks.model.files.effects import Write
 from ci_checks.model.files.places import CONTEXT, Place
-from ci_checks.model.files.python import path_mentions
 from ci_checks.model.files.repository import UNSURE, RepositoryFiles
 from ci_checks.repository import FileKind, Repository, kind_of
 from ci_checks.rule import Rule
@@ -256,6 +255,8 @@ def _python(repository: Repository, path: str, references: _References) -> None:
     text = source.text
     if ".patch" not in text and ".diff" not in text and not any(folder in text for folder in references.folders):
         return
+    from ci_checks.model.files.python import path_mentions  # only a checkout with patches needs Python read
+
     for mention in path_mentions(source, path):
         if mention.anchored:
             if not mention.glob or _anchored_in_a_folder(repository, mention.path):

@@ -14,16 +14,19 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ci_checks.loading import LoadedFile, Workspace
 from ci_checks.model.action import Action
-from ci_checks.model.files.docker import Image, image
 from ci_checks.model.files.flow import Flow
 from ci_checks.model.files.jobs import Build, JobFlow, action_flow, job_flow
 from ci_checks.model.files.places import Place
 from ci_checks.model.steps import Step
 from ci_checks.model.workflow import Job, Workflow
 from ci_checks.repository import FileKind, Repository
+
+if TYPE_CHECKING:
+    from ci_checks.model.files.docker import Image
 
 UNSURE = frozenset({"opaque", "unplaced"})
 """Writes that may have touched any path: an action ci-checks does not know, a write to a place that cannot be
@@ -121,6 +124,8 @@ class RepositoryFiles:
 
     @cached_property
     def _images(self) -> dict[str, list[Image]]:
+        from ci_checks.model.files.docker import image  # Dockerfiles are read only where a rule needs them
+
         found: dict[str, list[Image]] = {}
         for path in self.repository.dockerfiles:
             parsed = self.workspace.load(path, FileKind.DOCKERFILE).dockerfile
