@@ -14,11 +14,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from ci_checks.loading import LoadedFile, Workspace
 from ci_checks.model import Workflow
 from ci_checks.model.runners import RunnerInventory, RunnerResolver
 from ci_checks.repository import FileKind, Repository
+
+if TYPE_CHECKING:
+    from ci_checks.model.files.repository import RepositoryFiles
 
 GITHUB_TIMEOUT_MINUTES = 360
 """How long GitHub lets a job run when it sets no `timeout-minutes`."""
@@ -62,6 +66,13 @@ class RepositoryContext:
         paths = dict.fromkeys([*self.repository.workflows, *(t.path for t in self.targets if t.workflow is not None)])
         loaded = [self.workspace.load(path, FileKind.WORKFLOW) for path in paths]
         return [file.workflow for file in loaded if file.workflow is not None]
+
+    @cached_property
+    def files(self) -> RepositoryFiles:
+        """What every job, composite action and Dockerfile of the repository does to its files (built as asked)."""
+        from ci_checks.model.files.repository import RepositoryFiles
+
+        return RepositoryFiles(self.workspace, lambda: self.workflows)
 
     @cached_property
     def resolver(self) -> RunnerResolver:

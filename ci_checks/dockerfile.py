@@ -69,6 +69,10 @@ class Dockerfile:
             for part in parts:
                 yield from part.commands()
 
+    def instruction_parts(self) -> Iterator[tuple[Instruction, list[Command | shell.Script]]]:
+        """Each instruction with what it runs: its `RUN` script or exec-form command, or itself as one command."""
+        return zip(self.instructions, self._parts, strict=True)
+
     @cached_property
     def _parts(self) -> list[list[Command | shell.Script]]:
         return [_commands_of(self.source, instruction) for instruction in self.instructions]

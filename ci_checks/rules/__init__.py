@@ -25,6 +25,8 @@ RULE_NAMES = (
     "cc044_unknown_runner_label",
     "cc045_untrusted_self_hosted",
     "cc046_gpu_container_devices",
+    "cc047_stale_install",
+    "cc048_unprovided_file",
     "cc090_backend_unavailable",
     "cc091_backend_failed",
     "cc092_linter_config",

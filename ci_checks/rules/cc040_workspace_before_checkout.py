@@ -12,13 +12,20 @@ installs a repository path (`bash scripts/x.sh`, `python tools/y.py`,
 `working-directory`. When the checkout does come later in the job, that
 checkout is reported too, with the steps that came before it.
 
-A checkout of another repository (`repository: org/other`) does not count,
-and files under its `path:` are that repository's. Once a step may have put
-files in the workspace by other means (an action that is not a known setup
-action, `git clone`, `curl`, `cp`, a file written by a redirection), later
-steps are not judged. Container jobs are judged the same way: their
-workspace is mounted from the runner. Reusable-workflow calls have no steps
-and are not judged; paths built from variables are skipped, not guessed.
+What each step puts in the workspace is followed path by path (see
+`docs/model.md`): a checkout of another repository (`repository:
+org/other`) puts that repository's files under its `path:`, and a path that
+an earlier command made (`git clone URL dir && cd dir`, `mkdir`, `curl -o`,
+`cp`, `tar -x`, a redirection, a download or cache restore) or may have made
+(an action that is not a known setup action, a program that names the path)
+is not the repository's. The working directory is followed through
+`working-directory:`, `cd` (`cd x && ...`, subshells), `$GITHUB_WORKSPACE`,
+`${{ github.workspace }}` and `env:` values; a command that works in
+another folder (`cd /opt/other && git fetch ...`) leaves the workspace as
+it was. A script fed on standard input (`python3 - <<'PY'`) reads no file.
+Container jobs are judged the same way: their workspace is mounted from the
+runner. Reusable-workflow calls have no steps and are not judged; paths
+built from variables are skipped, not guessed.
 
 ## Why it matters
 Before the checkout the workspace is empty (or, on a self-hosted runner,
@@ -38,30 +45,18 @@ Move `actions/checkout` before the first step that needs the repository.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from ci_checks.context import RepositoryContext
 from ci_checks.diagnostics import Diagnostic, Related, Severity, Span
-from ci_checks.loading import LoadedFile
-from ci_checks.model import Job, Step
-from ci_checks.model.references import VERBS, Reference, checkout, references, start_directory
+from ci_checks.model import Job
+from ci_checks.model.files.jobs import JobFlow, checkout
+from ci_checks.model.files.places import WORKSPACE, Place
+from ci_checks.model.files.repository import RepositoryFiles
+from ci_checks.model.references import VERBS, Reference
 from ci_checks.repository import FileKind
 from ci_checks.rule import Rule
-from ci_checks.shell import Command, Redirect, Script
-
-_HARMLESS_ACTIONS = re.compile(
-    r"(actions/(setup-[\w.-]+|github-script|create-github-app-token|labeler|stale|attest-build-provenance)"
-    r"|[\w.-]+/setup-[\w.-]+|docker/(setup-[\w-]+|login-action|metadata-action)|step-security/harden-runner"
-    r"|aws-actions/configure-aws-credentials|google-github-actions/(auth|setup-gcloud)|azure/login"
-    r"|[\w.-]+/free-disk-space[\w.-]*|[\w.-]+/maximize-build-space|ilammy/msvc-dev-cmd)\Z",
-    re.IGNORECASE,
-)
-"""Actions that put nothing of the repository's in the workspace: after them the workspace is still empty."""
-
-_PRODUCERS = {"wget", "curl", "tar", "unzip", "cp", "mv", "rsync", "ln", "scp", "aws", "gsutil", "azcopy", "svn", "hg",
-              "rclone", "7z", "gunzip"}  # fmt: skip
-_GIT_PRODUCERS = {"clone", "fetch", "checkout", "init", "pull", "worktree", "submodule", "switch", "reset", "restore"}
 
 
 @dataclass(frozen=True)
@@ -70,17 +65,19 @@ class _Use:
     text: str
 
 
-def check(file: LoadedFile) -> Iterator[Diagnostic]:
-    if file.workflow is None:
-        return
-    for job in file.workflow.jobs.values():
-        if not job.is_call:
-            yield from _job(job)
+def check_repository(context: RepositoryContext) -> Iterator[Diagnostic]:
+    for file in context.targets:
+        if file.workflow is None:
+            continue
+        for job in file.workflow.jobs.values():
+            if not job.is_call and job.steps:
+                yield from _job(job, context.files)
 
 
-def _job(job: Job) -> Iterator[Diagnostic]:
+def _job(job: Job, files: RepositoryFiles) -> Iterator[Diagnostic]:
     late = next((step for step in job.steps if (found := checkout(step)) is not None and found.this_repository), None)
-    uses = list(_uses_before(job, late))
+    flow = files.job(job, late.index + 1 if late is not None else None)  # what comes after the checkout does not matter
+    uses = list(_uses_before(job, flow, late.index if late is not None else len(job.steps)))
     if late is not None and late.uses_node is not None:
         related = [Related(use.span, f"{use.text}, before the checkout") for use in uses]
         where = Related(late.uses_node.span, "the repository is checked out only here")
@@ -98,76 +95,38 @@ def _job(job: Job) -> Iterator[Diagnostic]:
         yield RULE.diagnostic(use.span, f"{use.text}, but job '{job.id}' never checks the repository out")
 
 
-def _uses_before(job: Job, late: Step | None) -> Iterator[_Use]:
-    """Each use of the repository's files before `late` (the checkout), until the workspace may hold other files."""
-    elsewhere: list[str] = []
-    for step in job.steps:
-        if step is late:
-            return
-        found = checkout(step)
-        if found is not None:
-            if found.path is None or found.path == "":
-                return  # another repository in the workspace itself, or somewhere unknown
-            elsewhere.append(found.path)
+def _uses_before(job: Job, flow: JobFlow, late: int) -> Iterator[_Use]:
+    """Each use of a workspace path in the steps before step `late` (the checkout) that nothing put there."""
+    found: list[tuple[int, _Use]] = []
+    for step in job.steps[:late]:
+        if step.uses is not None and step.uses.kind == "local" and step.uses_node is not None:
+            place = Place(WORKSPACE).joined(step.uses.path)
+            if flow.origin(place, flow.starts[step.index], folder=True).write is None:
+                found.append(
+                    (flow.starts[step.index], _Use(step.uses_node.span, f"`uses: {step.uses.raw}` runs a local action"))
+                )
+    for read in flow.reads:
+        reference = read.reference
+        if read.step is None or read.step.index >= late or not _judged(reference):
             continue
-        if step.uses is not None and step.uses_node is not None:
-            if step.uses.kind == "local" and not _under(step.uses.path, elsewhere):
-                yield _Use(step.uses_node.span, f"`uses: {step.uses.raw}` runs a local action")
-            elif step.uses.kind == "repository" and not _HARMLESS_ACTIONS.match(step.uses.name):
-                return  # an action that may fetch or create files
-            continue
-        script = step.script
-        if script is None:
-            continue
-        producer = _first_producer(script)
-        for reference in references(script, start_directory(step)):
-            if producer is not None and reference.command.start >= producer.start:
-                break
-            if _counts(reference, elsewhere):
-                yield _Use(reference.span, _describe(reference))
-        if producer is not None:
-            return
+        if flow.origin(reference.place, read.seq, folder=reference.kind == "cd").write is None:
+            found.append((read.seq, _Use(reference.span, _describe(reference))))
+    for _, use in sorted(found, key=lambda item: item[0]):
+        yield use
 
 
-def _counts(reference: Reference, elsewhere: list[str]) -> bool:
-    if reference.base != "workspace" or reference.outside or reference.path is None:
-        return False
-    if reference.kind == "cd" and reference.path == "":
-        return False
-    return not _under(reference.path, elsewhere)
-
-
-def _under(path: str, folders: list[str]) -> bool:
-    return any(path == folder or path.startswith(folder.rstrip("/") + "/") for folder in folders)
+def _judged(reference: Reference) -> bool:
+    place = reference.place
+    return place.base == WORKSPACE and not place.outside and not (reference.kind == "cd" and not place.path)
 
 
 def _describe(reference: Reference) -> str:
     command = " ".join(reference.command.argv)
     shown = command if len(command) <= 60 else command[:57] + "..."
     if reference.kind in ("make", "install"):
-        target = f"`{reference.path}`" if reference.path else "the repository"
+        target = f"`{reference.place.path}`" if reference.place.path else "the repository"
         return f"`{shown}` {VERBS[reference.kind]} {target}"
-    return f"`{shown}` {VERBS[reference.kind]} `{reference.path}`"
-
-
-def _first_producer(script: Script) -> Command | None:
-    """The first command that may put files in the workspace by other means than the checkout."""
-    for command in script.commands():
-        argv = command.argv
-        name = argv[0].rsplit("/", 1)[-1] if argv else ""
-        if name in _PRODUCERS or any(_writes_file(redirect) for redirect in command.redirects):
-            return command
-        if name == "git" and any(arg in _GIT_PRODUCERS for arg in argv[1:3]):
-            return command
-        if name == "gh" and argv[1:3] in (["repo", "clone"], ["pr", "checkout"], ["run", "download"]):
-            return command
-    return None
-
-
-def _writes_file(redirect: Redirect) -> bool:
-    """`> out.txt` writes a workspace file; `> /dev/null`, `>> "$GITHUB_ENV"` and `2>&1` do not."""
-    target = redirect.target.value if redirect.target is not None else ""
-    return redirect.operator in (">", ">>", "&>", ">|") and bool(target) and not target.startswith(("/", "$", "&"))
+    return f"`{shown}` {VERBS[reference.kind]} `{reference.place.path}`"
 
 
 RULE = Rule(
@@ -177,5 +136,6 @@ RULE = Rule(
     Severity.ERROR,
     __doc__,
     frozenset({FileKind.WORKFLOW}),
-    check,
+    None,
+    check_repository,
 )

@@ -21,9 +21,12 @@ Only a checkout is judged (a root with `.git`, or inside a folder with
 one): a copy of the workflows alone would make every file look missing. A
 path built from a variable is skipped, not guessed. A path that leaves the
 repository (`../x`, or a symbolic link pointing out) is reported as such and
-never read. A path the job may have created itself (named earlier in the
-job, in a `git clone`, a download or a redirection) and paths inside git
-submodules are not judged.
+never read. What each step puts where is followed (see `docs/model.md`): a
+path the job made before reading it (`git clone`, `mkdir`, a download, a
+cache restore, a redirection, a program or action given the path) is not
+the repository's, nor is a path inside another repository's checkout or a
+git submodule; a Dockerfile's `COPY` source the building job made in the
+context before `docker build` exists.
 
 ## Why it matters
 A script, patch or local action that was renamed or deleted breaks the job
@@ -48,170 +51,149 @@ import difflib
 import posixpath
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ci_checks.context import RepositoryContext
 from ci_checks.diagnostics import Diagnostic, Severity, Span
 from ci_checks.loading import LoadedFile
-from ci_checks.model import Action, Job, Step, Workflow
-from ci_checks.model.references import VERBS, Reference, checkout, references, start_directory
+from ci_checks.model import Action, Step, Workflow
+from ci_checks.model.files.jobs import JobFlow
+from ci_checks.model.files.places import ACTION, CONTEXT, WORKSPACE, Place, place_of
+from ci_checks.model.files.repository import UNSURE, DockerBuild, RepositoryFiles
+from ci_checks.model.references import VERBS, Reference
 from ci_checks.repository import FileKind, Repository
 from ci_checks.rule import Rule
-from ci_checks.source import SourceFile
+
+if TYPE_CHECKING:
+    from ci_checks.model.files.docker import Image
 
 _ACTION_FILES = ("action.yml", "action.yaml")
 _BUILD_PUSH = re.compile(r"docker/build-push-action\Z", re.IGNORECASE)
-_VARIABLE = re.compile(r"[$`*?\[{~]")
 _FILE_KINDS = ("script", "patch", "requirements", "dockerfile", "context")
-
-
-@dataclass
-class _Builds:
-    """The build contexts workflows give each Dockerfile; `unknown` holds Dockerfiles built from a variable context."""
-
-    contexts: dict[str, set[str]] = field(default_factory=dict)
-    unknown: set[str] = field(default_factory=set)
-
-    def add(self, dockerfile: str | None, context: str | None) -> None:
-        if dockerfile is None:
-            return
-        if context is None:
-            self.unknown.add(dockerfile)
-        else:
-            self.contexts.setdefault(dockerfile, set()).add(context)
 
 
 def check_repository(context: RepositoryContext) -> Iterator[Diagnostic]:
     if not context.whole_checkout:
         return
     repository = context.repository
+    files = context.files
     submodules = _submodules(repository)
-    builds = _Builds()
-    for workflow in context.workflows:
-        for job in workflow.jobs.values():
-            _collect_builds(job, builds)
     for file in context.targets:
         if file.workflow is not None:
-            yield from _workflow(repository, file.workflow, submodules)
+            yield from _workflow(repository, files, file.workflow, submodules)
         elif file.action is not None:
-            yield from _action(repository, file.action)
+            yield from _action(repository, files, file.action)
     for path in repository.dockerfiles:
-        if context.covers(path) and path not in builds.unknown:
-            dockerfile = context.load(path)
-            yield from _dockerfile(repository, dockerfile, builds.contexts.get(path))
+        if context.covers(path):
+            yield from _dockerfile(repository, context.load(path), files)
 
 
-def _workflow(repository: Repository, workflow: Workflow, submodules: list[str]) -> Iterator[Diagnostic]:
+def _workflow(
+    repository: Repository, files: RepositoryFiles, workflow: Workflow, submodules: list[str]
+) -> Iterator[Diagnostic]:
     for job in workflow.jobs.values():
         if job.uses is not None and job.uses.kind == "local" and job.uses_node is not None:
             yield from _missing_path(repository, job.uses.path, job.uses_node.span, f"`uses: {job.uses.raw}` calls")
-        root, steps, others = _checked_out(job)
-        if root is None:
+        if not job.steps:
             continue
-        produced = _Mentions(workflow.source, steps)
-        for step in steps:
-            yield from _step(repository, step, root, produced, [*submodules, *others])
+        flow = files.job(job)
+        for step in job.steps:
+            yield from _uses(repository, flow, step, submodules)
+        for read in flow.reads:
+            if read.reference.kind in _FILE_KINDS and read.reference.place.base == WORKSPACE:
+                yield from _read(repository, flow, read.reference, read.seq, submodules)
 
 
-def _checked_out(job: Job) -> tuple[str | None, list[Step], list[str]]:
-    """Where this repository is checked out in the workspace, the steps after that, and where other repositories are.
+def _uses(repository: Repository, flow: JobFlow, step: Step, submodules: list[str]) -> Iterator[Diagnostic]:
+    if step.uses is None or step.uses_node is None:
+        return
+    start = flow.starts[step.index]
+    if step.uses.kind == "local":
+        place = Place(WORKSPACE).joined(step.uses.path)
+        if place.outside:  # leaves the repository checked out at the workspace root: reported as such
+            path = place.path if _repository_path(flow, Place(WORKSPACE), start) == "" else None
+        else:
+            path = _repository_path(flow, place, start)
+        if path is not None and not _under(path, submodules):
+            yield from _missing_action(repository, path, step.uses_node.span, step.uses.raw)
+    elif step.uses.kind == "repository" and _BUILD_PUSH.match(step.uses.name):
+        entry = step.with_.get("file")
+        written = entry.text if entry is not None and entry.text is not None else None
+        named = place_of(written, Place(WORKSPACE)) if written else None
+        if entry is None or named is None or named.base != WORKSPACE or named.glob or named.outside:
+            return
+        path = _repository_path(flow, named, start) if "context" in step.with_ else named.path
+        if path is not None:
+            yield from _missing_path(repository, path, entry.value.span, "`file:` of docker/build-push-action names")
 
-    None when the job does not check this repository out, or its place is unknown, or another repository is
-    checked out in the workspace root (then a path there could be either's).
-    """
-    root: str | None = None
-    after: list[Step] = []
-    others: list[str] = []
-    for index, step in enumerate(job.steps):
-        found = checkout(step)
-        if found is None:
-            continue
-        if found.this_repository and root is None and not after:
-            if found.path is None:
-                return None, [], []
-            root, after = found.path, job.steps[index + 1 :]
-        elif not found.this_repository:
-            if not found.path:
-                return None, [], []
-            others.append(found.path)
-    return root, after, others
+
+def _repository_path(flow: JobFlow, place: Place, before: int) -> str | None:
+    """The repository path of a place, when the checkout of this repository put it there and nothing since may
+    have (then a missing file may have been made by the job)."""
+    return flow.origin(place, before, UNSURE).repository_path
 
 
-def _step(
-    repository: Repository, step: Step, root: str, produced: _Mentions, elsewhere: list[str]
+def _read(
+    repository: Repository, flow: JobFlow, reference: Reference, seq: int, submodules: list[str]
 ) -> Iterator[Diagnostic]:
-    """`elsewhere`: workspace folders that hold other repositories (checkouts, submodules)."""
-    if step.uses is not None and step.uses_node is not None:
-        if step.uses.kind == "local":
-            workspace_path = posixpath.normpath(step.uses.path)
-            path = _in_repository(workspace_path, root)
-            if path is not None and not _under(workspace_path, elsewhere) and not _under(path, elsewhere):
-                yield from _missing_action(repository, path, step.uses_node.span, step.uses.raw)
-        elif step.uses.kind == "repository" and _BUILD_PUSH.match(step.uses.name):
-            entry = step.with_.get("file")
-            written = entry.text if entry is not None and entry.text is not None else None
-            if written is not None and not _VARIABLE.search(written) and not written.startswith("/"):
-                path = _in_repository(posixpath.normpath(written), root)
-                if path is not None and entry is not None:
-                    yield from _missing_path(
-                        repository, path, entry.value.span, "`file:` of docker/build-push-action names"
-                    )
+    place = reference.place
+    if place.glob:
         return
-    script = step.script
-    if script is None:
+    if place.outside:
+        if any(found.this_repository and found.step.index < _index(flow, seq) for found in flow.checkouts):
+            yield _outside(reference)
         return
-    for reference in references(script, start_directory(step)):
-        if reference.kind not in _FILE_KINDS or reference.base != "workspace" or reference.path is None:
+    path = _repository_path(flow, place, seq)
+    if path is None or _under(path, submodules):
+        return
+    description = f"`{_shown(reference)}` {VERBS[reference.kind]}"
+    yield from _missing_path(repository, path, reference.span, description)
+
+
+def _index(flow: JobFlow, seq: int) -> int:
+    """The index of the step a sequence number falls in."""
+    return max((index for index, start in flow.starts.items() if start <= seq), default=0)
+
+
+def _action(repository: Repository, files: RepositoryFiles, action: Action) -> Iterator[Diagnostic]:
+    flow = next((flow for found, flow in files.actions if found is action), None)
+    if flow is None:
+        return
+    for read in flow.reads:
+        reference = read.reference
+        if reference.kind not in _FILE_KINDS or reference.place.base != ACTION or reference.place.glob:
             continue
-        if reference.outside:
+        if reference.place.outside:
             yield _outside(reference)
             continue
-        path = _in_repository(reference.path, root)
-        if path is None or _under(reference.path, elsewhere) or _under(path, elsewhere) or produced.before(reference):
-            continue
-        yield from _missing_path(repository, path, reference.span, f"`{_shown(reference)}` {VERBS[reference.kind]}")
+        path = _repository_path(flow, reference.place, read.seq)
+        if path is not None:
+            yield from _missing_path(repository, path, reference.span, f"`{_shown(reference)}` {VERBS[reference.kind]}")
 
 
-def _action(repository: Repository, action: Action) -> Iterator[Diagnostic]:
-    folder = posixpath.dirname(action.path)
-    for step in action.steps:
-        script = step.script
-        if script is None:
+def _dockerfile(repository: Repository, file: LoadedFile, files: RepositoryFiles) -> Iterator[Diagnostic]:
+    builds = files.builds_of(file.path)
+    images = files.images(file.path)
+    if not images or any(built.context is None for built in images):
+        return  # a context ci-checks cannot know: any source may be there
+    for source in images[0].sources:
+        place = source.place
+        if place is None or place.base != CONTEXT or place.glob or place.outside:
             continue
-        for reference in references(script, None):
-            if reference.kind not in _FILE_KINDS or reference.base != "action" or reference.path is None:
-                continue
-            if reference.outside:
-                yield _outside(reference)
-                continue
-            path = posixpath.normpath(posixpath.join(folder, reference.path))
-            description = f"`{_shown(reference)}` {VERBS[reference.kind]}"
-            yield from _missing_path(repository, path, reference.span, description)
+        if any(_provided(repository, built, builds, place) for built in images):
+            continue
+        contexts = [built.context or "" for built in images]
+        where = " or ".join(f"`{context}`" if context else "the repository root" for context in contexts)
+        message = f"`{source.keyword}` source `{source.word.value}` does not exist in the build context ({where})"
+        path = posixpath.normpath(posixpath.join(contexts[0], place.path)) if place.path else contexts[0]
+        yield RULE.diagnostic(source.word.span, message + _suggestion(repository, path))
 
 
-def _dockerfile(repository: Repository, file: LoadedFile, contexts: set[str] | None) -> Iterator[Diagnostic]:
-    parsed = file.dockerfile
-    if parsed is None:
-        return
-    folder = posixpath.dirname(file.path)
-    candidates = sorted(contexts) if contexts else ["", folder] if folder else [""]
-    for command in parsed.commands():
-        words = command.words
-        if not words or words[0].value not in ("COPY", "ADD"):
-            continue
-        if any(word.value.startswith(("--from", "<<")) for word in words[1:]):
-            continue
-        sources = [word for word in words[1:-1] if not word.value.startswith("--")]
-        for word in sources:
-            value = word.value
-            if _VARIABLE.search(value) or "://" in value or value.startswith(("git@", "/")):
-                continue
-            paths = [posixpath.normpath(posixpath.join(context, value)) for context in candidates]
-            if any(repository.exists(path) for path in paths):
-                continue
-            where = " or ".join(f"`{context}`" if context else "the repository root" for context in candidates)
-            message = f"`{words[0].value}` source `{value}` does not exist in the build context ({where})"
-            yield RULE.diagnostic(word.span, message + _suggestion(repository, paths[0]))
+def _provided(repository: Repository, built: Image, builds: list[DockerBuild], place: Place) -> bool:
+    context = built.context or ""
+    if repository.exists(posixpath.normpath(posixpath.join(context, place.path)) if place.path else context or "."):
+        return True
+    return any(build.context == built.context and build.made(place) for build in builds)
 
 
 def _missing_action(repository: Repository, path: str, span: Span, written: str) -> Iterator[Diagnostic]:
@@ -260,16 +242,6 @@ def _shown(reference: Reference) -> str:
     return command if len(command) <= 60 else command[:57] + "..."
 
 
-def _in_repository(path: str, root: str) -> str | None:
-    """A workspace path as a repository path, when the repository is checked out at `root`; None elsewhere."""
-    if not root:
-        return path
-    if path == root:
-        return ""
-    prefix = root.rstrip("/") + "/"
-    return path[len(prefix) :] if path.startswith(prefix) else None
-
-
 def _under(path: str, folders: list[str]) -> bool:
     return any(path == folder or path.startswith(folder + "/") for folder in folders)
 
@@ -280,73 +252,6 @@ def _submodules(repository: Repository) -> list[str]:
         return []
     text = repository.read(".gitmodules").text
     return [match.group(1).strip().strip("/") for match in re.finditer(r"^\s*path\s*=\s*(.+)$", text, re.MULTILINE)]
-
-
-def _collect_builds(job: Job, builds: _Builds) -> None:
-    """The Dockerfiles a job builds and the contexts it builds them in (repository paths; None when unknown)."""
-    root, steps, _ = _checked_out(job)
-    if root is None:
-        return
-    for step in steps:
-        if step.uses is not None and _BUILD_PUSH.match(step.uses.name):
-            file_entry, context_entry = step.with_.get("file"), step.with_.get("context")
-            context = _literal(context_entry.text if context_entry is not None else "", root)
-            dockerfile = _literal(file_entry.text if file_entry is not None else None, root)
-            if dockerfile is None and file_entry is None and context is not None:
-                dockerfile = posixpath.join(context, "Dockerfile") if context else "Dockerfile"
-            builds.add(dockerfile, context)
-        script = step.script
-        if script is None:
-            continue
-        found = [r for r in references(script, start_directory(step)) if r.kind in ("dockerfile", "context")]
-        for command in {id(r.command): r.command for r in found}.values():
-            mine = [r for r in found if r.command is command]
-            file_ref = next((r for r in mine if r.kind == "dockerfile"), None)
-            context_ref = next((r for r in mine if r.kind == "context"), None)
-            context = _in_repository(context_ref.path, root) if context_ref and context_ref.path is not None else None
-            dockerfile = _in_repository(file_ref.path, root) if file_ref and file_ref.path is not None else None
-            if file_ref is None and context is not None:
-                dockerfile = posixpath.join(context, "Dockerfile") if context else "Dockerfile"
-            builds.add(dockerfile, context)
-
-
-def _literal(text: str | None, root: str) -> str | None:
-    """A `with:` path as a repository path; None for a variable, an absolute path, a URL or another checkout."""
-    if text is None or _VARIABLE.search(text) or text.startswith("/") or "://" in text:
-        return None
-    path = posixpath.normpath(text) if text else "."
-    return _in_repository("" if path == "." else path, root)
-
-
-class _Mentions:
-    """Whether a path a job reads was named earlier in the job, other than where it is read: then the job may have
-    made it (downloaded, generated, unpacked) and its absence from the repository proves nothing."""
-
-    def __init__(self, source: SourceFile, steps: list[Step]) -> None:
-        self.source = source
-        self.start = source.offset(steps[0].span.line, steps[0].span.column) if steps else 0
-        self.read_at: list[tuple[int, int]] = []
-        for step in steps:
-            script = step.script
-            for reference in references(script, start_directory(step)) if script is not None else ():
-                span = reference.span
-                self.read_at.append(
-                    (source.offset(span.line, span.column), source.offset(span.end_line, span.end_column))
-                )
-
-    def before(self, reference: Reference) -> bool:
-        if reference.path is None:
-            return False
-        span = reference.span
-        end = self.source.offset(span.line, span.column)
-        text = self.source.text
-        names = {posixpath.basename(reference.path), reference.path.split("/", 1)[0]} - {"", "."}
-        for name in names:
-            for match in re.finditer(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", text[self.start : end]):
-                offset = self.start + match.start()
-                if not any(start <= offset < stop for start, stop in self.read_at):
-                    return True
-        return False
 
 
 RULE = Rule(

@@ -1,15 +1,34 @@
 """A `.patch` or `.diff` file that nothing in the repository refers to.
 
 ## What it does
-Lists the repository's `*.patch` and `*.diff` files and looks for a mention
-of each in the files that could apply it: workflows and composite actions,
-Dockerfiles, shell scripts, Python, Makefiles, CMake files and quilt `series`
-files. A mention counts when it names the patch by a path that ends the
-same way as the patch's own (`megatron.patch` for any patch of that name,
-`sglv0.5.10/megatron.patch`, `$GITHUB_WORKSPACE/docker/amd_patch/...`), by a
-glob that matches it (`patches/*.patch`), or when a Dockerfile copies the
-folder that holds it (not the whole context). A patch mentioned nowhere is reported at its first
-line.
+Lists the repository's `*.patch` and `*.diff` files and looks for what
+refers to each:
+
+- a command of a workflow, composite action or Dockerfile that reads it,
+  followed through the file model (see `docs/model.md`): `git apply
+  /tmp/amd_patch/megatron.patch` reads the file that
+  `COPY docker/amd_patch/latest/megatron.patch /tmp/amd_patch/megatron.patch`
+  put there, and no other `megatron.patch`; `cd patches && git apply
+  *.patch` reads the patches in `patches/`;
+- a Dockerfile that copies it, or the folder that holds it (not the whole
+  context);
+- Python code whose expression evaluates to its path or to a glob anchored
+  in a real folder that matches it (`(ROOT / "patches").glob("*.patch")`);
+  `glob.glob(f"{name}/*")` names no folder, so no patch;
+- in shell scripts, Makefiles, CMake, Meson and Bazel files, RPM specs,
+  Nix, TOML and JSON files, quilt `series` files and the text of workflows
+  and Dockerfiles: a path that ends the same way as the
+  patch's own (`sglv0.5.10/megatron.patch`,
+  `$GITHUB_WORKSPACE/docker/amd_patch/...`), a glob with a folder that
+  matches it (`patches/*.patch`), the folder that holds it
+  (`${CMAKE_SOURCE_DIR}/patches/third-party/numactl`), or, for a bare name
+  or glob (`fix.patch`, `*.patch`), a patch in the mentioning file's own
+  folder.
+
+A `package.json` that uses `patch-package` applies the patches in its
+`patches/` folder. A bare name that several patches share (`megatron.patch`) refers to the one
+that something else refers to precisely, if any; only otherwise to each of
+them. A patch referred to by nothing is reported at its first line.
 
 Only a checkout is judged (a root with `.git`, or inside a folder with
 one): in a copy of the workflows alone, what applies a patch may simply be
@@ -41,15 +60,107 @@ from pathlib import PurePosixPath
 from ci_checks import globs
 from ci_checks.context import RepositoryContext
 from ci_checks.diagnostics import Diagnostic, Severity, Span
+from ci_checks.model.files.effects import Write
+from ci_checks.model.files.places import CONTEXT, Place
+from ci_checks.model.files.repository import UNSURE, RepositoryFiles
 from ci_checks.repository import FileKind, Repository, kind_of
 from ci_checks.rule import Rule
+from ci_checks.source import SourceFile
 
 _PATCH_SUFFIXES = (".patch", ".diff")
-_MENTIONING_KINDS = {FileKind.WORKFLOW, FileKind.ACTION, FileKind.DOCKERFILE, FileKind.SHELL, FileKind.PYTHON}
-_MENTIONING_NAMES = {"makefile", "gnumakefile", "cmakelists.txt", "series"}
-_MENTIONING_SUFFIXES = (".mk", ".cmake")
-_MENTION = re.compile(r"[\w./*?${}@+-]*\.(?:patch|diff)(?![\w-])|[\w./${}@+-]+/\*")
+_TEXT_KINDS = {FileKind.WORKFLOW, FileKind.ACTION, FileKind.DOCKERFILE, FileKind.SHELL}
+_TEXT_NAMES = {"makefile", "gnumakefile", "cmakelists.txt", "series", "meson.build", "build", "build.bazel",
+               "workspace", "workspace.bazel", "module.bazel"}  # fmt: skip
+_TEXT_SUFFIXES = (".mk", ".cmake", ".bzl", ".spec", ".nix", ".toml", ".json")
+_MENTION = re.compile(r"[\w./*?${}@+-]*(?:/|\.(?:patch|diff)(?![\w-]))[\w./*?${}@+-]*")
 _PLACEHOLDER = re.compile(r"\$|\{|\}|~|@")
+_GLOB = re.compile(r"[*?\[]")
+_READ_KINDS = ("script", "patch", "requirements")
+
+
+class _References:
+    """What refers to each patch: precise references first, then bare names shared by several patches."""
+
+    def __init__(self, patches: list[str]) -> None:
+        self.patches = patches
+        self.referenced: set[str] = set()
+        self.loose: list[str] = []
+        self.named: dict[str, list[str]] = {}
+        """The patches by their name: a path that ends like a patch's ends with its name."""
+        self.in_folder: dict[str, list[str]] = {}
+        """The patches by the name of the folder they are in."""
+        self.under: dict[str, list[str]] = {}
+        """The patches inside each folder, at any depth."""
+        for patch in patches:
+            folder, name = posixpath.split(patch)
+            self.named.setdefault(name, []).append(patch)
+            self.in_folder.setdefault(posixpath.basename(folder), []).append(patch)
+            while folder:
+                self.under.setdefault(folder, []).append(patch)
+                folder = posixpath.dirname(folder)
+        self.folders = set(self.in_folder) - {""}
+
+    @property
+    def complete(self) -> bool:
+        return len(self.referenced) == len(self.patches)
+
+    def path(self, path: str, glob: bool, whole_folder: bool = True) -> None:
+        """A repository path (or glob) something reads or copies; a folder refers to every patch in it."""
+        if glob:
+            pattern = _compiled(path)
+            if pattern is not None:
+                self.referenced.update(p for p in self.patches if pattern.matches(p) or _in_matched(pattern, p))
+            return
+        if path in self.named.get(posixpath.basename(path), ()):
+            self.referenced.add(path)
+        elif whole_folder and path:
+            self.referenced.update(self.under.get(path, ()))
+
+    def text(self, mention: str, folder: str) -> None:
+        """A path written in the text of a file in repository folder `folder`."""
+        parts = _parts(mention)
+        if not parts:
+            return
+        if any(_GLOB.search(part) for part in parts):
+            if _GLOB.search(parts[0]):  # no folder: the mentioning file's own
+                self.path(posixpath.join(folder, *parts), glob=True)
+            else:
+                pattern = _compiled("/".join(parts))
+                size = len(parts)
+                if pattern is not None:
+                    self.referenced.update(p for p in self.patches if pattern.matches("/".join(p.split("/")[-size:])))
+            return
+        if parts[-1].endswith(_PATCH_SUFFIXES):
+            if len(parts) >= 2:
+                named = self.named.get(parts[-1], ())
+                self.referenced.update(p for p in named if p.split("/")[-len(parts) :] == parts)
+            elif posixpath.join(folder, parts[0]) in self.patches:
+                self.referenced.add(posixpath.join(folder, parts[0]))
+            else:
+                self.loose.append(parts[0])
+            return
+        if parts[-1] not in self.folders:
+            return
+        if len(parts) >= 2:
+            held = self.in_folder.get(parts[-1], ())
+            self.referenced.update(p for p in held if posixpath.dirname(p).split("/")[-len(parts) :] == parts)
+        else:
+            self.holding({posixpath.join(folder, parts[0]), parts[0]})
+
+    def holding(self, folders: set[str]) -> None:
+        """The patches directly in these folders."""
+        for folder in folders:
+            self.referenced.update(
+                p for p in self.in_folder.get(posixpath.basename(folder), ()) if posixpath.dirname(p) == folder
+            )
+
+    def settle(self) -> None:
+        """A bare name refers to the patch of that name something refers to precisely; else to every one."""
+        precise = set(self.referenced)
+        for name in self.loose:
+            named = self.named.get(name, [])
+            if not any(patch in precise for patch in named):
+                self.referenced.update(named)
 
 
 def check_repository(context: RepositoryContext) -> Iterator[Diagnostic]:
@@ -63,25 +174,18 @@ def check_repository(context: RepositoryContext) -> Iterator[Diagnostic]:
     ]
     if not patches:
         return
-    unreferenced = {path: path.split("/") for path in patches}
-    copied_folders: list[str] = []
+    references = _References(patches)
+    read_words = _modelled(context.files, references)
     for path in repository.files:
-        if not unreferenced:
+        if references.complete:
             return
-        if not _may_mention(path):
-            continue
-        text = repository.read(path).text
-        if not text:
-            continue
-        if kind_of(path) is FileKind.DOCKERFILE:
-            copied_folders.extend(_copied_folders(repository, context, path))
-        for mention in _MENTION.finditer(text):
-            parts = _parts(mention.group())
-            if parts:
-                for patch in [p for p, patch_parts in unreferenced.items() if _names(parts, patch_parts)]:
-                    del unreferenced[patch]
-    for patch in sorted(unreferenced):
-        if any(patch.startswith(folder + "/") for folder in copied_folders):
+        if _mentions_as_text(path):
+            _text(repository, path, references, read_words.get(path, []))
+        elif kind_of(path) is FileKind.PYTHON:
+            _python(repository, path, references)
+    references.settle()
+    for patch in patches:
+        if patch in references.referenced:
             continue
         context.load(patch)
         message = (
@@ -91,11 +195,83 @@ def check_repository(context: RepositoryContext) -> Iterator[Diagnostic]:
         yield RULE.diagnostic(Span.point(patch), message)
 
 
-def _may_mention(path: str) -> bool:
+def _modelled(files: RepositoryFiles, references: _References) -> dict[str, list[Span]]:
+    """Notes what the commands of every flow read or copy; the words they name paths with, by file."""
+    words: dict[str, list[Span]] = {}
+    for flow in files.flows:
+        for read in flow.reads:
+            reference = read.reference
+            if reference.word is not None:
+                words.setdefault(reference.word.span.path, []).append(reference.word.span)
+            if reference.kind in _READ_KINDS:
+                path = flow.origin(reference.place, read.seq, UNSURE).repository_path
+                if path is not None:
+                    references.path(path, reference.place.glob, whole_folder=False)
+        for event in flow.writes:
+            write = event.effect
+            copied = write.source if isinstance(write, Write) and write.kind == "copy" else None
+            if copied is not None and copied.base != CONTEXT:
+                path = flow.origin(copied, event.seq, UNSURE).repository_path
+                if path:
+                    references.path(path, copied.glob)
+    for image in files.all_images:
+        if image.context is None:
+            continue
+        for source in image.sources:
+            place = source.place
+            if place is not None and place.base == CONTEXT and place.path:
+                words.setdefault(source.word.span.path, []).append(source.word.span)
+                references.path(posixpath.normpath(posixpath.join(image.context, place.path)), place.glob)
+    return words
+
+
+def _mentions_as_text(path: str) -> bool:
     name = PurePosixPath(path).name.lower()
-    if name in _MENTIONING_NAMES or name.endswith(_MENTIONING_SUFFIXES):
+    if name in _TEXT_NAMES or name.endswith(_TEXT_SUFFIXES):
         return True
-    return kind_of(path) in _MENTIONING_KINDS
+    return kind_of(path) in _TEXT_KINDS
+
+
+def _text(repository: Repository, path: str, references: _References, read: list[Span]) -> None:
+    source = repository.read(path)
+    text = source.text
+    if not text:
+        return
+    if posixpath.basename(path) == "package.json" and "patch-package" in text:
+        references.path(posixpath.join(posixpath.dirname(path), "patches"), glob=False)  # applied on install
+    skipped = [_offsets(source, span) for span in read]
+    folder = posixpath.dirname(path)
+    for mention in _MENTION.finditer(text):
+        if not any(start <= mention.start() < end for start, end in skipped):
+            references.text(mention.group(), folder)
+
+
+def _offsets(source: SourceFile, span: Span) -> tuple[int, int]:
+    return source.offset(span.line, span.column), source.offset(span.end_line, span.end_column)
+
+
+def _python(repository: Repository, path: str, references: _References) -> None:
+    source = repository.read(path)
+    text = source.text
+    if ".patch" not in text and ".diff" not in text and not any(folder in text for folder in references.folders):
+        return
+    from ci_checks.model.files.python import path_mentions  # only a checkout with patches needs Python read
+
+    for mention in path_mentions(source, path):
+        if mention.anchored:
+            if not mention.glob or _anchored_in_a_folder(repository, mention.path):
+                references.path(mention.path, mention.glob, whole_folder=False)
+                if not mention.glob:
+                    references.holding({mention.path})
+        elif not (mention.glob and mention.path.rsplit("/", 1)[-1] == "*"):
+            references.text(mention.path, posixpath.dirname(path))
+
+
+def _anchored_in_a_folder(repository: Repository, pattern: str) -> bool:
+    """Whether a glob's literal folder part is a real folder other than the repository root, and its last segment
+    names some kind of file (a bare `*` lists everything, which names no patch in particular)."""
+    folder = Place("repository", pattern, glob=True).literal_folder().path
+    return bool(folder) and repository.exists(folder) and pattern.rsplit("/", 1)[-1] not in ("*", "**")
 
 
 def _parts(mention: str) -> list[str]:
@@ -110,38 +286,17 @@ def _parts(mention: str) -> list[str]:
     return kept
 
 
-def _names(mention: list[str], patch: list[str]) -> bool:
-    """Whether a mention's segments and a patch's path end the same way (the shorter one ends the longer one)."""
-    if any(char in segment for segment in mention for char in "*?["):
-        if len(mention) > len(patch):
-            return False
-        try:
-            pattern = globs.compile_glob("/".join(mention))
-        except globs.GlobError:
-            return False
-        return pattern.matches("/".join(patch[-len(mention) :]))
-    shorter = min(len(mention), len(patch))
-    return mention[-shorter:] == patch[-shorter:]
+def _compiled(pattern: str) -> globs.Glob | None:
+    try:
+        return globs.compile_glob(pattern)
+    except globs.GlobError:
+        return None
 
 
-def _copied_folders(repository: Repository, context: RepositoryContext, path: str) -> Iterator[str]:
-    """Folders a Dockerfile copies whole (`COPY docker/patches /tmp/patches`), relative to the root or its folder."""
-    parsed = context.load(path).dockerfile
-    if parsed is None:
-        return
-    folder = posixpath.dirname(path)
-    for command in parsed.commands():
-        words = command.words
-        if not words or words[0].value not in ("COPY", "ADD"):
-            continue
-        for word in words[1:-1]:
-            if word.value.startswith("--") or _PLACEHOLDER.search(word.value):
-                continue
-            for base in ("", folder):
-                candidate = posixpath.normpath(posixpath.join(base, word.value))
-                target = repository.resolve(candidate)
-                if target is not None and target.is_dir() and candidate != ".":
-                    yield candidate  # the whole context (`COPY . /app`) names no patch in particular
+def _in_matched(pattern: globs.Glob, patch: str) -> bool:
+    """Whether a glob matches a folder the patch is in (`COPY patches/* /tmp/` copies folders whole)."""
+    folders = patch.split("/")[:-1]
+    return any(pattern.matches("/".join(folders[: index + 1])) for index in range(len(folders)))
 
 
 RULE = Rule(

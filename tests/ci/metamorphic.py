@@ -948,3 +948,133 @@ def all_mutated() -> Repository:
         except (AssertionError, LookupError, KeyError, IndexError):
             continue
     return repository
+
+
+# ---------------------------------------------------------------------------
+# Built-in rules on the file model: a reusable ROCm workflow that fetches and installs an upstream ref, an image
+# workflow that picks its Dockerfile through a step output, and a Dockerfile that copies and applies a patch.
+
+FILE_RULES = ("CC040", "CC041", "CC042", "CC047", "CC048")
+ROCM_RUN = ".github/workflows/_run-ci-rocm.yml"
+IMAGE = ".github/workflows/image.yml"
+PATCH_TEXT = "diff --git a/megatron/x.py b/megatron/x.py\n--- a/megatron/x.py\n+++ b/megatron/x.py\n"
+FILES_INSTALL = """if [ -n "$MEGATRON_PR" ]; then
+  cd /root/Megatron-LM
+  git fetch origin "$MEGATRON_PR"
+  git checkout -f FETCH_HEAD
+  git apply "$GITHUB_WORKSPACE/docker/amd_patch/latest/megatron.patch"
+  pip install -e . --no-deps
+fi
+cd "$GITHUB_WORKSPACE" && pip install -e . --no-deps
+"""
+FILES_REPOSITORY: Repository = {
+    ROCM_RUN: {
+        "name": "CI Job (ROCm)",
+        "on": {"workflow_call": {"inputs": {"megatron_pr": {"type": "string", "default": ""}}}},
+        "permissions": {"contents": "read"},
+        "jobs": {
+            "run": {
+                "runs-on": list(GPU),
+                "timeout-minutes": 240,
+                "container": {"image": "rocm/miles:nightly", "options": "--device=/dev/kfd --device=/dev/dri"},
+                "steps": [
+                    {"id": "checkout", "name": "Checkout repository", **CHECKOUT},
+                    {
+                        "id": "install",
+                        "name": "Install Megatron",
+                        "env": {"MEGATRON_PR": "${{ inputs.megatron_pr }}"},
+                        "run": FILES_INSTALL,
+                    },
+                    {"id": "suite", "name": "Run tests", "shell": "bash", "run": "bash scripts/ci.sh\n"},
+                ],
+            }
+        },
+    },
+    IMAGE: {
+        "name": "Image (ROCm)",
+        "on": {"push": {"branches": ["main"]}},
+        "permissions": {"contents": "read"},
+        "jobs": {
+            "image": {
+                "runs-on": "ubuntu-latest",
+                "timeout-minutes": 60,
+                "steps": [
+                    CHECKOUT,
+                    {
+                        "id": "pick",
+                        "name": "Pick the Dockerfile",
+                        "run": 'echo "dockerfile=docker/Dockerfile.rocm" >> "$GITHUB_OUTPUT"\nmkdir -p assets\n',
+                    },
+                    {
+                        "name": "Build",
+                        "uses": "docker/build-push-action@v6",
+                        "with": {"context": ".", "file": "${{ steps.pick.outputs.dockerfile }}", "push": False},
+                    },
+                ],
+            }
+        },
+    },
+    "docker/Dockerfile.rocm": (
+        "FROM rocm/pytorch:latest\n"
+        "RUN git clone https://github.com/radixark/Megatron-LM /opt/Megatron-LM\n"
+        "COPY docker/amd_patch/latest/megatron.patch /tmp/amd_patch/megatron.patch\n"
+        "RUN cd /opt/Megatron-LM && git apply /tmp/amd_patch/megatron.patch\n"
+        "COPY assets/ /opt/data/\n"
+    ),
+    "docker/amd_patch/latest/megatron.patch": PATCH_TEXT,
+    "scripts/ci.sh": "#!/bin/sh\nset -eu\npython -m pytest tests\n",
+}
+
+FILE_CASES: tuple[Case, ...] = (
+    Case("CC040", "checkout below the install", _swap_steps(ROCM_RUN, "run", 0, 1)),
+    Case("CC041", "the script the tests run deleted", _file("scripts/ci.sh", None)),
+    Case("CC041", "the COPY'd assets no longer made", _edit_run(IMAGE, "image", "Pick the Dockerfile", "mkdir", "ls")),
+    Case(
+        "CC042",
+        "a duplicate of the patch",
+        _file("docker/amd_patch/sglv0.5.10/megatron.patch", PATCH_TEXT),
+    ),
+    Case(
+        "CC047",
+        "install before the fetched ref's checkout",
+        _edit_run(
+            ROCM_RUN,
+            "run",
+            "Install Megatron",
+            "  git checkout -f FETCH_HEAD\n  git apply",
+            "  pip install -e . --no-deps\n  git checkout -f FETCH_HEAD\n  git apply",
+        ),
+    ),
+    Case(
+        "CC048",
+        "the COPY of the patch dropped",
+        _edit_file(
+            "docker/Dockerfile.rocm", "COPY docker/amd_patch/latest/megatron.patch /tmp/amd_patch/megatron.patch\n", ""
+        ),
+    ),
+)
+"""Each case's `id` is the rule its mutation must make report, `rule` says what the mutation does."""
+
+
+def files_mutated(case: Case | None = None) -> Repository:
+    """The file-model repository with one case's mutation, or every mutation at once."""
+    repository = copy.deepcopy(FILES_REPOSITORY)
+    for each in [case] if case is not None else FILE_CASES:
+        each.mutate(repository)
+    return repository
+
+
+def renamed_step_ids(repository: Repository) -> Repository:
+    """The repository with every step id renamed, and every `steps.ID.` that names one: nothing changes meaning."""
+    renamed = copy.deepcopy(repository)
+    for content in renamed.values():
+        if not isinstance(content, dict):
+            continue
+        for job in content.get("jobs", {}).values():
+            ids = {step["id"]: f"{step['id']}-renamed" for step in job.get("steps", []) if "id" in step}
+            text = json.dumps(job)
+            for old, new in ids.items():
+                text = text.replace(f'"id": "{old}"', f'"id": "{new}"').replace(f"steps.{old}.", f"steps.{new}.")
+            job.clear()
+            job.update(json.loads(text))
+    return renamed

@@ -97,3 +97,36 @@ def test_the_battery_covers_every_kind_item_and_comparator() -> None:
     assert any("without" in item for item in items) and any("exact" in item for item in items)
     scopes = {key for rule in rules for key in rule.get("where", {})}
     assert {"files", "workflow", "action", "trigger", "job", "step", "branch"} <= scopes
+
+
+def file_verdicts(root: Path, repository: metamorphic.Repository, style: metamorphic.Style) -> list[tuple[str, str]]:
+    """The findings of the rules on the file model (code and message: messages carry no positions)."""
+    metamorphic.write(root, metamorphic.render(repository, style))
+    result = run_cli("check", root, "--select", ",".join(metamorphic.FILE_RULES), "--output-format", "json")
+    assert result.err == "", result.err
+    return sorted((d["code"], d["message"]) for d in json.loads(result.out)["diagnostics"])
+
+
+@pytest.mark.parametrize("broken", [False, True], ids=["intact", "broken"])
+def test_no_rewrite_nor_step_id_renaming_changes_a_file_model_verdict(tmp_path: Path, broken: bool) -> None:
+    repository = metamorphic.files_mutated() if broken else metamorphic.FILES_REPOSITORY
+    canonical = file_verdicts(tmp_path / "canonical", repository, metamorphic.CANONICAL)
+    if broken:
+        assert {code for code, _ in canonical} == set(metamorphic.FILE_RULES)
+    else:
+        assert canonical == []
+    renamed = metamorphic.renamed_step_ids(repository)
+    assert renamed != repository
+    assert file_verdicts(tmp_path / "renamed", renamed, metamorphic.CANONICAL) == canonical
+    for index, style in enumerate(metamorphic.STYLES[1:]):
+        assert file_verdicts(tmp_path / f"style-{index}", repository, style) == canonical, style.name
+
+
+@pytest.mark.parametrize("case", metamorphic.FILE_CASES, ids=lambda case: f"{case.id} {case.rule}")
+def test_the_semantic_mutation_makes_the_file_model_rule_report(tmp_path: Path, case: metamorphic.Case) -> None:
+    found = file_verdicts(tmp_path, metamorphic.files_mutated(case), metamorphic.CANONICAL)
+    assert case.id in {code for code, _ in found}, found
+
+
+def test_the_file_model_battery_covers_each_of_its_rules() -> None:
+    assert {case.id for case in metamorphic.FILE_CASES} == set(metamorphic.FILE_RULES)

@@ -1,0 +1,258 @@
+"""A Dockerfile built from one context, as stages whose flows say what each instruction puts in the image.
+
+Per stage (`FROM image [AS name]`): `WORKDIR` moves and creates the working
+directory, `ENV` sets variables (an `ARG` is unknown: a build may set it),
+`COPY`/`ADD` put a context path (or, with `--from=`, another stage's path)
+at their destination, `RUN --mount=type=bind` makes a context path visible
+for that command, and each `RUN` script is walked like a `run:` step
+(`flow.Walker`), starting in the working directory. A stage built `FROM`
+another stage of the file reads what that stage left; one built from an
+image starts from files ci-checks cannot know.
+
+So `git apply /tmp/amd_patch/megatron.patch` after
+`COPY docker/amd_patch/latest/megatron.patch /tmp/amd_patch/megatron.patch`
+reads the context's `docker/amd_patch/latest/megatron.patch`, and a
+`Flow.origin` of the path gives that repository path (when the context is a
+repository folder) or says nothing put a file there.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import partial
+
+from ci_checks import shell
+from ci_checks.diagnostics import Span
+from ci_checks.dockerfile import Dockerfile, Instruction
+from ci_checks.model.files.effects import Write
+from ci_checks.model.files.flow import Flow, Origin, Walker, runs_standard_input
+from ci_checks.model.files.places import CONTEXT, ROOT, STAGE, Place, Scope
+from ci_checks.shell import Command, Word
+from ci_checks.source import FileLocator, SourceFile
+
+_ENV_PAIR = re.compile(r"(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<value>\"[^\"]*\"|'[^']*'|\S*)")
+_MOUNT = re.compile(r"--mount=(?P<options>\S+)")
+_FEEDS = re.compile(r"\s*<<-?[\"']?(?P<marker>[A-Za-z_][A-Za-z0-9_]*)")
+_ARCHIVE = re.compile(r"\.(tar|tar\.(gz|bz2|xz|zst)|tgz|tbz2|txz)\Z")
+
+
+@dataclass(frozen=True, eq=False)
+class Source:
+    """A `COPY`/`ADD` source: the word, the place it names (in the context, or in a stage for `--from=`; None
+    for a URL, a variable or another image), and the instruction's keyword."""
+
+    word: Word
+    place: Place | None
+    keyword: str
+
+
+@dataclass(eq=False)
+class Stage:
+    index: int
+    name: str | None
+    image: str
+    parent: Stage | None
+    flow: Flow
+    span: Span
+    cwd: Place | None = field(default_factory=lambda: Place(ROOT))
+    variables: dict[str, str | None] = field(default_factory=dict)
+    """The working directory and the variables known after the instructions read so far."""
+
+
+@dataclass(eq=False)
+class Image:
+    """A Dockerfile (repository path `path`) built from context `context` (a repository folder; None: unknown)."""
+
+    path: str
+    context: str | None
+    stages: list[Stage] = field(default_factory=list)
+    sources: list[Source] = field(default_factory=list)
+
+    @property
+    def flows(self) -> list[Flow]:
+        return [stage.flow for stage in self.stages]
+
+    def stage(self, name: str) -> Stage | None:
+        for stage in self.stages:
+            if stage.name is not None and stage.name.lower() == name.lower():
+                return stage
+        if name.isdigit() and int(name) < len(self.stages):
+            return self.stages[int(name)]
+        return None
+
+    def places(self) -> list[Place]:
+        """Every place of the image's file system its instructions write (COPY destinations, clones, mkdirs...)."""
+        return [
+            event.effect.place
+            for flow in self.flows
+            for event in flow.writes
+            if isinstance(event.effect, Write) and event.effect.place is not None and event.effect.place.base == ROOT
+        ]
+
+
+def image(dockerfile: Dockerfile, path: str, context: str | None, is_folder: Callable[[str], bool]) -> Image:
+    """`dockerfile` (at repository path `path`) built from repository folder `context`; `is_folder` says whether
+    a repository path is a folder (a `COPY dir /x` copies the folder's contents, `COPY file /x/` the file)."""
+    built = Image(path, context)
+    stage: Stage | None = None
+    for instruction, parts in dockerfile.instruction_parts():
+        keyword = instruction.keyword
+        if keyword == "FROM":
+            stage = _stage(built, instruction, parts, context)
+            continue
+        if stage is None:
+            continue
+        scope = Scope(stage.cwd, dict(stage.variables))
+        if keyword == "WORKDIR":
+            place = scope.place(instruction.arguments.strip())
+            stage.cwd = place
+            if place is not None:
+                stage.flow.note(Write("create", place), instruction.span, None, None)
+        elif keyword == "ENV":
+            stage.variables.update(_env(instruction.arguments, scope))
+        elif keyword == "ARG":
+            for word in instruction.arguments.split():
+                stage.variables[word.split("=", 1)[0]] = None
+        elif keyword in ("COPY", "ADD"):
+            _copy(built, stage, instruction, parts, scope, is_folder)
+        elif keyword == "RUN":
+            _run(stage, instruction, parts, scope, dockerfile.source)
+    return built
+
+
+def _stage(built: Image, instruction: Instruction, parts: list[Command | shell.Script], context: str | None) -> Stage:
+    words = [word.value for word in _words(parts)[1:] if not word.value.startswith("--")]
+    image_name = words[0] if words else ""
+    name = words[2] if len(words) >= 3 and words[1].lower() == "as" else None
+    parent = built.stage(image_name)
+    flow = Flow()
+    if context is not None:
+        flow.note(Write("checkout", Place(CONTEXT), this_repository=True, root=context), instruction.span, None, None)
+    else:
+        flow.note(Write("opaque", Place(CONTEXT)), instruction.span, None, None)
+    if parent is not None:
+        flow.lookups[ROOT] = partial(_origin_at_end, parent.flow)
+    flow.lookups[STAGE] = partial(_stage_origin, built)
+    stage = Stage(len(built.stages), name, image_name, parent, flow, instruction.span)
+    if parent is not None:
+        stage.cwd, stage.variables = parent.cwd, dict(parent.variables)
+    built.stages.append(stage)
+    return stage
+
+
+def _origin_at_end(flow: Flow, place: Place, ignore: frozenset[str]) -> Origin:
+    return flow.origin(place, flow.end, ignore)
+
+
+def _stage_origin(built: Image, place: Place, ignore: frozenset[str]) -> Origin:
+    stage = built.stage(place.base[len(STAGE) :])
+    if stage is None:
+        return Origin(None)
+    return stage.flow.origin(Place(ROOT, place.path, place.glob), stage.flow.end, ignore)
+
+
+def _words(parts: list[Command | shell.Script]) -> list[Word]:
+    return parts[0].words if parts and isinstance(parts[0], Command) else []
+
+
+def _env(arguments: str, scope: Scope) -> dict[str, str | None]:
+    pairs = {m.group("name"): m.group("value").strip("\"'") for m in _ENV_PAIR.finditer(arguments)}
+    if not pairs:  # the old `ENV NAME value` form
+        name, _, value = arguments.strip().partition(" ")
+        pairs = {name: value.strip()} if name else {}
+    return {name: scope.expand(value) for name, value in pairs.items()}
+
+
+def _copy(
+    built: Image,
+    stage: Stage,
+    instruction: Instruction,
+    parts: list[Command | shell.Script],
+    scope: Scope,
+    is_folder: Callable[[str], bool],
+) -> None:
+    words = _words(parts)[1:]
+    flags = [word.value for word in words if word.value.startswith("--")]
+    operands = [word for word in words if not word.value.startswith("--")]
+    if len(operands) < 2:
+        return
+    *sources, destination_word = operands
+    destination = scope.place(destination_word.value)
+    origin = next((flag.split("=", 1)[1] for flag in flags if flag.startswith("--from=")), None)
+    stage_base = None
+    if origin is not None:
+        source_stage = built.stage(origin)
+        stage_base = STAGE + origin if source_stage is not None else None
+    into_folder = destination_word.value.endswith("/") or len(sources) > 1
+    for word in sources:
+        place = _source_place(word.value, origin, stage_base)
+        if word.value.startswith("<<"):
+            stage.flow.note(Write("create", destination), instruction.span, None, None)
+            continue
+        built.sources.append(Source(word, place, instruction.keyword))
+        if destination is None:
+            stage.flow.note(Write("copy", None), instruction.span, None, None)
+            continue
+        if place is None:
+            stage.flow.note(
+                Write("download" if "://" in word.value else "copy", destination), instruction.span, None, None
+            )
+            continue
+        if instruction.keyword == "ADD" and _ARCHIVE.search(place.path):
+            stage.flow.note(Write("unpack", destination), instruction.span, None, None)  # ADD unpacks a local archive
+            continue
+        folder = place.literal_folder() if place.glob else place
+        whole = place.glob or (place.base == CONTEXT and _is_folder(built.context, place.path, is_folder))
+        target = destination if whole or not into_folder else destination.joined(posixpath.basename(place.path))
+        stage.flow.note(Write("copy", target, folder), instruction.span, None, None)
+
+
+def _source_place(value: str, origin: str | None, stage_base: str | None) -> Place | None:
+    if "://" in value or value.startswith("git@") or "$" in value:
+        return None
+    if origin is not None:
+        return Place(stage_base, posixpath.normpath(value).lstrip("/")) if stage_base is not None else None
+    return Place(CONTEXT, "").joined(value.lstrip("/"))
+
+
+def _is_folder(context: str | None, path: str, is_folder: Callable[[str], bool]) -> bool:
+    if context is None:
+        return False
+    return is_folder(posixpath.normpath(posixpath.join(context, path)) if path else context or ".")
+
+
+def _run(
+    stage: Stage, instruction: Instruction, parts: list[Command | shell.Script], scope: Scope, file: SourceFile
+) -> None:
+    for match in _MOUNT.finditer(instruction.arguments):
+        options = dict(item.split("=", 1) for item in match.group("options").split(",") if "=" in item)
+        target = scope.place(options.get("target", options.get("dst", options.get("destination", ""))))
+        if target is None:
+            continue
+        if options.get("type", "bind") == "bind":
+            source = options.get("source", options.get("src", ""))
+            base = STAGE + options["from"] if "from" in options else CONTEXT
+            stage.flow.note(Write("copy", target, Place(base, "").joined(source)), instruction.span, None, None)
+        else:
+            stage.flow.note(Write("named", target), instruction.span, None, None)
+    walker = Walker(stage.flow, None)
+    for part in parts:
+        if isinstance(part, shell.Script):
+            walker.script(part, scope.copy())
+        else:
+            walker.command(part, scope.copy())
+    scripts = [part for part in parts if isinstance(part, shell.Script)]
+    for heredoc in instruction.heredocs:  # `RUN bash -ex <<EOF`: the here-document is the script bash runs
+        if any(_fed(script, command, heredoc.marker) for script in scripts for command in script.commands()):
+            body = shell.parse(heredoc.body, FileLocator(file, heredoc.offsets))
+            Walker(stage.flow, None).script(body, scope.copy())
+
+
+def _fed(script: shell.Script, command: Command, marker: str) -> bool:
+    """Whether `command` is a shell that runs the here-document `marker` (`bash -ex <<"EOF"`): a `RUN` line holds
+    no here-document body, so the redirection is read from the text that follows the command."""
+    follows = _FEEDS.match(script.text, command.end)
+    return follows is not None and follows.group("marker") == marker and runs_standard_input(command)

@@ -1,0 +1,189 @@
+"""Places on a runner's or an image's file system, and how a word of a script names one.
+
+A `Place` is a path below a base: the job's workspace (`$GITHUB_WORKSPACE`,
+`${{ github.workspace }}`), a composite action's own folder
+(`$GITHUB_ACTION_PATH`), the file system's root (`/opt/x`), the home folder
+(`~`, `$HOME`), the runner's temporary folder (`$RUNNER_TEMP`), a Docker build
+context, or another stage of a Dockerfile. `Scope.place` reads a word into a
+place: it substitutes the variables it knows (the `env:` values of the
+workflow, job and step, the script's own assignments), follows the working
+directory, and gives None for whatever it cannot know (a variable it has no
+value for, a command substitution, an expression). Nothing is guessed.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass, field
+
+WORKSPACE = "workspace"
+ACTION = "action"
+ROOT = "root"
+HOME = "home"
+TEMP = "temp"
+CONTEXT = "context"
+STAGE = "stage:"
+"""The prefix of a Dockerfile stage's base: `stage:build` is the root of the stage named `build`."""
+
+_BASE_TOKENS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(rf"(?:{pattern})(?=/|\Z)"), base)
+    for pattern, base in (
+        (r"\$GITHUB_WORKSPACE|\$\{GITHUB_WORKSPACE\}|\$\{\{\s*github\.workspace\s*\}\}", WORKSPACE),
+        (r"\$GITHUB_ACTION_PATH|\$\{GITHUB_ACTION_PATH\}|\$\{\{\s*github\.action_path\s*\}\}", ACTION),
+        (r"\$RUNNER_TEMP|\$\{RUNNER_TEMP\}|\$\{\{\s*runner\.temp\s*\}\}", TEMP),
+        (r"\$HOME|\$\{HOME\}|~", HOME),
+    )
+)
+_WRITTEN_BASE = {WORKSPACE: "$GITHUB_WORKSPACE", ACTION: "$GITHUB_ACTION_PATH", TEMP: "$RUNNER_TEMP", HOME: "$HOME"}
+_VARIABLE = re.compile(r"\$(?:\{(?P<braced>[A-Za-z_][A-Za-z0-9_]*)\}|(?P<plain>[A-Za-z_][A-Za-z0-9_]*))")
+_ENV_EXPRESSION = re.compile(r"\$\{\{\s*env\.(?P<name>[A-Za-z_][A-Za-z0-9_-]*)\s*\}\}")
+_CWD = re.compile(r"\$PWD(?![A-Za-z0-9_])|\$\{PWD\}|\$\(pwd\)|`pwd`")
+_UNKNOWN = re.compile(r"[$`]|\$\{\{|\{[^}]*,")
+_GLOB = re.compile(r"[*?\[]")
+_MAX_SUBSTITUTIONS = 8
+
+
+@dataclass(frozen=True, slots=True)
+class Place:
+    """A path below `base`, normalised; "" is the base itself, and a path starting with `../` leaves it.
+
+    `glob` says the path holds `*`, `?` or `[`: it names every path that matches.
+    """
+
+    base: str
+    path: str = ""
+    glob: bool = False
+
+    @property
+    def outside(self) -> bool:
+        return self.path == ".." or self.path.startswith("../")
+
+    def joined(self, relative: str) -> Place:
+        path = _normalised(self.base, posixpath.join(self.path, relative))
+        return Place(self.base, path, self.glob or bool(_GLOB.search(relative)))
+
+    def within(self, folder: Place) -> str | None:
+        """This place's path relative to `folder` ("" for the folder itself); None when it is not inside it."""
+        if folder.base != self.base:
+            return None
+        if not folder.path:
+            return None if self.outside else self.path
+        if self.path == folder.path:
+            return ""
+        prefix = folder.path + "/"
+        return self.path[len(prefix) :] if self.path.startswith(prefix) else None
+
+    def literal_folder(self) -> Place:
+        """For a glob, the folder its first wildcard segment is in; the place itself otherwise."""
+        if not self.glob:
+            return self
+        segments = self.path.split("/")
+        literal = next(index for index, segment in enumerate(segments) if _GLOB.search(segment))
+        return Place(self.base, "/".join(segments[:literal]))
+
+    def __str__(self) -> str:
+        if self.base == ROOT:
+            return "/" + self.path
+        if self.base in (WORKSPACE, CONTEXT):
+            return self.path or "."
+        head = _WRITTEN_BASE.get(self.base, self.base)
+        return f"{head}/{self.path}" if self.path else head
+
+
+def _normalised(base: str, path: str) -> str:
+    joined = posixpath.normpath(path) if path else "."
+    if base == ROOT and joined.startswith(".."):
+        joined = posixpath.normpath("/" + joined).lstrip("/") or "."  # `/..` is `/`
+    return "" if joined == "." else joined
+
+
+def written(place: Place) -> str:
+    """The place as a shell word that reads back as the same place (`$GITHUB_WORKSPACE/x`, `/opt/x`)."""
+    if place.base == ROOT:
+        return "/" + place.path
+    head = _WRITTEN_BASE.get(place.base)
+    if head is None:
+        return "$" + place.base.replace(":", "_").upper()  # a base no script can name: reads back as unknown
+    return f"{head}/{place.path}" if place.path else head
+
+
+@dataclass
+class Scope:
+    """What a word is read against: the working directory (None: unknown) and the variables known there.
+
+    A variable mapped to None is known to be unknown (assigned from something that cannot be read), which hides
+    a value of the same name from an outer scope.
+    """
+
+    cwd: Place | None
+    variables: dict[str, str | None] = field(default_factory=dict)
+
+    def copy(self) -> Scope:
+        return Scope(self.cwd, dict(self.variables))
+
+    def _value(self, match: re.Match[str]) -> str:
+        name = match.group(match.lastgroup or 0)
+        known = self.variables.get(name)
+        return match.group(0) if known is None else known
+
+    def place(self, text: str, cwd: Place | None = None) -> Place | None:
+        """The place a word names, relative to `cwd` (the scope's own when None); None when it cannot be known."""
+        expanded = self.expand(text)
+        if expanded is None:
+            return None
+        return place_of(expanded, cwd if cwd is not None else self.cwd)
+
+    def where(self, text: str, cwd: Place | None = None) -> Place | None:
+        """Where a command that writes to the place a word names may have written: that place, or when part of it
+        cannot be known, the deepest folder that can (`/tmp/${ARCHIVE}` is somewhere in `/tmp`); None when no
+        folder of it can be known."""
+        found = self.place(text, cwd)
+        if found is not None:
+            return found
+        expanded = self.expand(text)
+        if expanded is None:
+            return None
+        base = next((m.end() for pattern, _ in _BASE_TOKENS if (m := pattern.match(expanded)) is not None), 0)
+        unknown = _UNKNOWN.search(expanded, base)
+        if unknown is None or "/" not in expanded[base : unknown.start()]:
+            return None
+        folder = self.place(expanded[: unknown.start()].rsplit("/", 1)[0] or "/", cwd)
+        return folder if folder is not None and (folder.path or folder.base != ROOT) else None
+
+    def expand(self, text: str) -> str | None:
+        """The text with the variables this scope knows substituted; None when one it does not know remains
+        in a part that is not a base (`$GITHUB_WORKSPACE`, `$HOME` and the like stay for `place_of`)."""
+        if self.cwd is not None and _CWD.search(text):
+            text = _CWD.sub(lambda _: written(self.cwd) if self.cwd is not None else "", text)
+        for _ in range(_MAX_SUBSTITUTIONS):
+            substituted = _ENV_EXPRESSION.sub(self._value, _VARIABLE.sub(self._value, text))
+            if substituted == text:
+                break
+            text = substituted
+        return text
+
+
+def place_of(text: str, cwd: Place | None) -> Place | None:
+    """The place an expanded word names; None for what cannot be known: a variable or expression left in it,
+    a relative path where the working directory is unknown, an empty word, a URL."""
+    if not text or "://" in text:
+        return None
+    base: str | None = None
+    rest = text
+    for pattern, name in _BASE_TOKENS:
+        match = pattern.match(text)
+        if match is not None:
+            base, rest = name, text[match.end() :].lstrip("/")
+            break
+    if _UNKNOWN.search(rest) or (base is None and rest.startswith("~")):
+        return None  # a variable left, or `~user`
+    glob = bool(_GLOB.search(rest))
+    if base is None:
+        if rest.startswith("/"):
+            base, rest = ROOT, rest.lstrip("/")
+        elif cwd is None:
+            return None
+        else:
+            base, rest = cwd.base, posixpath.join(cwd.path, rest)
+    return Place(base, _normalised(base, rest), glob)

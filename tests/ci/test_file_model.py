@@ -1,0 +1,348 @@
+"""The file model: what each step, command and Dockerfile instruction puts where, and what a read resolves to."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from ci_checks import source, yamlpos
+from ci_checks.context import RepositoryContext
+from ci_checks.diagnostics import Span
+from ci_checks.loading import Workspace
+from ci_checks.model import Workflow
+from ci_checks.model.files.effects import GitOperation, Output, Write, command_effects
+from ci_checks.model.files.flow import Flow, Walker
+from ci_checks.model.files.jobs import JobFlow, job_flow
+from ci_checks.model.files.places import HOME, ROOT, TEMP, WORKSPACE, Place, Scope, place_of
+from ci_checks.model.files.python import PathMention, path_mentions
+from ci_checks.model.files.repository import UNSURE, RepositoryFiles
+from ci_checks.repository import Repository
+from ci_checks.shell import parse_fragment
+
+W = Place(WORKSPACE)
+
+
+def _flow(script: str, start: Place | None = W, variables: dict[str, str | None] | None = None) -> Flow:
+    flow = Flow()
+    Walker(flow, None).script(parse_fragment(script), Scope(start, dict(variables or {})))
+    return flow
+
+
+def _writes(script: str, start: Place | None = W) -> list[tuple[str, str | None]]:
+    flow = _flow(script, start)
+    return [
+        (event.effect.kind, str(event.effect.place) if event.effect.place is not None else None)
+        for event in flow.writes
+        if isinstance(event.effect, Write)
+    ]
+
+
+def _job(steps: str, top: str = "") -> JobFlow:
+    """The flow of a job with these steps (YAML indented by six spaces), in a workflow with `top` keys."""
+    text = f"on: push\n{top}jobs:\n  job:\n    runs-on: ubuntu-latest\n    steps:\n{steps}"
+    document = yamlpos.parse(source.decode(".github/workflows/ci.yml", text.encode()))
+    workflow = Workflow.from_document(document)
+    assert workflow is not None
+    return job_flow(workflow.jobs["job"])
+
+
+def _files(root: Path) -> RepositoryFiles:
+    context = RepositoryContext(Workspace(Repository(root)), [], lambda path: True)
+    return context.files
+
+
+@pytest.mark.parametrize(
+    ("text", "cwd", "expected"),
+    [
+        ("scripts/x.sh", W, Place(WORKSPACE, "scripts/x.sh")),
+        ("$GITHUB_WORKSPACE/a/../b", None, Place(WORKSPACE, "b")),
+        ("${{ github.workspace }}/b", None, Place(WORKSPACE, "b")),
+        ("${GITHUB_WORKSPACE}", None, Place(WORKSPACE)),
+        ("/opt/x/", None, Place(ROOT, "opt/x")),
+        ("~/cache", None, Place(HOME, "cache")),
+        ("${{ runner.temp }}/p", None, Place(TEMP, "p")),
+        ("../../x", Place(WORKSPACE, "ci"), Place(WORKSPACE, "../x")),
+        ("/../etc", None, Place(ROOT, "etc")),
+        ("patches/*.patch", W, Place(WORKSPACE, "patches/*.patch", glob=True)),
+        ("x.sh", None, None),
+        ("$OTHER/x.sh", W, None),
+        ("~user/x", W, None),
+        ("a/${{ matrix.arch }}/b", W, None),
+        ("https://example.com/x.sh", W, None),
+        ("{a,b}/x", W, None),
+    ],
+)
+def test_a_word_names_a_place_or_nothing_that_can_be_known(text: str, cwd: Place | None, expected: Place) -> None:
+    assert place_of(text, cwd) == expected
+
+
+def test_variables_of_env_values_and_of_the_script_are_substituted() -> None:
+    scope = Scope(W, {"ROOT": "${{ github.workspace }}/src", "P": "$ROOT/p", "GONE": None})
+    assert scope.place("$P/x.patch") == Place(WORKSPACE, "src/p/x.patch")
+    assert scope.place("${{ env.ROOT }}/y") == Place(WORKSPACE, "src/y")
+    assert scope.place("$GONE/x") is None
+    flow = _flow('D=/opt/m\ncd "$D" && bash run.sh\nHERE=$(pwd)\ncd /\nbash "$HERE/b.sh"\n')
+    assert [str(read.reference.place) for read in flow.reads] == ["/opt/m", "/opt/m/run.sh", "/opt/m/b.sh"]
+
+
+@pytest.mark.parametrize(
+    ("script", "expected"),
+    [
+        ("git clone https://github.com/o/Megatron-LM.git", [("clone", "Megatron-LM")]),
+        ("git clone --depth 1 -b main https://x/o/r dir", [("clone", "dir")]),
+        ('git clone "$URL" "$DIR"', [("clone", None)]),
+        (
+            "curl -o /tmp/${ARCHIVE} https://x; ln -sf /usr/lib/${ARCH}/a.so.1 /usr/lib/${ARCH}/a.so",
+            [("download", "/tmp"), ("copy", "/usr/lib")],
+        ),
+        (
+            "curl -fsSLo tools/gen.sh https://x/gen.sh; curl -O https://x/a/b.tgz",
+            [("download", "tools/gen.sh"), ("download", "b.tgz")],
+        ),
+        (
+            "wget -q -O /tmp/x.patch https://x; wget -P dl https://x/y.tar.gz",
+            [("download", "/tmp/x.patch"), ("download", "dl/y.tar.gz")],
+        ),
+        (
+            "mkdir -p assets/ build && touch build/stamp",
+            [("create", "assets"), ("create", "build"), ("create", "build/stamp")],
+        ),
+        (
+            "cp -r patches /opt/p; cp a.txt b.txt out/; mv x y",
+            [("copy", "/opt/p"), ("copy", "out/a.txt"), ("copy", "out/b.txt"), ("copy", "y")],
+        ),
+        (
+            "tar -xzf a.tgz -C deps; tar czf out.tgz src; unzip -q w.zip -d wheels",
+            [("unpack", "deps"), ("create", "out.tgz"), ("unpack", "wheels")],
+        ),
+        ('echo "x=1" >> "$GITHUB_OUTPUT"; echo hi > /dev/null 2>&1; echo a > notes.txt', [("create", "notes.txt")]),
+        (
+            "python tools/download.py --assets-dir ./assets --out=build/x",
+            [("named", "tools/download.py"), ("named", "assets"), ("named", "build/x")],
+        ),
+        ("echo ok; pip install -e .; command -v rustup; apt-get install -y x", []),
+        ("cd build && make -j8 && cmake --build out", [("named", "build"), ("named", "build"), ("named", "build/out")]),
+        ("cd /opt/other && git fetch origin pr && git checkout -f FETCH_HEAD", [("git", "/opt/other")]),
+        ("gh release download v1 -D bin; gh repo clone o/tools", [("download", "bin"), ("clone", "tools")]),
+    ],
+)
+def test_what_commands_write(script: str, expected: list[tuple[str, str | None]]) -> None:
+    assert _writes(script) == expected
+
+
+def test_git_operations_name_the_folder_and_ref() -> None:
+    command = next(iter(parse_fragment("git -C /opt/m fetch origin refs/pull/1/head").commands()))
+    assert list(command_effects(command, Scope(W))) == [GitOperation("fetch", Place(ROOT, "opt/m"), "refs/pull/1/head")]
+    flow = _flow("cd /opt/m\ngit checkout -f FETCH_HEAD\ngit log -1\n")
+    operations = [event.effect for event in flow.git_operations]
+    assert operations == [GitOperation("checkout", Place(ROOT, "opt/m"), "FETCH_HEAD")]
+
+
+def test_outputs_written_to_the_runner_files_are_read() -> None:
+    flow = _flow('echo "dockerfile=./docker/Dockerfile.ci" | tee -a "$GITHUB_OUTPUT"\necho "X=/opt/x" >> $GITHUB_ENV\n')
+    outputs = [event.effect for event in flow.events if isinstance(event.effect, Output)]
+    assert outputs == [Output("dockerfile", "./docker/Dockerfile.ci", False), Output("X", "/opt/x", True)]
+
+
+def test_the_working_directory_follows_subshells_branches_stacks_and_functions() -> None:
+    script = """
+(cd sub && bash a.sh)
+bash b.sh
+pushd /opt/x; bash c.sh; popd
+bash d.sh
+if [ -n "$X" ]; then cd elsewhere; fi
+bash e.sh
+setup() { cd /srv && bash f.sh; }
+cd "$GITHUB_WORKSPACE/ci"
+setup
+bash g.sh
+echo x | (cd /tmp && cat)
+bash h.sh
+"""
+    shown = [str(read.reference.place) for read in _flow(script).reads if read.reference.kind == "script"]
+    assert shown == ["sub/a.sh", "b.sh", "/opt/x/c.sh", "d.sh", "/srv/f.sh", "/srv/g.sh", "/srv/h.sh"]
+
+
+def test_a_shell_fed_a_here_document_runs_it_in_a_process_of_its_own() -> None:
+    flow = _flow(
+        "bash -ex <<'EOF'\ncd /opt/m\ngit apply /tmp/a.patch\nEOF\nbash x.sh\nsudo bash -c 'cd /y' <<EOF\nz\nEOF\n"
+    )
+    assert [str(read.reference.place) for read in flow.reads] == ["/opt/m", "/tmp/a.patch", "x.sh"]
+    (patch,) = [read for read in flow.reads if read.reference.kind == "patch"]
+    text = "bash -ex <<'EOF'\ncd /opt/m\ngit apply /tmp/a.patch"
+    assert patch.reference.span.column == text.index("/tmp/a.patch") + 1  # a fragment counts columns from its start
+
+
+def test_standard_input_is_not_a_file() -> None:
+    script = "python3 - <<'PY'\nprint(1)\nPY\npython - \"$A\" <<EOF\nx\nEOF\nbash -s < setup.sh\ncurl -sSL u | bash -\n"
+    assert [read.reference.kind for read in _flow(script).reads] == []
+
+
+def test_a_read_resolves_through_copies_to_the_repository_file() -> None:
+    flow = Flow()
+    flow.note(Write("checkout", W, this_repository=True), Span.point("x"), None, None)
+    Walker(flow, None).script(
+        parse_fragment("cp -r $GITHUB_WORKSPACE/patches /opt/p\ncd /opt/m && git apply /opt/p/fix.patch\n"),
+        Scope(W),
+    )
+    (read,) = [read for read in flow.reads if read.reference.kind == "patch"]
+    assert flow.origin(read.reference.place, read.seq).repository_path == "patches/fix.patch"
+    assert flow.origin(Place(ROOT, "opt/q/fix.patch"), read.seq).write is None
+    Walker(flow, None).script(parse_fragment("mkdir -p /srv/x && cp -r patches /srv/x"), Scope(W))
+    into = flow.origin(Place(ROOT, "srv/x/patches/fix.patch"), flow.end)
+    assert into.repository_path == "patches/fix.patch"  # copied into a folder that was there
+    Walker(flow, None).script(parse_fragment("cp a.sh /srv/$D/b.sh"), Scope(W))
+    somewhere = flow.origin(Place(ROOT, "srv/x/patches/fix.patch"), flow.end)
+    assert (somewhere.kind, somewhere.repository_path) == ("copy", None)  # anything in /srv may have changed
+
+
+def test_another_repositorys_checkout_and_working_directory_are_not_this_repository() -> None:
+    flow = _job("""\
+      - uses: actions/checkout@v4
+        with: {repository: NVIDIA/Megatron-LM, path: megatron}
+      - working-directory: megatron
+        run: pip install -e . && bash tools/x.sh
+      - run: git clone https://github.com/o/dep dep && cd dep && pip install -e .
+      - uses: actions/checkout@v4
+      - run: bash scripts/test.sh
+""")
+    origins = [(str(read.reference.place), flow.origin(read.reference.place, read.seq)) for read in flow.reads]
+    assert [(place, origin.kind, origin.repository_path) for place, origin in origins] == [
+        ("megatron", "checkout", None),
+        ("megatron/tools/x.sh", "checkout", None),
+        ("dep", "clone", None),
+        ("dep", "clone", None),
+        ("scripts/test.sh", "checkout", "scripts/test.sh"),
+    ]
+
+
+def test_env_and_outputs_flow_between_steps_and_builds_find_their_dockerfile() -> None:
+    flow = _job(
+        """\
+      - uses: actions/checkout@v4
+      - id: pick
+        run: |
+          echo "dockerfile=./docker/Dockerfile.ci.lts" | tee -a "$GITHUB_OUTPUT"
+          echo "PATCHES=$GITHUB_WORKSPACE/patches" >> "$GITHUB_ENV"
+      - run: git apply "$PATCHES/a.patch"
+      - uses: docker/build-push-action@v6
+        with: {file: "${{ steps.pick.outputs.dockerfile }}", context: .}
+      - uses: docker/build-push-action@v6
+        with: {file: docker/Dockerfile.git}
+      - run: docker build -f Dockerfile.rocm "$CTX"
+        working-directory: docker
+""",
+        top='env: {CTX: "${{ github.workspace }}/docker"}\n',
+    )
+    (read,) = [read for read in flow.reads if read.reference.kind == "patch"]
+    assert flow.origin(read.reference.place, read.seq).repository_path == "patches/a.patch"
+    assert [([str(p) for p in b.dockerfiles], str(b.context), b.git_context) for b in flow.builds] == [
+        (["docker/Dockerfile.ci.lts"], ".", False),
+        (["docker/Dockerfile.git"], ".", True),
+        (["docker/Dockerfile.rocm"], "docker", False),
+    ]
+
+
+def test_a_step_of_unknown_effect_makes_only_the_workspace_unknown() -> None:
+    flow = _job("""\
+      - run: cd /opt/other && git fetch origin x && git checkout FETCH_HEAD
+      - run: bash a.sh
+      - uses: some/action@v1
+        with: {out: reports/}
+      - run: bash b.sh
+""")
+    origins = [
+        flow.origin(read.reference.place, read.seq).kind for read in flow.reads if read.reference.kind == "script"
+    ]
+    assert origins == [None, "opaque"]
+    b = flow.reads[-1]
+    assert flow.origin(b.reference.place, b.seq, UNSURE).write is None
+    assert flow.origin(Place(WORKSPACE, "reports/r.xml"), flow.end, UNSURE).kind == "named"
+
+
+@pytest.fixture
+def seed_shape(make_repo: Callable[[dict[str, str | bytes]], Path]) -> Path:
+    return make_repo(
+        {
+            ".github/workflows/image.yml": (
+                "on: push\njobs:\n  image:\n    runs-on: ubuntu-latest\n    steps:\n"
+                "      - uses: actions/checkout@v4\n"
+                "      - run: mkdir -p assets && docker build -f docker/Dockerfile.rocm -t x .\n"
+            ),
+            "docker/Dockerfile.rocm": (
+                "FROM rocm/pytorch:latest AS base\n"
+                "RUN git clone https://github.com/o/Megatron-LM /opt/Megatron-LM\n"
+                "COPY docker/amd_patch/latest/megatron.patch /tmp/amd_patch/megatron.patch\n"
+                "COPY docker/amd_patch/ /tmp/all/\n"
+                "COPY assets/ /opt/data/\n"
+                "WORKDIR /opt/Megatron-LM\n"
+                "RUN git apply /tmp/amd_patch/megatron.patch && git apply /tmp/all/sglv0.5.10/megatron.patch\n"
+                "FROM base\n"
+                "RUN --mount=type=bind,source=docker/extra,target=/mnt/extra bash /mnt/extra/run.sh\n"
+                "COPY --from=base /tmp/amd_patch /patches\n"
+                "RUN git apply /patches/megatron.patch && git apply /tmp/none.patch\n"
+                'RUN bash -ex <<"EOF"\n'
+                "    cd /opt/Megatron-LM\n"
+                "    git apply --check /tmp/all/sglv0.5.10/megatron.patch\n"
+                "EOF\n"
+            ),
+            "docker/amd_patch/latest/megatron.patch": "diff\n",
+            "docker/amd_patch/sglv0.5.10/megatron.patch": "diff\n",
+        }
+    )
+
+
+def test_dockerfile_reads_resolve_through_copies_stages_and_mounts(seed_shape: Path) -> None:
+    files = _files(seed_shape)
+    (built,) = files.images("docker/Dockerfile.rocm")
+    assert built.context == ""
+    resolved = [
+        (str(read.reference.place), flow.origin(read.reference.place, read.seq).repository_path)
+        for flow in built.flows
+        for read in flow.reads
+        if read.reference.kind in ("patch", "script")
+    ]
+    assert resolved == [
+        ("/tmp/amd_patch/megatron.patch", "docker/amd_patch/latest/megatron.patch"),
+        ("/tmp/all/sglv0.5.10/megatron.patch", "docker/amd_patch/sglv0.5.10/megatron.patch"),
+        ("/mnt/extra/run.sh", "docker/extra/run.sh"),
+        ("/patches/megatron.patch", "docker/amd_patch/latest/megatron.patch"),
+        ("/tmp/none.patch", None),
+        ("/tmp/all/sglv0.5.10/megatron.patch", "docker/amd_patch/sglv0.5.10/megatron.patch"),
+    ]
+    (build,) = files.builds_of("docker/Dockerfile.rocm")
+    assert build.made(Place("context", "assets")) and not build.made(Place("context", "docker"))
+    assert Place(ROOT, "opt/Megatron-LM") in files.image_places
+
+
+def test_python_names_only_literal_paths_and_anchored_globs() -> None:
+    text = """
+import glob, os
+from pathlib import Path
+ROOT = Path(__file__).resolve().parent.parent
+PATCHES = ROOT / "docker" / "patches"
+def apply(name):
+    for p in glob.glob(f"{name}/*"):
+        pass
+    for p in PATCHES.glob("*.patch"):
+        pass
+    for p in sorted((ROOT / "third").rglob("*.diff")):
+        pass
+    return os.path.join(os.path.dirname(__file__), "fix.patch"), "utf-8", f"{name}.patch", "a/b.patch"
+"""
+    found = path_mentions(source.decode("ci/apply.py", text.encode()), "ci/apply.py")
+    assert PathMention("docker/patches/*.patch", True, True) in found
+    assert PathMention("third/**/*.diff", True, True) in found
+    assert PathMention("ci/fix.patch", True, False) in found
+    assert PathMention("a/b.patch", False, False) in found
+    assert not any(mention.glob and not mention.anchored for mention in found)
+    assert not any("utf-8" in mention.path or "name" in mention.path for mention in found)
+
+
+def test_a_function_is_followed_a_bounded_number_of_times() -> None:
+    """A function that calls itself, or is called by calls that repeat, is walked at most 16 times: a script cannot
+    make the walk grow without bound."""
+    reads = _flow("g() { bash x.sh; g; g; g; }\nf() { g; g; g; g; g; g; g; g; g; g; }\nf\nf\nf\n").reads
+    assert 1 <= len(reads) <= 16
