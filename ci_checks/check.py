@@ -71,15 +71,22 @@ def run(
     for index, (relative, kind) in enumerate(named):
         say(f"reading {index + 1}/{len(named)}: {relative}")
         targets.append(workspace.load(relative, kind))
-    # The linters start as soon as the files they read are known: they take longer than everything below.
-    linters = _start_linters(plan, [file for file in targets if file.kind in YAML_KINDS], repository)
+    context = RepositoryContext(
+        workspace,
+        targets,
+        request.covers,
+        config.runners,
+        config.fix_timeout_minutes,
+        plan.backend_settings.config_source,
+    )
+    # The linters start as soon as the files they read and the runners are known: they take longer than the rest.
+    linters = _start_linters(plan, [file for file in targets if file.kind in YAML_KINDS], repository, context)
     if linters is not None:
         say(f"running {', '.join(plan.backends)} beside ci-checks' own rules")
     found_by_policy: list[Diagnostic] = []
     try:
         for target in targets:
             found.extend(_check_file(target, plan.rules, outcome))
-        context = RepositoryContext(workspace, targets, request.covers, config.runners, config.fix_timeout_minutes)
         found.extend(_check_repository(context, plan.rules, outcome))
         if plan.policy_rules:
             from ci_checks import policy
@@ -159,12 +166,16 @@ class _Linters:
         return self._found
 
 
-def _start_linters(plan: Plan, files: list[LoadedFile], repository: Repository) -> _Linters | None:
+def _start_linters(
+    plan: Plan, files: list[LoadedFile], repository: Repository, context: RepositoryContext
+) -> _Linters | None:
     if not plan.backends:
         return None
     from ci_checks.backends.external import run_backends  # the linters' modules, only when one runs
 
     names, settings = plan.backends, plan.backend_settings
+    if "actionlint" in names:  # the runners' labels, configured and inferred, are actionlint's self-hosted ones
+        settings = dataclasses.replace(settings, runner_labels=context.runners.labels)
     return _Linters(lambda: run_backends(names, files, repository.root, settings, repository))
 
 

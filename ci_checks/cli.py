@@ -802,7 +802,7 @@ def _plan(args: argparse.Namespace, settings: config.Config, cache_folder: Path 
         selection,
         policy_rules,
         backends,
-        BackendSettings(binaries, args.backend_timeout, cache_folder, settings.runners.labels),
+        BackendSettings(binaries, args.backend_timeout, cache_folder),
         args.max_file_size or settings.max_file_size or DEFAULT_MAX_BYTES,
         args.report_unused_ignores,
     )

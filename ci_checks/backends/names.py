@@ -15,6 +15,8 @@ if TYPE_CHECKING:
     from ci_checks.config_source import ConfigSource
 
 BACKENDS: tuple[str, ...] = ("actionlint", "shellcheck", "zizmor")
+ACTIONLINT_CONFIGS = (".github/actionlint.yaml", ".github/actionlint.yml")
+"""Where a repository keeps actionlint's configuration, in the order actionlint looks."""
 
 
 def backend_names(value: str | list[str]) -> list[str]:
@@ -56,6 +58,7 @@ class BackendSettings:
     cache_folder: Path | None = None
     """Where findings are kept between runs (see `ResultCache`); None keeps nothing."""
     runner_labels: tuple[str, ...] = ()
-    """Self-hosted runner labels (the configuration's `runners:`), added to actionlint's known labels."""
+    """Self-hosted runner labels (of the runner inventory, configured and inferred), added to actionlint's known
+    labels."""
     config_source: ConfigSource | None = None
     """Where the linters' configurations are read from (default: the checked repository's work tree)."""
