@@ -25,6 +25,7 @@ RULE_NAMES = (
     "cc044_unknown_runner_label",
     "cc045_untrusted_self_hosted",
     "cc046_gpu_container_devices",
+    "cc049_concurrency_collision",
     "cc090_backend_unavailable",
     "cc091_backend_failed",
     "cc092_linter_config",
