@@ -21,8 +21,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 
 from ci_checks.diagnostics import Span
-from ci_checks.model.evaluation import UNKNOWN, Scope, Value, evaluate, expression, truthy
-from ci_checks.model.expressions import condition
+from ci_checks.model.evaluation import Scope, Value, called, evaluate, holds, truthy
 from ci_checks.model.values import mapping, string_list
 from ci_checks.model.workflow import Job, Trigger, Workflow
 from ci_checks.yamlpos import Mapping, Node, Scalar, Sequence
@@ -123,23 +122,14 @@ def _holders(
     for job in workflow.jobs.values():
         job_scope = replace(scope, job=job.id)
         test = job.if_.text if job.if_ is not None else None
-        if test is not None and truthy(expression(condition(test), job_scope)) is False:
+        if test is not None and holds(test, job_scope) is False:
             continue  # the job does not run for this event
         if job.concurrency is not None:
             yield from _holder(workflow, job, job.concurrency, job_scope, calls)
         callee = by_path.get(job.uses.path) if job.uses is not None and job.uses.kind == "local" else None
         if callee is None or callee.workflow_call is None or len(calls) >= _MAX_DEPTH or job in calls:
             continue
-        inputs: dict[str, Value] = {}
-        for name, declared in callee.workflow_call.inputs.items():
-            passed = job.with_.get(name)
-            written = passed if passed is not None else declared.default
-            value: Value = None
-            if written is not None:
-                value = evaluate(written.text, job_scope) if written.text is not None else UNKNOWN
-            inputs[name.lower()] = value
-        instance = f"{scope.instance}/{job.id}"
-        yield from _holders(callee, replace(scope, inputs=inputs, job=None, instance=instance), (*calls, job), by_path)
+        yield from _holders(callee, called(job, callee, scope), (*calls, job), by_path)
 
 
 def _holder(workflow: Workflow, job: Job | None, node: Node, scope: Scope, calls: tuple[Job, ...]) -> Iterator[Holder]:

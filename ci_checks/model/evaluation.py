@@ -26,10 +26,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
+from itertools import count
 
-from ci_checks.model.expressions import EXPRESSION
+from ci_checks.model.expressions import EXPRESSION, condition
+from ci_checks.model.workflow import Job, Workflow
+from ci_checks.yamlpos import Node, Scalar
 
 
 class _Unknown(Enum):
@@ -84,6 +87,7 @@ _PAYLOAD: dict[str, frozenset[str]] = {
 }
 """Which events' payloads hold a field of `github.event`: elsewhere it is null."""
 _RUN = ("run_id", "run_number", "run_attempt")
+_FRESH = count()
 _NOT_STATIC = ("matrix", "steps", "strategy", "env", "secrets", "runner", "job", "jobs")
 
 
@@ -91,7 +95,8 @@ _NOT_STATIC = ("matrix", "steps", "strategy", "env", "secrets", "runner", "job",
 class Scope:
     """Where an expression is evaluated: the run that one event started, as far as it can be told."""
 
-    event: str
+    event: str | None
+    """The event that started the run; None where it may be any of several."""
     workflow: str
     """`github.workflow`: the name of the workflow the event started (a reusable workflow's is its caller's)."""
     run: str
@@ -211,7 +216,7 @@ def _github(rest: list[str], scope: Scope) -> Value:
         if name == "workflow":
             return scope.workflow
         if name == "event_name":
-            return scope.event
+            return scope.event if scope.event is not None else Text((_github_symbol(name),))
         if name == "job":
             return scope.job if scope.job is not None else UNKNOWN
         if name in _RUN:
@@ -219,6 +224,8 @@ def _github(rest: list[str], scope: Scope) -> Value:
         if name == "workflow_ref":
             return Text((_github_symbol("repository"), f"/{scope.run}@", _github_symbol("ref")))
         if name in ("head_ref", "base_ref"):
+            if scope.event is None:
+                return Text((_github_symbol(name, None),))
             return Text((_github_symbol(name),)) if scope.event in PULL_REQUEST_EVENTS else ""
         if name == "ref" and scope.event in PULL_REQUEST_EVENTS:
             return Text(("refs/pull/", _github_symbol("event.number"), "/merge"))
@@ -231,8 +238,10 @@ def _github(rest: list[str], scope: Scope) -> Value:
     if not payload:
         return UNKNOWN
     events = _PAYLOAD.get(payload[0])
-    if events is not None and scope.event not in events:
+    if events is not None and scope.event is not None and scope.event not in events:
         return None
+    if scope.event is None:
+        events = None  # set for some of the events, perhaps
     if payload[0] == "inputs":
         return context(["inputs", *payload[1:]], scope) if len(payload) == 2 else UNKNOWN
     written = "event." + ".".join(payload)
@@ -374,11 +383,15 @@ class _Parser:
 
 def _or(left: Value, right: Value) -> Value:
     decided = truthy(left)
+    if decided is None and truthy(right):
+        return _undecided("||", left, right, truthy=True)
     return left if decided else right if decided is False else _undecided("||", left, right)
 
 
 def _and(left: Value, right: Value) -> Value:
     decided = truthy(left)
+    if decided is None and truthy(right) is False:
+        return right  # false either way; which false value, `left`'s or `right`'s, does not matter here
     return right if decided else left if decided is False else _undecided("&&", left, right)
 
 
@@ -391,13 +404,14 @@ def _compare(operator: str, left: Value, right: Value) -> Value:
     return _undecided(operator, left, right)
 
 
-def _undecided(operator: str, *operands: Value) -> Value:
+def _undecided(operator: str, *operands: Value, truthy: bool | None = None) -> Value:
     """An operation on symbols that cannot be decided here: the same wherever its operands are the same."""
     if any(operand is UNKNOWN for operand in operands):
-        return UNKNOWN
+        # Nothing to compare it with, but its truth is known: a symbol no other value shares.
+        return Text((Symbol(f"?{next(_FRESH)}", True, "…"),)) if truthy else UNKNOWN
     name = f" {operator} ".join(_key(operand) for operand in operands)
     shown = f" {operator} ".join(_shown(operand) for operand in operands)
-    return Text((Symbol(f"({name})", None, f"({shown})" if len(operands) > 1 else f"{operator}{shown}"),))
+    return Text((Symbol(f"({name})", truthy, f"({shown})" if len(operands) > 1 else f"{operator}{shown}"),))
 
 
 def _key(value: Value) -> str:
@@ -485,3 +499,32 @@ def written(value: Value) -> str:
     if isinstance(text, str):
         return text
     return "".join(part if isinstance(part, str) else "${{ " + part.shown + " }}" for part in text.parts)
+
+
+def called(job: Job, callee: Workflow, scope: Scope) -> Scope:
+    """The scope of the reusable workflow `job` calls, in the caller's `scope`: its inputs what the call passes
+    (evaluated there), else their defaults."""
+    inputs: dict[str, Value] = {}
+    declared = callee.workflow_call.inputs if callee.workflow_call is not None else {}
+    for name, item in declared.items():
+        passed = job.with_.get(name)
+        given = passed if passed is not None else item.default
+        inputs[name.lower()] = _given(given.value, scope) if given is not None else None
+    return replace(scope, inputs=inputs, job=None, instance=f"{scope.instance}/{job.id}")
+
+
+def _given(node: Node, scope: Scope) -> Value:
+    """An input's value as written: YAML's own (`true`, `3`) unless it is an expression."""
+    if not isinstance(node, Scalar):
+        return UNKNOWN
+    if "${{" in node.value:
+        return evaluate(node.value, scope)
+    resolved = node.resolved
+    if isinstance(resolved, bool | str) or resolved is None:
+        return resolved
+    return float(resolved) if isinstance(resolved, int | float) else node.value
+
+
+def holds(test: str, scope: Scope) -> bool | None:
+    """Whether an `if:` holds in `scope` (None: it cannot be told)."""
+    return truthy(expression(condition(test), scope))

@@ -26,6 +26,7 @@ RULE_NAMES = (
     "cc045_untrusted_self_hosted",
     "cc046_gpu_container_devices",
     "cc049_concurrency_collision",
+    "cc050_reusable_call_contract",
     "cc090_backend_unavailable",
     "cc091_backend_failed",
     "cc092_linter_config",
