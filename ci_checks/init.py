@@ -44,7 +44,10 @@ def starter(repository: Repository) -> str:
     return f"""# ci-checks configuration: README.md of ci-checks documents every key.
 version: 1
 
-# Rules to run (default: all, less the linters' info-level notes) and to leave out:
+# Which linter findings to keep: correctness (the default: what breaks or exposes), security (and the hardening
+# advice: unpinned actions, permissions), all (and the linters' info-level notes).
+# profile: security
+# Rules to run (default: the profile's) and to leave out:
 # select: [CC0, CC1, AL, SC, ZZ]
 # ignore: [mangled-number]
 # severity: {{ZZ-unpinned-uses: warning}}

@@ -15,6 +15,10 @@ if TYPE_CHECKING:
     from ci_checks.config_source import ConfigSource
 
 BACKENDS: tuple[str, ...] = ("actionlint", "shellcheck", "zizmor")
+PROFILES = ("correctness", "security", "all")
+"""Which of the linters' findings a run keeps (see `ci_checks.settings`): what breaks or exposes; that and the
+hardening advice; everything."""
+DEFAULT_PROFILE = "correctness"
 ACTIONLINT_CONFIGS = (".github/actionlint.yaml", ".github/actionlint.yml")
 """Where a repository keeps actionlint's configuration, in the order actionlint looks."""
 
