@@ -128,27 +128,30 @@ ZIZMOR_AUDITS = frozenset(
 """zizmor's audits (1.33), as `ZZ-<audit>` names them."""
 HARDENING = frozenset(
     [
-        "adhoc-packages",
-        "anonymous-definition",
-        "archived-uses",
-        "concurrency-limits",
-        "dependabot-cooldown",
-        "dependabot-execution",
-        "excessive-permissions",
-        "misfeature",
-        "obfuscation",
+        # what is pinned, and to what
+        "unpinned-uses",
+        "unpinned-images",
+        "unpinned-tools",
+        "stale-action-refs",
         "ref-version-mismatch",
+        "archived-uses",
+        "self-repository",
+        # what a job may do, and with which secrets
+        "excessive-permissions",
+        "undocumented-permissions",
         "secrets-inherit",
         "secrets-outside-env",
         "self-hosted-runner",
-        "self-repository",
-        "stale-action-refs",
+        "concurrency-limits",
+        # how the workflow is written and kept up
+        "adhoc-packages",
+        "anonymous-definition",
+        "misfeature",
+        "obfuscation",
         "superfluous-actions",
-        "undocumented-permissions",
-        "unpinned-images",
-        "unpinned-tools",
-        "unpinned-uses",
         "use-trusted-publishing",
+        "dependabot-cooldown",
+        "dependabot-execution",
     ]
 )
 """zizmor's audits that advise hardening rather than find something exploitable now: in `security` and `all`."""
