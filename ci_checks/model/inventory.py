@@ -224,6 +224,12 @@ class Typo:
     label: Label
     meant: str
     elsewhere: tuple[Span, ...] = ()
+    askers: int = 0
+    """How many other jobs (or calls) ask for `meant`."""
+
+
+_Ask = tuple[str, str, tuple[str, ...]]
+"""One job's ask for a label: its workflow, its id, and the calls the label came through."""
 
 
 @dataclass
@@ -244,7 +250,7 @@ class Inference:
 def infer(workflows: Iterable[Workflow], resolver: RunnerResolver, declared: Iterable[str] = ()) -> Inference:
     """The inventory the workflows imply (see the module's documentation); `declared` are actionlint's labels."""
     declared = tuple(label.lower() for label in declared)
-    places: dict[str, dict[Span, Label]] = {}
+    asks: dict[str, dict[_Ask, Label]] = {}
     machines: dict[frozenset[str], _Machine] = {}
     for workflow in workflows:
         for job in workflow.jobs.values():
@@ -253,12 +259,13 @@ def infer(workflows: Iterable[Workflow], resolver: RunnerResolver, declared: Ite
             devices = _devices(job)
             for choice in resolver.runners(job).choices:
                 for label in choice.labels:
-                    places.setdefault(label.value.lower(), {}).setdefault(label.span, label)
+                    ask = (workflow.path, job.id, tuple(related.message for related in label.via))
+                    asks.setdefault(label.value.lower(), {}).setdefault(ask, label)
                 key = frozenset(label.value.lower() for label in choice.labels)
                 machines.setdefault(key, _Machine(choice.labels)).devices.update(devices)
     patterns = tuple(label for label in declared if any(char in label for char in "*?["))
     said = _Said({label for key in machines if "self-hosted" in key for label in key} | set(declared), patterns)
-    typos = _typos(places, {*GENERIC_LABELS, *declared}, said)
+    typos = _typos(asks, {*GENERIC_LABELS, *declared}, said)
     wrong = {value.lower() for _, value in typos}
     runners: list[Runner] = []
     names: set[str] = set()
@@ -332,27 +339,29 @@ def _rank(reading: NameReading) -> tuple[bool, bool, bool]:
     return (not (reading.gpu and reading.vendors), not reading.vendors, not reading.gpu)
 
 
-def _typos(places: dict[str, dict[Span, Label]], known: set[str], said: _Said) -> dict[tuple[Span, str], Typo]:
-    """The labels written at one place that read as typos of a label written at more places, or of a known one.
+def _typos(asks: dict[str, dict[_Ask, Label]], known: set[str], said: _Said) -> dict[tuple[Span, str], Typo]:
+    """The labels one job asks for that read as typos of a label more jobs ask for, or of a known one.
 
-    Two labels written once each are each other's only witness: neither is taken for the typo unless only one
-    of them names a GPU model that exists.
+    Jobs are counted, not places where a label is written: a list written once and aliased into three jobs
+    (`&gpu`, `*gpu`) is three asks, as it is written out three times. Two labels one job each asks for are each
+    other's only witness: neither is taken for the typo unless only one of them names a GPU model that exists.
     """
     found: dict[tuple[Span, str], Typo] = {}
-    for value, written in places.items():
-        if len(written) != 1 or not said.custom(value):
+    for value, asked in asks.items():
+        if len(asked) != 1 or not said.custom(value):
             continue
-        span, label = next(iter(written.items()))
-        for other in sorted(places, key=lambda other: -len(places[other])):
-            elsewhere = tuple(where for where in places[other] if where != span)
+        label = next(iter(asked.values()))
+        for other in sorted(asks, key=lambda other: -len(asks[other])):
+            elsewhere = [each for each in asks[other].values() if each.span != label.span]
             witnessed = len(elsewhere) > 1 or (elsewhere and _model_word(other) and not _model_word(value))
             if witnessed and mistyped(value, other):
-                found[(span, label.value)] = Typo(label, other, elsewhere)
+                spans = tuple(dict.fromkeys(each.span for each in elsewhere))
+                found[(label.span, label.value)] = Typo(label, other, spans, len(elsewhere))
                 break
         else:
             meant = next((word for word in sorted(known) if mistyped(value, word)), None)
             if meant is not None:
-                found[(span, label.value)] = Typo(label, meant)
+                found[(label.span, label.value)] = Typo(label, meant)
     return found
 
 

@@ -105,9 +105,9 @@ def _typos(context: RepositoryContext) -> Iterator[Diagnostic]:
 
 
 def _typo(job: str, typo: Typo, via: tuple[Related, ...], declared: tuple[str, ...]) -> Diagnostic:
-    count = len(typo.elsewhere)
+    count = typo.askers
     if count:
-        meant = f"which {count} other place{'s' if count > 1 else ''} ask{'' if count > 1 else 's'} for"
+        meant = f"which {count} other job{'s' if count > 1 else ''} ask{'' if count > 1 else 's'} for"
     elif typo.meant in (label.lower() for label in declared):
         meant = "which `.github/actionlint.yaml` declares"
     else:

@@ -301,9 +301,9 @@ def test_a_label_written_once_one_edit_from_a_label_written_elsewhere_is_a_typo(
     result = run_cli("check", root, "--select", "CC044")
     assert result.headers == [
         ".github/workflows/a.yml:5:38: CC044 job 'typo' asks for runner label `mi300`, which nothing else names; it "
-        "is one edit from `mi300x`, which 3 other places ask for, so no runner may carry it (did you mean `mi300x`?)",
+        "is one edit from `mi300x`, which 3 other jobs ask for, so no runner may carry it (did you mean `mi300x`?)",
         ".github/workflows/a.yml:6:21: CC044 job 'hosed' asks for runner label `self-hosed`, which nothing else "
-        "names; it is one edit from `self-hosted`, which 8 other places ask for, so no runner may carry it "
+        "names; it is one edit from `self-hosted`, which 8 other jobs ask for, so no runner may carry it "
         "(did you mean `self-hosted`?)",
     ]
     # The typo's job lands on no runner; the others, and the labels beside the typo, are known.
