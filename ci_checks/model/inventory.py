@@ -216,6 +216,14 @@ def _model_word(word: str) -> bool:
     return _COUNT.sub("", word) in KNOWN_MODELS
 
 
+def _plausible(label: str) -> int:
+    """How much a label reads as a runner's: a GPU model that exists (or a whole label of those), words that say
+    something (`4gpu`, `nvidia`), or nothing."""
+    if any(_model_word(word) for word in _WORDS.split(label)):
+        return 2
+    return 1 if read_name(label).telling else 0
+
+
 @dataclass(frozen=True)
 class Typo:
     """A label written at one place only, one edit from `meant`: a label written at `elsewhere`, or (with no
@@ -344,7 +352,8 @@ def _typos(asks: dict[str, dict[_Ask, Label]], known: set[str], said: _Said) -> 
 
     Jobs are counted, not places where a label is written: a list written once and aliased into three jobs
     (`&gpu`, `*gpu`) is three asks, as it is written out three times. Two labels one job each asks for are each
-    other's only witness: neither is taken for the typo unless only one of them names a GPU model that exists.
+    other's only witness: the typo is the one that reads as less (`4gup` beside `4gpu`, `mi305` beside `mi350`),
+    and where neither reads as more (`box-one`, `box-onee`), neither is taken for one.
     """
     found: dict[tuple[Span, str], Typo] = {}
     for value, asked in asks.items():
@@ -353,7 +362,7 @@ def _typos(asks: dict[str, dict[_Ask, Label]], known: set[str], said: _Said) -> 
         label = next(iter(asked.values()))
         for other in sorted(asks, key=lambda other: -len(asks[other])):
             elsewhere = [each for each in asks[other].values() if each.span != label.span]
-            witnessed = len(elsewhere) > 1 or (elsewhere and _model_word(other) and not _model_word(value))
+            witnessed = len(elsewhere) > 1 or (elsewhere and _plausible(other) > _plausible(value))
             if witnessed and mistyped(value, other):
                 spans = tuple(dict.fromkeys(each.span for each in elsewhere))
                 found[(label.span, label.value)] = Typo(label, other, spans, len(elsewhere))

@@ -51,54 +51,75 @@ group of its own: its caller's covers it.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from itertools import combinations, product
 
 from ci_checks.context import RepositoryContext
 from ci_checks.diagnostics import Diagnostic, Related, Severity, Span
-from ci_checks.model.concurrency import Holder, Run, co_occurring, runs
+from ci_checks.model.concurrency import Holder, co_occurring, runs
 from ci_checks.model.evaluation import same_text, written
 from ci_checks.repository import FileKind
 from ci_checks.rule import Rule
 
 
+@dataclass
+class _Clash:
+    """Two places that compute the same group, and where their runs meet."""
+
+    first: Holder
+    second: Holder
+    held: tuple[Holder, Holder] | None = None
+    """(outer, inner) when one is asked for inside what the other holds."""
+    runs: list[str] = field(default_factory=list)
+    """The runs in which they are asked for side by side."""
+    workflows: tuple[str, str] | None = None
+    events: list[str] = field(default_factory=list)
+    """The events for which the two workflows run at once."""
+    groups: dict[str, str] = field(default_factory=dict)
+    """The group as computed where they meet first: in a run of both (`run`), in runs of each (`across`)."""
+
+
 def check_repository(context: RepositoryContext) -> Iterator[Diagnostic]:
     workflows = [workflow for workflow in context.workflows if workflow.triggers]
     started = runs(workflows)
-    reported: set[frozenset[Span]] = set()
+    clashes: dict[frozenset[Span], _Clash] = {}
     for run in started.values():
         for first, second in combinations(run.holders, 2):
-            if same_text(first.group, second.group) and _in_one_run(first, second) and _new(first, second, reported):
-                yield _in_run(run, first, second)
+            if not same_text(first.group, second.group):
+                continue
+            if first.holds(second) or second.holds(first):
+                clash = clashes.setdefault(frozenset({first.span, second.span}), _Clash(first, second))
+                clash.held = (first, second) if first.holds(second) else (second, first)
+                clash.groups.setdefault("run", written(first.group))
+            elif _side_by_side(first, second):
+                clash = clashes.setdefault(frozenset({first.span, second.span}), _Clash(first, second))
+                _add(clash.runs, f"`{run.workflow.path}` (`{run.event}`)")
+                clash.groups.setdefault("run", written(first.group))
     for one, other in combinations(workflows, 2):
-        clashes: dict[frozenset[Span], tuple[Holder, Holder, list[str]]] = {}
         for event, other_event in co_occurring(one, other):
             mine, theirs = started[(one.path, event)].holders, started[(other.path, other_event)].holders
             for first, second in product(mine, theirs):
                 if same_text(first.group, second.group) and _may_cancel(first, second):
-                    shown = f"`{event}`" if event == other_event else f"`{event}` and `{other_event}`"
-                    clashes.setdefault(frozenset({first.span, second.span}), (first, second, []))[2].append(shown)
-        for first, second, events in clashes.values():
-            if _new(first, second, reported):
-                yield _across(one.path, other.path, first, second, events)
+                    clash = clashes.setdefault(frozenset({first.span, second.span}), _Clash(first, second))
+                    clash.workflows = clash.workflows or (one.path, other.path)
+                    clash.groups.setdefault("across", written(first.group))
+                    _add(clash.events, f"`{event}`" if event == other_event else f"`{event}` and `{other_event}`")
+    for clash in clashes.values():
+        yield _diagnostic(clash)
 
 
-def _new(first: Holder, second: Holder, reported: set[frozenset[Span]]) -> bool:
-    """Whether the pair of places is not reported yet (a pair collides for every event both run for)."""
-    key = frozenset({first.span, second.span})
-    if key in reported:
-        return False
-    reported.add(key)
-    return True
+def _add(listed: list[str], item: str) -> None:
+    if item not in listed:
+        listed.append(item)
 
 
 def _may_cancel(first: Holder, second: Holder) -> bool:
     return first.cancels is not False or second.cancels is not False
 
 
-def _in_one_run(first: Holder, second: Holder) -> bool:
-    """Whether two groups of one run clash: one held inside the other, or asked for side by side."""
-    if first.holds(second) or second.holds(first):
-        return True
+def _side_by_side(first: Holder, second: Holder) -> bool:
+    """Whether two groups of one run, neither held inside the other, are asked for at once where one cancels: in
+    jobs neither of which `needs` the other."""
     if not _may_cancel(first, second):
         return False
     ours, theirs = first.scope, second.scope
@@ -109,35 +130,37 @@ def _in_one_run(first: Holder, second: Holder) -> bool:
     return mine.id not in other.transitive_needs() and other.id not in mine.transitive_needs()
 
 
-def _in_run(run: Run, first: Holder, second: Holder) -> Diagnostic:
-    group = written(first.group)
-    if first.holds(second) or second.holds(first):
-        outer, inner = (first, second) if first.holds(second) else (second, first)
+def _diagnostic(clash: _Clash) -> Diagnostic:
+    group = clash.groups.get("run", "")
+    if clash.held is not None:
+        outer, inner = clash.held
         holder = "its caller's run" if inner.calls != outer.calls else "its own workflow's run"
         message = (
             f"{_place(inner)} asks for the concurrency group `{group}`, which {holder} already holds "
             f"({_place(outer)}): GitHub cancels it as a deadlock"
         )
-        related = [Related(outer.span, f"`{group}` held here"), *_calls(inner)]
-        return RULE.diagnostic(inner.span, message, related)
-    message = (
-        f"{_place(first)} and {_place(second)} run side by side in one run of `{run.workflow.path}` "
-        f"(`{run.event}`) and ask for the same concurrency group, `{group}`, with `cancel-in-progress`: "
-        "one cancels the other"
-    )
-    return RULE.diagnostic(second.span, message, [Related(first.span, f"`{group}` asked for here"), *_calls(second)])
+        return RULE.diagnostic(inner.span, message, [Related(outer.span, f"`{group}` held here"), *_calls(inner)])
+    first, second = clash.first, clash.second
+    runs = f"in one run of {_listed(clash.runs)}" if clash.runs else ""
+    if clash.workflows is not None:
+        one, other = clash.workflows
+        group = clash.groups["across"]
+        message = (
+            f"`{one}` and `{other}` both run for {_listed(clash.events)} and ask for the same concurrency group, "
+            f"`{group}`, with `cancel-in-progress`: the run that starts second cancels the other"
+        )
+        message += f"; so do they, side by side, {runs} (as `{clash.groups['run']}`)" if runs else ""
+    else:
+        message = (
+            f"{_place(first)} and {_place(second)} run side by side {runs} and ask for the same concurrency group, "
+            f"`{group}`, with `cancel-in-progress`: one cancels the other"
+        )
+    related = [Related(first.span, f"`{group}` asked for here")] if first.span != second.span else []
+    return RULE.diagnostic(second.span, message, [*related, *_calls(first), *_calls(second)])
 
 
-def _across(one: str, other: str, first: Holder, second: Holder, events: list[str]) -> Diagnostic:
-    group = written(second.group)
-    listed = ", ".join(events[:-1]) + (" and " if len(events) > 1 else "") + events[-1]
-    message = (
-        f"`{one}` and `{other}` both run for {listed} and ask for the same concurrency group, `{group}`, with "
-        "`cancel-in-progress`: the run that starts second cancels the other"
-    )
-    related = [Related(first.span, f"`{group}` in `{one}`")] if first.span != second.span else []
-    related += [*_calls(first), *_calls(second)]
-    return RULE.diagnostic(second.span, message, related)
+def _listed(items: list[str]) -> str:
+    return ", ".join(items[:-1]) + (" and " if len(items) > 1 else "") + items[-1]
 
 
 def _place(holder: Holder) -> str:
