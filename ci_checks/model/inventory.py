@@ -19,9 +19,9 @@ from what the repository says about it:
   whose, beside a GPU or `self-hosted` (`aws-linux-scale-rocm-prod` builds for
   ROCm; nothing says it has a GPU). `gpu` with no vendor named is NVIDIA.
 
-A label written at one place only, one edit from a label written elsewhere
-(`mi300` beside `mi300x`), is taken for a typo (`Inference.typos`), not for a
-runner: the labels around it are where runners are, and the rules say so.
+A label one job asks for, one edit from a label other jobs ask for (`mi300`
+beside `mi300x`), is taken for a typo (`Inference.typos`), not for a runner:
+the labels around it are where runners are, and the rules say so.
 Two labels that differ only in a number (`h100`/`h200`, `cpu-4`/`cpu-8`,
 `a2b1`/`a2b3`) name different machines. Labels that look like a GitHub-hosted
 one (`ubuntu-…`, `windows-…`, `macos-…`) are left to actionlint, which knows
@@ -143,7 +143,7 @@ def has_gpus(vendor: str, words: list[str]) -> bool:
 def mapped_vendors(text: str) -> set[str]:
     """The vendors whose GPU devices a container's options or a script map: any one AMD device is enough."""
     found = set()
-    if any(f"{device}" in text for device in AMD_DEVICES):
+    if any(device in text for device in AMD_DEVICES):
         found.add("amd")
     if re.search(r"--gpus\b|--runtime[= ]nvidia|nvidia\.com/gpu", text):
         found.add("nvidia")
@@ -226,8 +226,8 @@ def _plausible(label: str) -> int:
 
 @dataclass(frozen=True)
 class Typo:
-    """A label written at one place only, one edit from `meant`: a label written at `elsewhere`, or (with no
-    places) one every self-hosted runner has or `.github/actionlint.yaml` declares."""
+    """A label one job asks for, one edit from `meant`: a label `askers` other jobs ask for (written at
+    `elsewhere`), or (with none) one every self-hosted runner has or `.github/actionlint.yaml` declares."""
 
     label: Label
     meant: str
