@@ -79,25 +79,49 @@ class Run:
 
     workflow: Workflow
     event: str
-    by_path: dict[str, Workflow]
+    asking: dict[str, Workflow]
+    """The workflows by path that ask for a group, themselves or through the workflows they call."""
 
     @cached_property
     def holders(self) -> list[Holder]:
+        if self.workflow.path not in self.asking:
+            return []
         name = self.workflow.name or self.workflow.path
         inputs: dict[str, Value] | None = None if self.event == "workflow_dispatch" else {}
-        return list(_holders(self.workflow, Scope(self.event, name, self.workflow.path, inputs), (), self.by_path))
+        return list(_holders(self.workflow, Scope(self.event, name, self.workflow.path, inputs), (), self.asking))
 
 
 def runs(workflows: Iterable[Workflow]) -> dict[tuple[str, str], Run]:
     """A run of each workflow for each event it triggers on (a reusable workflow's call is its caller's run)."""
     listed = list(workflows)
-    by_path = {workflow.path: workflow for workflow in listed}
+    asking = _asking({workflow.path: workflow for workflow in listed})
     return {
-        (workflow.path, event): Run(workflow, event, by_path)
+        (workflow.path, event): Run(workflow, event, asking)
         for workflow in listed
         for event in workflow.triggers
         if event != "workflow_call"
     }
+
+
+def _asking(by_path: dict[str, Workflow]) -> dict[str, Workflow]:
+    """The workflows that have a `concurrency:` or call one that does, by path (most have none)."""
+    asking = {
+        path: workflow
+        for path, workflow in by_path.items()
+        if workflow.concurrency is not None or any(job.concurrency is not None for job in workflow.jobs.values())
+    }
+    grown = True
+    while grown:
+        grown = False
+        for path, workflow in by_path.items():
+            if path not in asking and any(_callee(job, asking) is not None for job in workflow.jobs.values()):
+                asking[path] = workflow
+                grown = True
+    return asking
+
+
+def _callee(job: Job, by_path: dict[str, Workflow]) -> Workflow | None:
+    return by_path.get(job.uses.path) if job.uses is not None and job.uses.kind == "local" else None
 
 
 def co_occurring(first: Workflow, second: Workflow) -> Iterator[tuple[str, str]]:
@@ -120,16 +144,19 @@ def _holders(
     if workflow.concurrency is not None:
         yield from _holder(workflow, None, workflow.concurrency, scope, calls)
     for job in workflow.jobs.values():
+        callee = _callee(job, by_path)
+        if callee is not None and (callee.workflow_call is None or len(calls) >= _MAX_DEPTH or job in calls):
+            callee = None
+        if job.concurrency is None and callee is None:
+            continue  # nothing of it asks for a group
         job_scope = replace(scope, job=job.id)
         test = job.if_.text if job.if_ is not None else None
         if test is not None and holds(test, job_scope) is False:
             continue  # the job does not run for this event
         if job.concurrency is not None:
             yield from _holder(workflow, job, job.concurrency, job_scope, calls)
-        callee = by_path.get(job.uses.path) if job.uses is not None and job.uses.kind == "local" else None
-        if callee is None or callee.workflow_call is None or len(calls) >= _MAX_DEPTH or job in calls:
-            continue
-        yield from _holders(callee, called(job, callee, scope), (*calls, job), by_path)
+        if callee is not None:
+            yield from _holders(callee, called(job, callee, scope), (*calls, job), by_path)
 
 
 def _holder(workflow: Workflow, job: Job | None, node: Node, scope: Scope, calls: tuple[Job, ...]) -> Iterator[Holder]:

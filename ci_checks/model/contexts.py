@@ -60,6 +60,8 @@ def reads(root: Node | None, source: SourceFile) -> Iterator[Read]:
 
 def _in_scalar(node: Scalar, condition: bool, guards: tuple[str, ...], source: SourceFile) -> Iterator[Read]:
     text = node.value
+    if not ("secrets" in text or "inputs" in text):
+        return  # most values read neither
     bodies = [(0, len(text))] if condition and "${{" not in text else []
     bodies += [(match.start("body"), match.end("body")) for match in EXPRESSION.finditer(text)]
     locator = ScalarLocator(source, node)

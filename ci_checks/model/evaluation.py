@@ -25,9 +25,10 @@ arguments (`format`, `contains`, `startsWith`, `endsWith`).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from enum import Enum
+from functools import lru_cache
 from itertools import count
 
 from ci_checks.model.expressions import EXPRESSION, condition
@@ -101,7 +102,7 @@ class Scope:
     """`github.workflow`: the name of the workflow the event started (a reusable workflow's is its caller's)."""
     run: str
     """What tells this run from every other: the path of the workflow the event started."""
-    inputs: dict[str, Value] | None = field(default_factory=dict)
+    inputs: Mapping[str, Value] | None = field(default_factory=dict)
     """`inputs.*`: what a caller passes (or the defaults); None where the event decides them (a dispatch)."""
     job: str | None = None
     """`github.job`, in a job's `concurrency`."""
@@ -267,7 +268,13 @@ class _NoParse(Exception):
     pass
 
 
-def _tokens(body: str) -> list[tuple[str, str]]:
+@lru_cache(maxsize=4096)
+def _tokens(body: str) -> tuple[tuple[str, str], ...]:
+    """The tokens of an expression body (the same `if:` is read once for every event)."""
+    return tuple(_scan(body))
+
+
+def _scan(body: str) -> list[tuple[str, str]]:
     found: list[tuple[str, str]] = []
     index = 0
     while index < len(body):
@@ -283,7 +290,7 @@ def _tokens(body: str) -> list[tuple[str, str]]:
 
 
 class _Parser:
-    def __init__(self, tokens: list[tuple[str, str]], scope: Scope) -> None:
+    def __init__(self, tokens: tuple[tuple[str, str], ...], scope: Scope) -> None:
         self.tokens = tokens
         self.index = 0
         self.scope = scope
@@ -503,14 +510,33 @@ def written(value: Value) -> str:
 
 def called(job: Job, callee: Workflow, scope: Scope) -> Scope:
     """The scope of the reusable workflow `job` calls, in the caller's `scope`: its inputs what the call passes
-    (evaluated there), else their defaults."""
-    inputs: dict[str, Value] = {}
-    declared = callee.workflow_call.inputs if callee.workflow_call is not None else {}
-    for name, item in declared.items():
-        passed = job.with_.get(name)
-        given = passed if passed is not None else item.default
-        inputs[name.lower()] = _given(given.value, scope) if given is not None else None
-    return replace(scope, inputs=inputs, job=None, instance=f"{scope.instance}/{job.id}")
+    (evaluated there when read), else their defaults."""
+    return replace(scope, inputs=_CallInputs(job, callee, scope), job=None, instance=f"{scope.instance}/{job.id}")
+
+
+class _CallInputs(Mapping[str, Value]):
+    """The inputs of one call, each evaluated the first time an expression reads it."""
+
+    def __init__(self, job: Job, callee: Workflow, scope: Scope) -> None:
+        declared = callee.workflow_call.inputs if callee.workflow_call is not None else {}
+        self._given: dict[str, Node | None] = {}
+        for name, item in declared.items():
+            given = job.with_.get(name) or item.default
+            self._given[name.lower()] = given.value if given is not None else None
+        self._scope = scope
+        self._values: dict[str, Value] = {}
+
+    def __getitem__(self, name: str) -> Value:
+        if name not in self._values:
+            node = self._given[name]
+            self._values[name] = _given(node, self._scope) if node is not None else None
+        return self._values[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._given)
+
+    def __len__(self) -> int:
+        return len(self._given)
 
 
 def _given(node: Node, scope: Scope) -> Value:
