@@ -7,6 +7,7 @@ import pytest
 from ci_checks import cli, config
 from ci_checks.config import Config
 from ci_checks.diagnostics import Diagnostic, Severity, Span
+from ci_checks.outcome import Request
 from ci_checks.repository import Repository
 from ci_checks.settings import SelectionError, resolve
 from tests.ci.conftest import run_cli
@@ -90,6 +91,11 @@ def test_the_profile_comes_from_the_option_then_the_configuration(make_repo) -> 
         cli._plan(cli.build_parser().parse_args(["check", str(root)]), Config(), Repository(root)).selection.profile
         == "correctness"
     )
+    # A kept run is reused only under the same profile: the option is part of its key, the configuration by its text.
+    asked = cli._asked(
+        cli.build_parser().parse_args(["check", "--profile", "all", str(root)]), Repository(root), Request.whole(), None
+    )
+    assert '"profile": "all"' in str(asked["options"])
     (root / ".github" / "ci-checks.yml").write_text("profile: strict\n")
     result = run_cli("check", root)
     assert (result.code, result.err.split(": error: ")[0]) == (2, ".github/ci-checks.yml:1:10")
