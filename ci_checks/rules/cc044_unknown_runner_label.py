@@ -8,13 +8,17 @@ values it takes, and JSON lists passed by callers into a reusable workflow
 written, the character inside a JSON string included.
 
 With no `runners:` in the configuration, the workflows themselves say which
-labels exist: a label written at one place only, one edit from a label that
-other places ask for or one every self-hosted runner has (`mi300` beside
-`mi300x`, `self-hosed`), is reported with "did you mean". Labels that differ
-only in a number (`h100`/`h200`, `cpu-4`/`cpu-8`) name different machines and
-are not compared, unless only the other one's number makes a GPU model that
-exists (`mi305` for `mi350`). Any other custom label is taken as the name of
-a runner of the repository's own, and given to actionlint as such, so its
+labels exist: a label only one job asks for, one edit from a label other jobs
+ask for or one every self-hosted runner has (`mi300` beside `mi300x`,
+`self-hosed`), is reported with "did you mean". Where the other label, too,
+is asked for by one job only, the one that reads less as a runner's label is
+the typo (`4gup` beside `4gpu`, `mi305` beside `mi350`), and two that read
+alike (`box-one`, `box-onee`) are left alone. Labels that differ only in a
+number (`h100`/`h200`, `cpu-4`/`cpu-8`) name different machines and are not
+compared, unless only the other one's number makes a GPU model that exists
+(`mi305` for `mi350`). Jobs are counted, not places where a label is written,
+so YAML anchors change nothing. Any other custom label is taken as the name
+of a runner of the repository's own, and given to actionlint as such, so its
 `runner-label` findings for them go away.
 
 With a `runners:` inventory, a label must belong to one of its runners, be
