@@ -15,7 +15,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from ci_checks import registry, suppression
-from ci_checks.backends.names import EQUIVALENT, BackendSettings
+from ci_checks.backends.names import BackendSettings
 from ci_checks.config import Config
 from ci_checks.config_files import CONFIG_FILES
 from ci_checks.context import RepositoryContext
@@ -71,15 +71,22 @@ def run(
     for index, (relative, kind) in enumerate(named):
         say(f"reading {index + 1}/{len(named)}: {relative}")
         targets.append(workspace.load(relative, kind))
-    # The linters start as soon as the files they read are known: they take longer than everything below.
-    linters = _start_linters(plan, [file for file in targets if file.kind in YAML_KINDS], repository)
+    context = RepositoryContext(
+        workspace,
+        targets,
+        request.covers,
+        config.runners,
+        config.fix_timeout_minutes,
+        plan.backend_settings.config_source,
+    )
+    # The linters start as soon as the files they read and the runners are known: they take longer than the rest.
+    linters = _start_linters(plan, [file for file in targets if file.kind in YAML_KINDS], repository, context)
     if linters is not None:
         say(f"running {', '.join(plan.backends)} beside ci-checks' own rules")
     found_by_policy: list[Diagnostic] = []
     try:
         for target in targets:
             found.extend(_check_file(target, plan.rules, outcome))
-        context = RepositoryContext(workspace, targets, request.covers, config.runners, config.fix_timeout_minutes)
         found.extend(_check_repository(context, plan.rules, outcome))
         if plan.policy_rules:
             from ci_checks import policy
@@ -90,8 +97,11 @@ def run(
         if linters is not None:
             linters.stop()
         raise
-    if linters is not None:
-        found = _merged(found, linters.result(), workspace.loaded)
+    if linters is not None:  # a finding left out by the selection leaves the other of its pair alone
+        from ci_checks.backends.merge import merged
+
+        external = [diagnostic for diagnostic in linters.result() if plan.keeps(diagnostic)]
+        found = merged([diagnostic for diagnostic in found if plan.keeps(diagnostic)], external, workspace.loaded)
     found.extend(found_by_policy)
     found = [plan.selection.adjusted(diagnostic) for diagnostic in found if plan.keeps(diagnostic)]
     sources = {path: file.source for path, file in workspace.loaded.items()}
@@ -159,12 +169,16 @@ class _Linters:
         return self._found
 
 
-def _start_linters(plan: Plan, files: list[LoadedFile], repository: Repository) -> _Linters | None:
+def _start_linters(
+    plan: Plan, files: list[LoadedFile], repository: Repository, context: RepositoryContext
+) -> _Linters | None:
     if not plan.backends:
         return None
     from ci_checks.backends.external import run_backends  # the linters' modules, only when one runs
 
     names, settings = plan.backends, plan.backend_settings
+    if "actionlint" in names:  # the runners' labels, configured and inferred, are actionlint's self-hosted ones
+        settings = dataclasses.replace(settings, runner_labels=context.runners.labels)
     return _Linters(lambda: run_backends(names, files, repository.root, settings, repository))
 
 
@@ -187,33 +201,6 @@ def _inside_the_file(diagnostic: Diagnostic, sources: dict[str, SourceFile]) -> 
 
     related = tuple(dataclasses.replace(item, span=inside(item.span)) for item in diagnostic.related)
     return dataclasses.replace(diagnostic, span=inside(diagnostic.span), related=related)
-
-
-def _merged(own: list[Diagnostic], external: list[Diagnostic], files: dict[str, LoadedFile]) -> list[Diagnostic]:
-    """Own findings plus the linters', less those a linter reports on a line where one of ours says the same.
-
-    A finding of ours inside a `run:` script also counts on the script's first
-    line, where actionlint reports what it finds in the script as a whole (a
-    deprecated workflow command).
-    """
-    said = {(d.span.path, d.span.line, d.code) for d in own}
-    scripts: dict[str, list[Span]] = {}
-    for diagnostic in own:
-        path = diagnostic.span.path
-        if path not in scripts:
-            file = files.get(path)
-            scripts[path] = [step.run.span for step in file.steps if step.run is not None] if file is not None else []
-        for script in scripts[path]:
-            if script.line < diagnostic.span.line <= script.end_line:
-                said.add((path, script.line, diagnostic.code))
-    kept = [
-        diagnostic
-        for diagnostic in external
-        if not any(
-            (diagnostic.span.path, diagnostic.span.line, code) in said for code in EQUIVALENT.get(diagnostic.code, ())
-        )
-    ]
-    return [*own, *kept]
 
 
 def _check_repository(context: RepositoryContext, rules: list[Rule], outcome: Outcome) -> list[Diagnostic]:

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, NoReturn, TextIO, cast
 from ci_checks import __version__, config_files, config_source
 from ci_checks.backends import tools
 from ci_checks.backends.cache import ResultCache, binary_identity, default_folder
-from ci_checks.backends.names import BACKENDS, BackendSettings, backend_names
+from ci_checks.backends.names import BACKENDS, DEFAULT_PROFILE, PROFILES, BackendSettings, backend_names
 from ci_checks.diagnostics import Severity, sorted_diagnostics
 from ci_checks.outcome import Outcome, Request, UsageError
 from ci_checks.reporters import text
@@ -140,6 +140,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument("--select", type=_codes, metavar="CODES", help="only these rules (codes, prefixes or names)")
     check.add_argument("--ignore", type=_codes, default=[], metavar="CODES", help="skip these rules")
+    check.add_argument(
+        "--profile",
+        choices=PROFILES,
+        help="which linter findings to keep: correctness (what breaks or exposes), security (and the hardening "
+        "advice), all (and the linters' info-level notes); default: the configuration's profile, else correctness",
+    )
     configuration = check.add_mutually_exclusive_group()
     configuration.add_argument(
         "--config", type=Path, metavar="FILE", help="configuration file to use instead of the repo's"
@@ -781,7 +787,8 @@ def _plan(args: argparse.Namespace, settings: config.Config, cache_folder: Path 
     selected: list[str] | None = args.select or settings.select
     ignored = [*settings.ignore, *args.ignore]
     try:
-        selection = resolve(selected, ignored, (rule.id for rule in settings.rules), settings.severity)
+        profile = args.profile or settings.profile or DEFAULT_PROFILE
+        selection = resolve(selected, ignored, (rule.id for rule in settings.rules), settings.severity, profile)
     except SelectionError as error:
         raise UsageError(str(error)) from None
     policy_rules = []
@@ -802,7 +809,7 @@ def _plan(args: argparse.Namespace, settings: config.Config, cache_folder: Path 
         selection,
         policy_rules,
         backends,
-        BackendSettings(binaries, args.backend_timeout, cache_folder, settings.runners.labels),
+        BackendSettings(binaries, args.backend_timeout, cache_folder),
         args.max_file_size or settings.max_file_size or DEFAULT_MAX_BYTES,
         args.report_unused_ignores,
     )

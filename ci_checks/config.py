@@ -41,6 +41,8 @@ class Config:
     rules: list[PolicyRule] = field(default_factory=list)
     backends: list[str] | None = None
     severity: dict[str, Severity] = field(default_factory=dict)
+    profile: str | None = None
+    """Which linter findings to keep (`correctness`, `security`, `all`); None: the default."""
     runners: RunnerInventory = field(default_factory=RunnerInventory)
     fix_timeout_minutes: int = GITHUB_TIMEOUT_MINUTES
     """What `--fix` gives a self-hosted job without `timeout-minutes`."""
@@ -90,6 +92,7 @@ def parse(text: SourceFile, repository: Repository | None = None) -> Config:
     config.runners = _runners(data.get("runners", {}), locate)
     config.fix_timeout_minutes = data.get("fixes", {}).get("timeout-minutes", GITHUB_TIMEOUT_MINUTES)
     config.select = data.get("select")
+    config.profile = data.get("profile")
     config.backends = backend_names(data["backends"]) if "backends" in data else None
     config.severity = {selector: Severity(level) for selector, level in data.get("severity", {}).items()}
     config.ignore = data.get("ignore", [])

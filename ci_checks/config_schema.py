@@ -11,7 +11,7 @@ import json
 from functools import cache
 from typing import Any
 
-from ci_checks.backends.names import BACKENDS
+from ci_checks.backends.names import BACKENDS, PROFILES
 from ci_checks.policy.schema import rule_defs
 
 _NAMES = {"type": "array", "items": {"type": "string", "minLength": 1}}
@@ -23,6 +23,12 @@ PROPERTIES: dict[str, Any] = {
         "ids and linter codes (SC2086, ZZ-unpinned-uses, AL). Default: all.",
     },
     "ignore": {**_NAMES, "description": "Rules not to run, written like select."},
+    "profile": {
+        "description": "Which linter findings to keep, as --profile takes it: correctness (the default: what breaks "
+        "or exposes), security (and the hardening advice: unpinned actions, permissions, deprecated runtimes), all "
+        "(and the linters' info-level notes). Built-in rules are in every profile; select and ignore apply on top.",
+        "enum": list(PROFILES),
+    },
     "exclude": {
         **_NAMES,
         "description": "Repo-relative path globs of files (or folders, and all below them) that ci-checks skips.",
@@ -61,7 +67,8 @@ PROPERTIES: dict[str, Any] = {
     },
     "runners": {
         "description": "The self-hosted runners jobs may ask for, by name: each with the labels it carries and its "
-        "GPU vendor. Handed to actionlint as its known self-hosted labels.",
+        "GPU vendor. Handed to actionlint as its known self-hosted labels. Without it, the runners are inferred "
+        "from the workflows; a runner named here wins over the inferred one whose labels it carries.",
         "type": "object",
         "additionalProperties": {
             "type": "object",

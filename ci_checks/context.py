@@ -16,9 +16,14 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
 
+from ci_checks import yamlpos
+from ci_checks.backends.names import ACTIONLINT_CONFIGS
+from ci_checks.config_source import ConfigSource, WorkTree
 from ci_checks.loading import LoadedFile, Workspace
 from ci_checks.model import Workflow
+from ci_checks.model.inventory import Inference, infer, merged
 from ci_checks.model.runners import RunnerInventory, RunnerResolver
+from ci_checks.model.values import mapping, string_list
 from ci_checks.repository import FileKind, Repository
 
 if TYPE_CHECKING:
@@ -35,9 +40,12 @@ class RepositoryContext:
     """The workflows, actions and files the run was asked about."""
     covers: Callable[[str], bool]
     """Whether a repo-relative path is one the run reports on."""
-    runners: RunnerInventory = field(default_factory=RunnerInventory)
+    configured_runners: RunnerInventory = field(default_factory=RunnerInventory)
+    """The configuration's `runners:`."""
     fix_timeout_minutes: int = GITHUB_TIMEOUT_MINUTES
     """The `timeout-minutes` a fix gives a self-hosted job (the configuration's `fixes.timeout-minutes`)."""
+    config_files: ConfigSource | None = None
+    """Where the linters' configurations are read from (default: the work tree)."""
 
     @property
     def repository(self) -> Repository:
@@ -77,6 +85,35 @@ class RepositoryContext:
     @cached_property
     def resolver(self) -> RunnerResolver:
         return RunnerResolver(self.workflows)
+
+    @cached_property
+    def declared_labels(self) -> tuple[str, ...]:
+        """The self-hosted runner labels the repository declares to actionlint (`self-hosted-runner.labels` of
+        `.github/actionlint.yaml`), read from where actionlint's configuration is; none when actionlint could not
+        use the file either."""
+        files = self.config_files or WorkTree(self.repository)
+        for relative in ACTIONLINT_CONFIGS:
+            found = files.read(relative)
+            if found is None:
+                continue
+            document = yamlpos.parse(found) if found.problem is None else None
+            if document is None or any(issue.kind is not yamlpos.IssueKind.EMPTY for issue in document.issues):
+                return ()
+            root = mapping(document.root)
+            runners = mapping(root.get("self-hosted-runner")) if root is not None else None
+            return tuple(label.value for label in string_list(runners.get("labels"))) if runners is not None else ()
+        return ()
+
+    @cached_property
+    def inferred(self) -> Inference:
+        """The runners the workflows imply, and the labels that read as typos."""
+        return infer(self.workflows, self.resolver, self.declared_labels)
+
+    @cached_property
+    def runners(self) -> RunnerInventory:
+        """The runner inventory every runner rule reads: the configured runners, then the inferred ones the
+        configuration does not name."""
+        return merged(self.configured_runners, self.inferred.inventory)
 
     @property
     def target_workflows(self) -> list[Workflow]:

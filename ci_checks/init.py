@@ -1,16 +1,21 @@
 """`ci-checks init`: a starter `.github/ci-checks.yml` that passes `ci-checks check` as written.
 
 It names the repository's own workflows and steps in one commented example
-rule per kind, so that turning one on is a matter of deleting `# `, and lists
-the self-hosted runner labels its workflows use.
+rule per kind, so that turning one on is a matter of deleting `# `, and holds
+the runner inventory its workflows imply (`model.inventory`), for the team to
+check and keep.
 """
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
+from ci_checks.context import RepositoryContext
 from ci_checks.loading import Workspace
 from ci_checks.model import Workflow
+from ci_checks.model.runners import GENERIC_LABELS, RunnerInventory
 from ci_checks.repository import FileKind, Repository
 
 CONFIG = ".github/ci-checks.yml"
@@ -35,24 +40,18 @@ def starter(repository: Repository) -> str:
     )
     reusable = [w.path for w in workflows if w.workflow_call is not None][:2]
     parity = reusable if len(reusable) == 2 else [first, first.replace(".yml", "-rocm.yml")]
-    labels = sorted(
-        {
-            ", ".join(job.runs_on.labels)
-            for workflow in workflows
-            for job in workflow.jobs.values()
-            if job.runs_on is not None and "self-hosted" in job.runs_on.labels
-        }
-    )
-    runners = "".join(f"#   [{label_set}]\n" for label_set in labels) or "#   (none found)\n"
+    runners = _runners(RepositoryContext(workspace, [], lambda path: True).inferred.inventory)
     return f"""# ci-checks configuration: README.md of ci-checks documents every key.
 version: 1
 
-# Rules to run (default: all, less the linters' info-level notes) and to leave out:
+# Which linter findings to keep: correctness (the default: what breaks or exposes), security (and the hardening
+# advice: unpinned actions, permissions), all (and the linters' info-level notes).
+# profile: security
+# Rules to run (default: the profile's) and to leave out:
 # select: [CC0, CC1, AL, SC, ZZ]
 # ignore: [mangled-number]
 # severity: {{ZZ-unpinned-uses: warning}}
 
-# Self-hosted runner labels the workflows use:
 {runners}
 rules: []
 # One example rule per kind. To turn some on, write `rules:` for `rules: []` and remove the `# ` before
@@ -88,6 +87,31 @@ rules: []
 #    workflows: [{", ".join(parity)}]
 #    compare: [inputs, secrets, steps]
 """
+
+
+def _runners(inventory: RunnerInventory) -> str:
+    """The runners the workflows imply, as a `runners:` inventory that says where each vendor was read."""
+    head = (
+        "# The runners the workflows ask for, as ci-checks reads them from the labels, the containers and\n"
+        "# .github/actionlint.yaml. Check each vendor and `self-hosted`; with this inventory every runs-on label\n"
+        "# must be one of these runners' (CC044), and actionlint knows them all.\n"
+    )
+    if not inventory:
+        return head + "# runners: {}  (none found: every job runs on GitHub's own runners)\n"
+    lines = [head, "runners:\n"]
+    for runner in inventory.runners:
+        labels = sorted(runner.labels, key=lambda label: (label != "self-hosted", label not in GENERIC_LABELS, label))
+        lines.append(f"  {_plain(runner.name)}:\n    labels: [{', '.join(_plain(label) for label in labels)}]\n")
+        if runner.vendor is not None:
+            lines.append(f"    vendor: {runner.vendor}  # read from `{runner.telling or runner.name}`\n")
+        if not runner.self_hosted:
+            lines.append("    self-hosted: false  # nothing says it is self-hosted: a larger runner of GitHub's?\n")
+    return "".join(lines)
+
+
+def _plain(text: str) -> str:
+    """`text` as a YAML scalar: plain where it can be, else double-quoted."""
+    return text if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._/-]*", text) else json.dumps(text)
 
 
 def _selector(name: str) -> str:

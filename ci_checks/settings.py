@@ -13,10 +13,23 @@ Anything else is an error that suggests the closest known name. A finding is
 kept when something selects it (everything, without `select`) and nothing
 ignores it. A rule or linter whose findings cannot be kept does not run.
 
-The linters' own info-level findings (shellcheck's `info` and `style` notes,
-zizmor's `low` and `informational` ones) are advice rather than breakage, and
-a third of what the linters report on real ML repositories: they are kept only
-when a selector names them (`--select SC2086`, `--select SC`).
+Without `select`, the profile (`--profile`, the configuration's `profile:`)
+says which linter findings are kept:
+
+- `correctness` (the default): what breaks or exposes. Every built-in rule,
+  actionlint but for its upkeep advice (a runtime deprecated but still run, a
+  `description` the Marketplace wants, a reusable workflow's cache scope),
+  shellcheck's warnings and errors, and zizmor's high-confidence findings of
+  the audits that find something exploitable now (`HARDENING` lists the
+  others);
+- `security`: that, and the hardening audits and upkeep advice at warning or
+  error (unpinned actions and images, permissions, inherited secrets,
+  deprecated runtimes), whatever zizmor's confidence;
+- `all`: everything, the linters' own info-level notes (shellcheck's `info`
+  and `style`, zizmor's `low` and `informational`) included.
+
+A finding the profile leaves out is kept when a selector names it
+(`--select ZZ-unpinned-uses`, `--select SC`), and `--ignore` removes any.
 `severity` overrides (`{ZZ-unpinned-uses: warning}`) change the severity of
 the findings a selector names, the most specific selector winning.
 """
@@ -29,6 +42,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from ci_checks import registry
+from ci_checks.backends.names import DEFAULT_PROFILE
 from ci_checks.diagnostics import Diagnostic, Severity
 from ci_checks.rule import Rule
 
@@ -38,6 +52,7 @@ ACTIONLINT_KINDS = frozenset(
     [
         "action",
         "branding",
+        "cache-call-unrestricted",
         "credentials",
         "deprecated-commands",
         "env-var",
@@ -111,6 +126,40 @@ ZIZMOR_AUDITS = frozenset(
     ]
 )
 """zizmor's audits (1.33), as `ZZ-<audit>` names them."""
+HARDENING = frozenset(
+    [
+        # what is pinned, and to what
+        "unpinned-uses",
+        "unpinned-images",
+        "unpinned-tools",
+        "stale-action-refs",
+        "ref-version-mismatch",
+        "archived-uses",
+        "self-repository",
+        # what a job may do, and with which secrets
+        "excessive-permissions",
+        "undocumented-permissions",
+        "secrets-inherit",
+        "secrets-outside-env",
+        "self-hosted-runner",
+        "concurrency-limits",
+        # how the workflow is written and kept up
+        "adhoc-packages",
+        "anonymous-definition",
+        "misfeature",
+        "obfuscation",
+        "superfluous-actions",
+        "use-trusted-publishing",
+        "dependabot-cooldown",
+        "dependabot-execution",
+    ]
+)
+"""zizmor's audits that advise hardening rather than find something exploitable now: in `security` and `all`."""
+_UPKEEP = {
+    "AL-action": re.compile(r'runtime "[^"]*" is deprecated|description is required in metadata'),
+    "AL-cache-call-unrestricted": re.compile(""),
+}
+"""actionlint's advice rather than breakage, by kind and message: in `security` and `all`."""
 _SHELLCHECK_CODE = re.compile(r"SC([1-3][0-9]{0,3})?\Z")
 _LINTER_CODE = re.compile(r"(SC[0-9]*|AL(-[a-z0-9-]*)?|ZZ(-[a-z0-9-]*)?)\Z", re.IGNORECASE)
 _LINTER_NAME = re.compile(r"(actionlint|zizmor)-(?P<kind>[a-z0-9-]+)\Z|shellcheck\Z")
@@ -166,6 +215,7 @@ class Selection:
     ignored: _Targets = field(default_factory=_Targets)
     overrides: tuple[tuple[str, _Targets, Severity], ...] = ()
     """(selector, what it names, the severity it gives), most specific first."""
+    profile: str = DEFAULT_PROFILE
 
     def severity(self, diagnostic: Diagnostic) -> Severity:
         for _, targets, severity in self.overrides:
@@ -214,10 +264,24 @@ class Selection:
             return code in self.selected.codes or rule in self.selected.policy_ids
         if self.ignored.names_linter_code(code):
             return False
-        named = self.selected is not None and self.selected.names_linter_code(code)
-        if diagnostic.severity is Severity.INFO:
-            return named
-        return self.selected is None or named
+        if self.selected is not None and self.selected.names_linter_code(code):
+            return True
+        return self.selected is None and in_profile(diagnostic, self.profile)
+
+
+def in_profile(diagnostic: Diagnostic, profile: str) -> bool:
+    """Whether a profile keeps a linter's finding (see the module's documentation)."""
+    if profile == "all":
+        return True
+    if diagnostic.severity is Severity.INFO:
+        return False
+    if profile == "security":
+        return True
+    code = diagnostic.code
+    if code.startswith("ZZ-"):
+        return code[3:] not in HARDENING and diagnostic.confidence == "high"
+    upkeep = _UPKEEP.get(code)
+    return upkeep is None or upkeep.search(diagnostic.message) is None
 
 
 def resolve(
@@ -225,14 +289,15 @@ def resolve(
     ignored: Sequence[str],
     policy_ids: Iterable[str],
     severities: Mapping[str, Severity] | None = None,
+    profile: str = DEFAULT_PROFILE,
 ) -> Selection:
-    """The selection `select`, `ignore` and `severity` name; SelectionError for a selector that names nothing."""
+    """The selection `select`, `ignore`, `severity` and the profile name; SelectionError for a selector that names
+    nothing."""
     ids = frozenset(policy_ids)
     overrides = [(selector, _targets([selector], ids), level) for selector, level in (severities or {}).items()]
     overrides.sort(key=lambda override: _specificity(override[0], override[1]), reverse=True)
-    return Selection(
-        _targets(selected, ids) if selected is not None else None, _targets(ignored, ids), tuple(overrides)
-    )
+    chosen = _targets(selected, ids) if selected is not None else None
+    return Selection(chosen, _targets(ignored, ids), tuple(overrides), profile)
 
 
 def _specificity(selector: str, targets: _Targets) -> tuple[int, int]:

@@ -41,7 +41,6 @@ from ci_checks.repository import FileKind
 from ci_checks.yamlpos import Node, Scalar, scalars
 
 MIN_VERSION = (1, 7)
-_CONFIG_FILES = (".github/actionlint.yaml", ".github/actionlint.yml")
 _VERSION = re.compile(r"(\d+)\.(\d+)(?:\.\d+)?")
 _FINDINGS = (0, 1)
 _OPTIONS = ("-format", "{{json .}}", "-shellcheck=", "-pyflakes=", "-no-color")

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ci_checks import yamlpos
+from ci_checks.backends.names import ACTIONLINT_CONFIGS
 from ci_checks.config_source import ConfigSource
 from ci_checks.diagnostics import Diagnostic, Severity, Span
 from ci_checks.rules.cc004_unreadable_file import RULE as UNREADABLE
@@ -29,7 +30,7 @@ from ci_checks.rules.cc092_linter_config import RULE as LINTER_CONFIG
 from ci_checks.yamlpos import IssueKind
 
 CANDIDATES = {
-    "actionlint": (".github/actionlint.yaml", ".github/actionlint.yml"),
+    "actionlint": ACTIONLINT_CONFIGS,
     # zizmor's own order of discovery from the repository root.
     "zizmor": (".github/zizmor.yml", ".github/zizmor.yaml", "zizmor.yml", "zizmor.yaml"),
 }

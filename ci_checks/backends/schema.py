@@ -451,7 +451,9 @@ OVERRIDES: tuple[Override, ...] = (
 
 
 def _clarify_action_schema(schema: Schema) -> None:
-    """A composite step: `run` or `uses` but not both, `run` with `shell`, said in words rather than a oneOf."""
+    """A composite step: `run` or `uses` but not both, `run` with `shell`, said in words rather than a oneOf; of the
+    top-level keys only `runs` required, as by the runner (`name` and `description` are the Marketplace's)."""
+    schema["required"] = [key for key in schema.get("required", []) if key == "runs"]
     step = schema.get("definitions", {}).get("runs-composite", {}).get("properties", {}).get("steps", {}).get("items")
     if not isinstance(step, dict) or "oneOf" not in step:
         return

@@ -10,7 +10,8 @@ JSON string), so that a finding can point there. Expressions it cannot follow
 rather than guessed.
 
 The runner inventory is the configuration's `runners:`: named kinds of
-self-hosted machine, each with its labels and GPU vendor.
+self-hosted machine, each with its labels and GPU vendor; with none (or for
+the machines it does not name), the one the workflows imply (`inventory`).
 """
 
 from __future__ import annotations
@@ -54,11 +55,17 @@ class Runner:
     vendor: str | None
     self_hosted: bool
     span: Span
+    inferred: bool = False
+    """Implied by the workflows (`inventory.infer`), not named in the configuration."""
+    telling: str | None = None
+    """The label whose name says what the machine is (`mi300x`), for an inferred runner."""
 
 
 @dataclass(frozen=True)
 class RunnerInventory:
     runners: tuple[Runner, ...] = ()
+    declared: tuple[str, ...] = ()
+    """Labels `.github/actionlint.yaml` declares that no runner here carries (actionlint knows them already)."""
 
     def __bool__(self) -> bool:
         return bool(self.runners)
@@ -70,7 +77,9 @@ class RunnerInventory:
 
     def knows(self, label: str) -> bool:
         lower = label.lower()
-        return lower in GENERIC_LABELS or any(lower in runner.labels for runner in self.runners)
+        return (
+            lower in GENERIC_LABELS or lower in self.declared or any(lower in runner.labels for runner in self.runners)
+        )
 
     def matching(self, labels: Iterable[str]) -> list[Runner]:
         """The runners that carry every label of a `runs-on` (the generic ones aside)."""
@@ -107,8 +116,13 @@ class RunnerChoice:
         for label in self.labels:
             if label.value.lower() == "self-hosted" and not machine:
                 return label
-        known = {label for runner in inventory.matching(self.values) for label in runner.labels} - GENERIC_LABELS
-        return next((label for label in self.labels if label.value.lower() in known), self.labels[0])
+        runners = inventory.matching(self.values)
+        telling = {runner.telling for runner in runners}
+        known = {label for runner in runners for label in runner.labels} - GENERIC_LABELS
+        return next(
+            (label for label in self.labels if label.value.lower() in telling),
+            next((label for label in self.labels if label.value.lower() in known), self.labels[0]),
+        )
 
     def related(self, inventory: RunnerInventory, machine: bool = False) -> list[Related]:
         """Where the runner's labels come from: the telling label, and how it reached the job."""

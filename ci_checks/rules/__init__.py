@@ -27,6 +27,8 @@ RULE_NAMES = (
     "cc046_gpu_container_devices",
     "cc047_stale_install",
     "cc048_unprovided_file",
+    "cc049_concurrency_collision",
+    "cc050_reusable_call_contract",
     "cc090_backend_unavailable",
     "cc091_backend_failed",
     "cc092_linter_config",

@@ -3,7 +3,10 @@
 ## What it does
 Validates each action metadata file (`action.yml` or `action.yaml`) against
 SchemaStore's GitHub action schema (as shipped by `check-jsonschema`) and
-reports each violation at the exact key or value.
+reports each violation at the exact key or value. Of the top-level keys only
+`runs` is required, as the runner requires it; `name` and `description` are
+what the Marketplace asks of a published action, and a local action runs
+without them.
 
 ## Why it matters
 A composite action with a misspelled `runs.using`, a `run:` step without

@@ -4,11 +4,16 @@
 Reports a job that runs on a self-hosted runner and sets no
 `timeout-minutes` (and not every one of its steps has one). A runner is
 self-hosted when `runs-on` has the `self-hosted` label or a label of a
-self-hosted runner in the configuration's `runners:` inventory, also when
-the labels come from a matrix or from a caller of a reusable workflow
+self-hosted runner in the runner inventory, also when the labels come from a
+matrix or from a caller of a reusable workflow
 (`runs_on: '["self-hosted", "amd", "mi300x"]'` feeding
-`runs-on: ${{ fromJSON(inputs.runs_on) }}`). The finding is at the job;
-its notes show where the labels are written.
+`runs-on: ${{ fromJSON(inputs.runs_on) }}`). The inventory is the
+configuration's `runners:`, and for the machines it does not name, the one
+the workflows imply: labels written beside `self-hosted` elsewhere, declared
+in `.github/actionlint.yaml`, or naming a GPU (`h200`, `mi300x`, `4gpu`; GPU
+machines are self-hosted, or named in `runners:` with `self-hosted: false`).
+The finding is at the job; its notes show where the labels are written.
+Workflows with no `on:` never run and are not judged.
 
 ## Why it matters
 Without a limit GitHub cancels a job after 360 minutes. A test that hangs
@@ -45,6 +50,8 @@ from ci_checks.rule import Rule
 
 def check_repository(context: RepositoryContext) -> Iterator[Diagnostic]:
     for workflow in context.target_workflows:
+        if not workflow.triggers:
+            continue  # a workflow with no `on:` never runs
         for job in workflow.jobs.values():
             if job.is_call or job.timeout_minutes is not None:
                 continue

@@ -1,19 +1,32 @@
-"""A `runs-on` label that no runner of the configured inventory carries.
+"""A `runs-on` label no runner has: one the `runners:` inventory lacks, or a typo of a label used elsewhere.
 
 ## What it does
-With a `runners:` inventory in the configuration, checks every label a job
-may ask for: labels written in `runs-on`, matrix values it takes, and JSON
-lists passed by callers into a reusable workflow
+Checks every label a job may ask for: labels written in `runs-on`, matrix
+values it takes, and JSON lists passed by callers into a reusable workflow
 (`runs_on: '["self-hosted", "amd", "mi300x"]'`, followed into
-`runs-on: ${{ fromJSON(inputs.runs_on) }}`). A label must belong to a runner
-of the inventory, be one every self-hosted runner has (`self-hosted`,
-`linux`, `x64`, `arm64` ...) or name a GitHub-hosted runner
-(`ubuntu-24.04`, `windows-latest`, `macos-14`). Each unknown label is
-reported where it is written, the character inside a JSON string included.
-Without an inventory the rule is silent.
+`runs-on: ${{ fromJSON(inputs.runs_on) }}`). Each finding is where the label is
+written, the character inside a JSON string included.
 
-The same inventory is given to actionlint as its self-hosted labels, so its
+With no `runners:` in the configuration, the workflows themselves say which
+labels exist: a label only one job asks for, one edit from a label other jobs
+ask for or one every self-hosted runner has (`mi300` beside `mi300x`,
+`self-hosed`), is reported with "did you mean". Where the other label, too,
+is asked for by one job only, the one that reads less as a runner's label is
+the typo (`4gup` beside `4gpu`, `mi305` beside `mi350`), and two that read
+alike (`box-one`, `box-onee`) are left alone. Labels that differ only in a
+number (`h100`/`h200`, `cpu-4`/`cpu-8`) name different machines and are not
+compared, unless only the other one's number makes a GPU model that exists
+(`mi305` for `mi350`). Jobs are counted, not places where a label is written,
+so YAML anchors change nothing. Any other custom label is taken as the name
+of a runner of the repository's own, and given to actionlint as such, so its
 `runner-label` findings for them go away.
+
+With a `runners:` inventory, a label must belong to one of its runners, be
+one every self-hosted runner has (`self-hosted`, `linux`, `x64`, `arm64`
+...), be declared in `.github/actionlint.yaml`, or name a GitHub-hosted
+runner (`ubuntu-24.04`, `windows-latest`, `macos-14`).
+
+Workflows with no `on:` never run and are not judged.
 
 ## Why it matters
 A job whose labels no runner has is never picked up: it waits in the queue
@@ -22,15 +35,18 @@ for `mi300x`) or a retired machine class is enough.
 
 ## Example
 ```yaml
-# .github/ci-checks.yml
-runners:
-  mi300x: {vendor: amd, labels: [self-hosted, amd, mi300x]}
-# workflow
-runs-on: [self-hosted, amd, mi300]
+jobs:
+  gfx942:
+    runs-on: [self-hosted, amd, mi300x]
+  gfx942-nightly:
+    runs-on: [self-hosted, amd, mi300x]
+  gfx942-long:
+    runs-on: [self-hosted, amd, mi300]   # one edit from `mi300x`, written nowhere else
 ```
 
 ## Fix
-Use a label of the inventory, or add the new runner to `runners:`.
+Use the label the runners have; with an inventory, add the new runner to
+`runners:`.
 """
 
 from __future__ import annotations
@@ -39,24 +55,34 @@ import difflib
 from collections.abc import Iterator
 
 from ci_checks.context import RepositoryContext
-from ci_checks.diagnostics import Diagnostic, Severity, Span
+from ci_checks.diagnostics import Diagnostic, Related, Severity, Span
+from ci_checks.model.inventory import Typo
 from ci_checks.model.runners import is_github_hosted
 from ci_checks.repository import FileKind
 from ci_checks.rule import Rule
 
+_SHOWN_PLACES = 2
+
 
 def check_repository(context: RepositoryContext) -> Iterator[Diagnostic]:
-    inventory = context.runners
-    if not inventory:
-        return
+    if context.configured_runners:
+        yield from _against_the_inventory(context)
+    else:
+        yield from _typos(context)
+
+
+def _against_the_inventory(context: RepositoryContext) -> Iterator[Diagnostic]:
+    inventory = context.configured_runners
+    declared = {label.lower() for label in context.declared_labels}
     reported: set[tuple[Span, str]] = set()
     for workflow in context.workflows:
+        if not workflow.triggers:
+            continue  # a workflow with no `on:` never runs
         for job in workflow.jobs.values():
             for choice in context.resolver.runners(job).choices:
                 for label in choice.labels:
-                    if inventory.knows(label.value) or is_github_hosted(label.value):
-                        continue
-                    if (label.span, label.value) in reported:
+                    known = inventory.knows(label.value) or label.value.lower() in declared
+                    if known or is_github_hosted(label.value) or (label.span, label.value) in reported:
                         continue
                     reported.add((label.span, label.value))
                     close = difflib.get_close_matches(label.value.lower(), inventory.labels, n=1, cutoff=0.6)
@@ -66,10 +92,42 @@ def check_repository(context: RepositoryContext) -> Iterator[Diagnostic]:
                     yield RULE.diagnostic(label.span, message, label.via)
 
 
+def _typos(context: RepositoryContext) -> Iterator[Diagnostic]:
+    typos = context.inferred.typos
+    reported: set[tuple[Span, str]] = set()
+    for workflow in context.workflows:
+        if not workflow.triggers:
+            continue
+        for job in workflow.jobs.values():
+            for choice in context.resolver.runners(job).choices:
+                for label in choice.labels:
+                    typo = typos.get((label.span, label.value))
+                    if typo is None or (label.span, label.value) in reported:
+                        continue
+                    reported.add((label.span, label.value))
+                    yield _typo(job.id, typo, label.via, context.declared_labels)
+
+
+def _typo(job: str, typo: Typo, via: tuple[Related, ...], declared: tuple[str, ...]) -> Diagnostic:
+    count = typo.askers
+    if count:
+        meant = f"which {count} other job{'s' if count > 1 else ''} ask{'' if count > 1 else 's'} for"
+    elif typo.meant in (label.lower() for label in declared):
+        meant = "which `.github/actionlint.yaml` declares"
+    else:
+        meant = "a label every self-hosted runner has"
+    message = (
+        f"job '{job}' asks for runner label `{typo.label.value}`, which nothing else names; it is one edit from "
+        f"`{typo.meant}`, {meant}, so no runner may carry it (did you mean `{typo.meant}`?)"
+    )
+    shown = [Related(span, f"`{typo.meant}` asked for here") for span in typo.elsewhere[:_SHOWN_PLACES]]
+    return RULE.diagnostic(typo.label.span, message, [*via, *shown])
+
+
 RULE = Rule(
     "CC044",
     "unknown-runner-label",
-    "A `runs-on` label that no runner of the `runners:` inventory carries",
+    "A `runs-on` label no runner has: one the `runners:` inventory lacks, or a typo of a label used elsewhere",
     Severity.ERROR,
     __doc__,
     frozenset({FileKind.WORKFLOW}),

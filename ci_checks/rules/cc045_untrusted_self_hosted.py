@@ -18,7 +18,8 @@ its reusable workflow, that checks the head repository
 `environment:` (give it required reviewers). An `if:` that limits the job to
 other events (`github.event_name == 'push'`) also keeps it out of reach. The
 finding is at the job that lacks the gate (for a reusable workflow, the
-calling job), with the trigger and the self-hosted label as notes.
+calling job, when that caller passes a self-hosted runner), with the trigger
+and the self-hosted label as notes.
 
 `pull_request_target` with the head checked out, and `issue_comment`, are
 errors: nothing outside the workflow stands between a stranger and the runner.
@@ -58,7 +59,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ci_checks.context import RepositoryContext
-from ci_checks.diagnostics import Diagnostic, Related, Severity
+from ci_checks.diagnostics import Diagnostic, Related, Severity, Span
 from ci_checks.model import Job, Step, Trigger, Workflow
 from ci_checks.model.expressions import condition, split_top_level, unwrapped
 from ci_checks.model.runners import RunnerChoice
@@ -85,6 +86,8 @@ class _Exposure:
     workflow: Workflow
     outer: Job
     """The job in the triggered workflow that should be gated: the self-hosted job, or the call leading to it."""
+    chain: tuple[Job, ...]
+    """The calling jobs from the self-hosted job's workflow up to `outer`."""
 
 
 def check_repository(context: RepositoryContext) -> Iterator[Diagnostic]:
@@ -92,13 +95,14 @@ def check_repository(context: RepositoryContext) -> Iterator[Diagnostic]:
         for job in workflow.jobs.values():
             if job.is_call:
                 continue
-            choice = context.resolver.runners(job).self_hosted(context.runners)
-            if choice is None:
+            choices = [c for c in context.resolver.runners(job).choices if c.self_hosted(context.runners)]
+            if not choices:
                 continue
             seen: set[tuple[str, int, int]] = set()
             for exposure in _exposures(context, job, job, (), 0):
                 key = (exposure.workflow.path, exposure.outer.key.span.line, exposure.outer.key.span.column)
-                if key not in seen:
+                choice = _through(choices, exposure.chain)
+                if key not in seen and choice is not None:
                     seen.add(key)
                     yield _diagnostic(job, choice, exposure, context)
 
@@ -115,13 +119,33 @@ def _exposures(
             continue
         if name == "pull_request_target" and not head:
             continue
-        yield _Exposure(trigger, workflow, job)
+        yield _Exposure(trigger, workflow, job, chain)
     call = workflow.workflow_call
     if call is None or depth >= _MAX_DEPTH or _gated(job):
         return
     for caller in context.resolver.callers.get(workflow.path, []):
         if caller not in chain:
             yield from _exposures(context, caller, target, (*chain, caller), depth + 1)
+
+
+def _through(choices: list[RunnerChoice], chain: tuple[Job, ...]) -> RunnerChoice | None:
+    """The self-hosted choice that the calls of `chain` can lead to: one whose labels the first caller passes
+    (or that no caller passes); a caller that passes only GitHub-hosted labels exposes nothing."""
+    if not chain:
+        return choices[0]
+    caller = chain[0].extent
+    for choice in choices:
+        passed = [related.span for label in choice.labels for related in label.via]
+        if not passed or any(_inside(span, caller) for span in passed):
+            return choice
+    return None
+
+
+def _inside(span: Span, outer: Span) -> bool:
+    return span.path == outer.path and (outer.line, outer.column) <= (span.line, span.column) <= (
+        outer.end_line,
+        outer.end_column,
+    )
 
 
 def _gated(job: Job) -> bool:

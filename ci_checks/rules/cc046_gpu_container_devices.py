@@ -1,9 +1,15 @@
 """A container on a GPU runner is started without access to the GPUs.
 
 ## What it does
-For jobs whose runner is, by the configuration's `runners:` inventory, an
-AMD GPU machine (`vendor: amd`) or an NVIDIA one (`vendor: nvidia`), checks
-that containers get the GPUs:
+For jobs whose runner is an AMD GPU machine or an NVIDIA one, checks that
+containers get the GPUs. The vendor comes from the configuration's
+`runners:` inventory (`vendor: amd`, `vendor: nvidia`), and with no entry
+there, from what the repository says of the machine: the containers of the
+other jobs on the same labels (`--device=/dev/kfd` is AMD, `--gpus` NVIDIA),
+else the label names read word by word (`mi300x`, `gfx942`, `linux-mi355-gpu-8`
+are AMD; `h100`, `nvidia-a100-8gpu`, `l40s`, `4gpu` NVIDIA; `amd`, `rocm`,
+`nvidia`, `cuda`, `cu124` beside a GPU or `self-hosted`). Labels that name
+another accelerator (`intel`, `xpu`, `gaudi2`) are left alone.
 
 - the job's `container:` must have `--device=/dev/kfd` and
   `--device=/dev/dri` in `options:` on AMD (or `--privileged`), and
@@ -13,8 +19,8 @@ that containers get the GPUs:
 
 Options written with an expression or a variable (`${{ matrix.docker_opts }}`,
 `$DOCKER_ARGS`) may hold the devices and are not judged. Runners are found
-as for `unknown-runner-label`, through matrices and reusable workflows;
-without an inventory the rule is silent.
+as for `unknown-runner-label`, through matrices and reusable workflows.
+Workflows with no `on:` never run and are not judged.
 
 ## Why it matters
 Without the devices the container sees no GPU: ROCm reports no agents,
@@ -36,12 +42,12 @@ NVIDIA: `options: --gpus all`.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 from ci_checks.context import RepositoryContext
 from ci_checks.diagnostics import Diagnostic, Severity
 from ci_checks.model import Job
+from ci_checks.model.inventory import has_gpus
 from ci_checks.model.runners import RunnerChoice
 from ci_checks.model.values import is_expression
 from ci_checks.repository import FileKind
@@ -49,7 +55,6 @@ from ci_checks.rule import Rule
 from ci_checks.shell import Command
 from ci_checks.yamlpos import Mapping
 
-_AMD_DEVICES = ("/dev/kfd", "/dev/dri")
 _WANTED = {
     "amd": "`--device=/dev/kfd` and `--device=/dev/dri`",
     "nvidia": "`--gpus`",
@@ -62,6 +67,8 @@ def check_repository(context: RepositoryContext) -> Iterator[Diagnostic]:
     if not context.runners:
         return
     for workflow in context.target_workflows:
+        if not workflow.triggers:
+            continue  # a workflow with no `on:` never runs
         for job in workflow.jobs.values():
             if job.is_call:
                 continue
@@ -80,7 +87,7 @@ def _container(job: Job, vendor: str, choice: RunnerChoice, context: RepositoryC
     if container is None or not container.image:
         return
     options = container.options or ""
-    if is_expression(options) or _has_gpus(vendor, options.split()):
+    if is_expression(options) or has_gpus(vendor, options.split()):
         return
     node = container.node
     options_node = node.get("options") if isinstance(node, Mapping) else None
@@ -106,7 +113,7 @@ def _docker_runs(job: Job, vendor: str, choice: RunnerChoice, context: Repositor
             arguments = _run_arguments(command)
             if arguments is None or not all(word.static for word in command.words):
                 continue
-            if _has_gpus(vendor, arguments):
+            if has_gpus(vendor, arguments):
                 continue
             message = (
                 f"`{command.words[0].value} run` in job '{job.id}' starts a container on {_NAMES[vendor]} without "
@@ -125,16 +132,6 @@ def _run_arguments(command: Command) -> list[str] | None:
     if argv[1:3] == ["container", "run"]:
         return argv[3:]
     return None
-
-
-def _has_gpus(vendor: str, words: list[str]) -> bool:
-    """Whether `docker run` options give the container the vendor's GPUs."""
-    joined = " ".join(words)
-    if vendor == "amd":
-        if "--privileged" in words:
-            return True
-        return all(re.search(rf"--device[= ]{re.escape(device)}", joined) for device in _AMD_DEVICES)
-    return bool(re.search(r"--gpus(=| )|--runtime[= ]nvidia|--device[= ]nvidia\.com/gpu", joined))
 
 
 RULE = Rule(

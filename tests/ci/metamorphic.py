@@ -1060,21 +1060,110 @@ def files_mutated(case: Case | None = None) -> Repository:
     """The file-model repository with one case's mutation, or every mutation at once."""
     repository = copy.deepcopy(FILES_REPOSITORY)
     for each in [case] if case is not None else FILE_CASES:
+# Built-in rules on the same repository, with no configuration
+#
+# The repository as a team with no `ci-checks.yml` has it: pull requests do not reach the self-hosted stages,
+# the reusable workflows are called by a nightly workflow that passes their runners and secrets, and every step
+# of theirs has an id (which `renamed_ids` renames). Each case breaks one built-in rule by meaning alone.
+
+NIGHTLY_YML = ".github/workflows/nightly.yml"
+NIGHTLY = {
+    "name": "Nightly",
+    "on": {"push": {"branches": ["main"]}, "schedule": [{"cron": "0 3 * * *"}]},
+    "concurrency": {"group": "nightly-${{ github.ref }}", "cancel-in-progress": True},
+    "jobs": {
+        "rocm": {
+            "uses": "./.github/workflows/_run-ci-rocm.yml",
+            "with": {"runs_on": '["self-hosted", "amd", "mi300x"]'},
+            "secrets": {"HF_TOKEN": "${{ secrets.HF_TOKEN }}"},
+        },
+        "cuda": {
+            "uses": "./.github/workflows/_run-ci.yml",
+            "with": {"runs_on": '["self-hosted", "nvidia", "h100"]'},
+            "secrets": {"HF_TOKEN": "${{ secrets.HF_TOKEN }}"},
+        },
+    },
+}
+
+
+def _without_pull_requests() -> Repository:
+    repository = copy.deepcopy(REPOSITORY)
+    del repository[CI_YML]["on"]["pull_request"]
+    for path in (ROCM, CUDA):
+        job = repository[path]["jobs"]["test"]
+        job["env"] = {"HF_TOKEN": "${{ secrets.HF_TOKEN }}"}
+        job["steps"] = [{**step, "id": f"step-{index}"} for index, step in enumerate(job["steps"])]
+    repository[NIGHTLY_YML] = NIGHTLY
+    return repository
+
+
+BUILT_IN_REPOSITORY = _without_pull_requests()
+
+
+@dataclass(frozen=True)
+class BuiltInCase:
+    code: str
+    """The built-in rule the mutation breaks."""
+    id: str
+    mutate: Mutation
+
+
+def _runner_label(old: str, new: str) -> Mutation:
+    def mutate(repository: Repository) -> None:
+        job = _job(repository, CI_YML, "stage-a-gpu-2")
+        assert old in job["runs-on"]
+        job["runs-on"] = [new if label == old else label for label in job["runs-on"]]
+
+    return mutate
+
+
+BUILT_IN: tuple[BuiltInCase, ...] = (
+    BuiltInCase("CC043", "gpu-stage-without-timeout", _delete(CI_YML, ["jobs", "stage-a-gpu-1", "timeout-minutes"])),
+    BuiltInCase("CC044", "runner-label-typo", _runner_label("mi300x", "mi300")),
+    BuiltInCase("CC045", "pull-requests-reach-gpu", _set(CI_YML, ["on", "pull_request"], {"types": ["opened"]})),
+    BuiltInCase(
+        "CC046",
+        "rocm-container-without-kfd",
+        _edit_run(ROCM, "test", CONTAINER["name"], "--device=/dev/kfd ", ""),
+    ),
+    BuiltInCase(
+        "CC049",
+        "cuda-and-rocm-share-a-group",
+        _set(NIGHTLY_YML, ["concurrency"], {"group": "ci-${{ github.ref }}", "cancel-in-progress": True}),
+    ),
+    BuiltInCase("CC050", "secret-not-passed", _delete(NIGHTLY_YML, ["jobs", "cuda", "secrets"])),
+)
+BUILT_IN_CODES = tuple(dict.fromkeys(case.code for case in BUILT_IN))
+
+
+def built_in_mutated(case: BuiltInCase | None = None) -> Repository:
+    """The repository with one case's mutation, or with every case's (None)."""
+    repository = copy.deepcopy(BUILT_IN_REPOSITORY)
+    for each in BUILT_IN if case is None else (case,):
         each.mutate(repository)
     return repository
 
 
-def renamed_step_ids(repository: Repository) -> Repository:
-    """The repository with every step id renamed, and every `steps.ID.` that names one: nothing changes meaning."""
+def renamed_ids(repository: Repository) -> Repository:
+    """The same repository with every step id renamed, and every `steps.<id>.` that reads one."""
     renamed = copy.deepcopy(repository)
-    for content in renamed.values():
-        if not isinstance(content, dict):
-            continue
-        for job in content.get("jobs", {}).values():
-            ids = {step["id"]: f"{step['id']}-renamed" for step in job.get("steps", []) if "id" in step}
-            text = json.dumps(job)
-            for old, new in ids.items():
-                text = text.replace(f'"id": "{old}"', f'"id": "{new}"').replace(f"steps.{old}.", f"steps.{new}.")
-            job.clear()
-            job.update(json.loads(text))
-    return renamed
+    names: dict[str, str] = {}
+
+    def rename(value: Data) -> Data:
+        if isinstance(value, dict):
+            if isinstance(value.get("id"), str) and ("run" in value or "uses" in value):
+                names.setdefault(value["id"], f"renamed-{len(names)}")
+                value = {**value, "id": names[value["id"]]}
+            return {key: rename(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [rename(item) for item in value]
+        return value
+
+    for path, data in renamed.items():
+        if isinstance(data, dict):
+            renamed[path] = rename(data)
+    text = json.dumps(renamed)
+    for old, new in names.items():
+        text = text.replace(f"steps.{old}.", f"steps.{new}.")
+    assert names, "the repository has no step ids to rename"
+    return json.loads(text)  # type: ignore[no-any-return]

@@ -404,8 +404,60 @@ def test_equivalent_codes_name_registered_rules() -> None:
         "AL-events": ("CC020",),
         "AL-action": ("CC030",),
         "AL-deprecated-commands": ("CC031",),
+        "AL-job-needs": ("CC020",),
+        "AL-workflow-call": ("CC041", "CC050"),
+        "AL-runner-label": ("CC044",),
+        "AL-expression": ("CC050",),
     }
     assert all(code in registry.BY_CODE for codes in EQUIVALENT.values() for code in codes)
+
+
+SAME_FACTS = """\
+on:
+  schedule:
+    - cron: '0 25 * * *'
+jobs:
+  a:
+    needs: [nothere]
+    runs-on: ubuntu-latest
+    steps:
+      - run: echo hi
+  b:
+    uses: ./.github/workflows/missing.yml
+  c:
+    runs-on: [self-hosted, mi300x]
+    timeout-minutes: 5
+    steps:
+      - run: echo
+  d:
+    runs-on: [self-hosted, mi300]
+    timeout-minutes: 5
+    steps:
+      - run: echo
+  e:
+    runs-on: [self-hosted, mi300x]
+    timeout-minutes: 5
+    steps:
+      - run: echo
+"""
+
+
+def test_one_problem_is_one_finding_with_the_other_as_its_note(make_repo) -> None:  # type: ignore[no-untyped-def]
+    root = make_repo({WORKFLOW: SAME_FACTS})
+    result = run_cli("check", root, "--backends", "actionlint", "--select", "CC,AL", "--output-format", "json")
+    found = [
+        (d["code"], d["line"], [note["message"].split(" says the same")[0] for note in d["related"]])
+        for d in json.loads(result.out)["diagnostics"]
+    ]
+    assert found == [
+        ("AL-events", 3, ["CC020"]),  # actionlint names the cron field that is wrong: its message is kept
+        ("CC020", 6, ["AL-job-needs"]),
+        ("CC041", 11, ["AL-workflow-call"]),
+        ("CC044", 18, ["`mi300x` asked for here", "`mi300x` asked for here", "AL-runner-label"]),
+    ]
+    # Left out by the selection, one of a pair leaves the other standing alone.
+    alone = run_cli("check", root, "--backends", "actionlint", "--select", "CC020,AL", "--ignore", "AL-events")
+    assert [header.split()[1] for header in alone.headers][:1] == ["CC020"]
 
 
 def test_equivalent_findings_start_where_ours_do(make_repo) -> None:  # type: ignore[no-untyped-def]

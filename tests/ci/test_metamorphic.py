@@ -1,4 +1,5 @@
-"""Metamorphic tests: rewriting a workflow in another YAML style never changes a policy verdict; meaning does.
+"""Metamorphic tests: rewriting a workflow in another YAML style never changes a policy or built-in verdict; meaning
+does.
 
 `tests/ci/metamorphic.py` generates the repository, its rewrites and the rules.
 Each rule must give the same findings (code and message; messages carry no
@@ -115,7 +116,7 @@ def test_no_rewrite_nor_step_id_renaming_changes_a_file_model_verdict(tmp_path: 
         assert {code for code, _ in canonical} == set(metamorphic.FILE_RULES)
     else:
         assert canonical == []
-    renamed = metamorphic.renamed_step_ids(repository)
+    renamed = metamorphic.renamed_ids(repository)
     assert renamed != repository
     assert file_verdicts(tmp_path / "renamed", renamed, metamorphic.CANONICAL) == canonical
     for index, style in enumerate(metamorphic.STYLES[1:]):
@@ -130,3 +131,32 @@ def test_the_semantic_mutation_makes_the_file_model_rule_report(tmp_path: Path, 
 
 def test_the_file_model_battery_covers_each_of_its_rules() -> None:
     assert {case.id for case in metamorphic.FILE_CASES} == set(metamorphic.FILE_RULES)
+
+
+def built_in_verdicts(root: Path, repository: metamorphic.Repository, style: metamorphic.Style) -> Verdicts:
+    """The built-in rules' findings (code and message) with no configuration, by code."""
+    metamorphic.write(root, metamorphic.render(repository, style))
+    result = run_cli("check", root, "--select", ",".join(metamorphic.BUILT_IN_CODES), "--output-format", "json")
+    assert result.err == "", result.err
+    found: Verdicts = {code: [] for code in metamorphic.BUILT_IN_CODES}
+    for diagnostic in json.loads(result.out)["diagnostics"]:
+        found[diagnostic["code"]].append((diagnostic["code"], diagnostic["message"]))
+    return {code: sorted(messages) for code, messages in found.items()}
+
+
+@pytest.mark.parametrize("broken", [False, True], ids=["intact", "broken"])
+def test_no_rewrite_nor_renamed_step_id_changes_a_built_in_verdict(tmp_path: Path, broken: bool) -> None:
+    repository = metamorphic.built_in_mutated() if broken else metamorphic.BUILT_IN_REPOSITORY
+    canonical = built_in_verdicts(tmp_path / "canonical", repository, metamorphic.CANONICAL)
+    failing = {code for code, found in canonical.items() if found}
+    assert failing == (set(metamorphic.BUILT_IN_CODES) if broken else set())
+    renamed = metamorphic.renamed_ids(repository)
+    assert built_in_verdicts(tmp_path / "renamed", renamed, metamorphic.CANONICAL) == canonical
+    for index, style in enumerate(metamorphic.STYLES[1:]):
+        assert built_in_verdicts(tmp_path / f"style-{index}", repository, style) == canonical, style.name
+
+
+@pytest.mark.parametrize("case", metamorphic.BUILT_IN, ids=lambda case: case.id)
+def test_the_semantic_mutation_flips_the_built_in_rule(tmp_path: Path, case: metamorphic.BuiltInCase) -> None:
+    found = built_in_verdicts(tmp_path, metamorphic.built_in_mutated(case), metamorphic.CANONICAL)
+    assert {code for code, messages in found.items() if messages} == {case.code}

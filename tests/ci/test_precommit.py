@@ -139,9 +139,12 @@ def test_the_hook_fails_with_positions_on_a_rule_violation(
 
 
 def test_the_hook_runs_the_linters(tmp_path: Path, released_clone: Path, pre_commit_home: Path) -> None:
-    workflow = CLEAN.replace("run: make", "run: rm $(ls)").replace("permissions: {}\n", "")
+    injected = 'run: rm $(ls)\n      - run: echo "${{ github.event.head_commit.message }}"'
+    workflow = CLEAN.replace("run: make", injected).replace("permissions: {}\n", "")
     root = git_repo(tmp_path, {".github/workflows/ci.yml": workflow})
     result = run_hook(root, released_clone, pre_commit_home)
     assert result.returncode == 1, result.stdout + result.stderr
     assert ".github/workflows/ci.yml:9:17: SC2046 Quote this to prevent word splitting" in result.stdout
-    assert ".github/workflows/ci.yml:3:3: ZZ-excessive-permissions overly broad permissions" in result.stdout
+    # zizmor's hardening advice (the permissions left open) waits for `--profile security`; an injection does not.
+    assert ".github/workflows/ci.yml:10:24: ZZ-template-injection code injection" in result.stdout
+    assert "ZZ-excessive-permissions" not in result.stdout

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -9,6 +10,8 @@ import pytest
 from ci_checks import config
 from ci_checks.context import RepositoryContext
 from ci_checks.loading import Workspace
+from ci_checks.model import inventory
+from ci_checks.model.runners import RunnerInventory
 from ci_checks.repository import Repository
 from tests.ci.conftest import run_cli
 
@@ -145,12 +148,207 @@ WORKFLOW = "on: push\njobs:\n  t:\n    runs-on: [self-hosted, mi300x]\n    timeo
 
 
 def test_the_inventory_is_given_to_actionlint_as_its_self_hosted_labels(make_repo) -> None:  # type: ignore[no-untyped-def]
-    root = make_repo({".github/workflows/a.yml": WORKFLOW})
-    without = run_cli("check", root, "--backends", "actionlint")
-    assert [h.split()[1] for h in without.headers] == ["AL-runner-label"]
+    hosted_typo = WORKFLOW.replace("[self-hosted, mi300x]", "ubuntu-lates")
+    root = make_repo({".github/workflows/a.yml": WORKFLOW, ".github/workflows/b.yml": hosted_typo})
+    inferred = run_cli("check", root, "--backends", "actionlint")
+    # `mi300x` is inferred; a label that looks like GitHub's own is left to actionlint, which knows GitHub's list.
+    assert [(h.split()[0].split(":")[0], h.split()[1]) for h in inferred.headers] == [
+        (".github/workflows/b.yml", "AL-runner-label")
+    ]
     (root / ".github" / "ci-checks.yml").write_text("runners:\n  mi300x:\n    labels: [self-hosted, mi300x]\n")
+    (root / ".github" / "workflows" / "b.yml").unlink()
     with_inventory = run_cli("check", root, "--backends", "actionlint")
     assert (with_inventory.code, with_inventory.headers, with_inventory.err) == (0, [], "")
+
+
+NO_CONFIG = {
+    ".github/workflows/rocm.yml": """on: pull_request
+jobs:
+  by-name:
+    runs-on: [self-hosted, linux-mi300x-gpu-8]
+    steps: [{run: rocminfo}]
+  by-devices:
+    runs-on: [box-a]
+    container: {image: rocm/pytorch, options: --device=/dev/kfd --device=/dev/dri}
+    steps: [{run: rocminfo}]
+  builder:
+    runs-on: aws-linux-scale-rocm-prod
+    container: python:3.12
+    steps: [{run: make}]
+  intel:
+    runs-on: [self-hosted, intel, xpu]
+    container: {image: intel/xpu, options: --device=/dev/dri}
+    steps: [{run: xpu-smi}]
+""",
+    ".github/workflows/cuda.yml": """on: push
+jobs:
+  h100:
+    strategy:
+      matrix:
+        gpus: [1, 8]
+    runs-on: "nvidia-h100-${{ matrix.gpus }}gpu"
+    steps: [{run: nvidia-smi}]
+  cu124:
+    runs-on: [self-hosted, cu124]
+    steps: [{run: nvidia-smi}]
+  plain-gpu:
+    runs-on: [my-gpu-box]
+    steps: [{run: nvidia-smi}]
+  cpu:
+    runs-on: [linux-amd64-cpu16]
+    steps: [{run: make}]
+  hosted:
+    runs-on: ubuntu-24.04
+    steps: [{run: make}]
+""",
+}
+
+
+def _inferred(root: Path) -> dict[str, tuple[str | None, bool]]:
+    path = root / ".github" / "ci-checks.yml"
+    configured = config.load(".github/ci-checks.yml", path).runners if path.exists() else RunnerInventory()
+    context = RepositoryContext(Workspace(Repository(root)), [], lambda path: True, configured)
+    return {runner.name: (runner.vendor, runner.self_hosted) for runner in context.runners.runners}
+
+
+def test_with_no_configuration_the_workflows_imply_the_inventory(make_repo) -> None:  # type: ignore[no-untyped-def]
+    root = make_repo(NO_CONFIG)
+    assert _inferred(root) == {
+        "linux-mi300x-gpu-8": ("amd", True),
+        "box-a": ("amd", True),
+        # `rocm` names whose software it builds; nothing says the machine has a GPU, nor that it is self-hosted.
+        "aws-linux-scale-rocm-prod": (None, False),
+        # Intel's GPUs are `/dev/dri` too: no vendor is guessed where a label names another accelerator.
+        "intel-xpu": (None, True),
+        "nvidia-h100-1gpu": ("nvidia", True),
+        "nvidia-h100-8gpu": ("nvidia", True),
+        "cu124": ("nvidia", True),
+        "my-gpu-box": ("nvidia", True),
+        "linux-amd64-cpu16": (None, False),
+    }
+
+
+def test_a_configured_runner_wins_over_the_inferred_one_it_carries(make_repo) -> None:  # type: ignore[no-untyped-def]
+    configured = "runners:\n  big:\n    vendor: nvidia\n    labels: [self-hosted, linux-mi300x-gpu-8]\n"
+    root = make_repo({**NO_CONFIG, ".github/ci-checks.yml": configured})
+    inventory = _inferred(root)
+    assert inventory["big"] == ("nvidia", True)
+    assert "linux-mi300x-gpu-8" not in inventory and inventory["box-a"] == ("amd", True)
+
+
+@pytest.mark.parametrize(
+    ("label", "vendors", "gpu"),
+    [
+        ("linux-mi300x-gpu-8", {"amd"}, True),
+        ("gfx90a", {"amd"}, True),
+        ("rocm-6.2", {"amd"}, False),
+        ("MI325X", {"amd"}, True),
+        ("nvidia-h100-8gpu", {"nvidia"}, True),
+        ("8xH100", {"nvidia"}, True),
+        ("cu124", {"nvidia"}, False),
+        ("v100", {"nvidia"}, True),
+        ("gpu-l40s", {"nvidia"}, True),
+        ("linux.g5.12xlarge.nvidia.gpu", {"nvidia"}, True),
+        ("l40s-4gpu", {"nvidia"}, True),
+        ("4gpu", set(), True),
+        ("linux-amd64-cpu16", set(), False),
+        ("linux-aarch64-a2b3-0", set(), False),
+        ("linux.2xlarge", set(), False),
+    ],
+)
+def test_label_names_are_read_word_by_word(label: str, vendors: set[str], gpu: bool) -> None:
+    reading = inventory.read_name(label)
+    assert (set(reading.vendors), reading.gpu) == (vendors, gpu)
+
+
+@pytest.mark.parametrize(
+    ("label", "meant", "typo"),
+    [
+        ("mi300", "mi300x", True),
+        ("self-hosed", "self-hosted", True),
+        ("4gup", "4gpu", True),
+        ("nvidai", "nvidia", True),
+        ("mi305", "mi350", True),
+        ("h1000", "h100", True),
+        ("h200", "h100", False),
+        ("a10", "a100", False),
+        ("linux-amd64-cpu-2-hk", "linux-amd64-cpu-4-hk", False),
+        ("linux-aarch64-a2b1-8", "linux-aarch64-a2b3-8", False),
+        ("mi300x", "mi300x", False),
+        ("mi250", "mi300x", False),
+    ],
+)
+def test_a_typo_is_one_edit_and_not_another_machines_number(label: str, meant: str, typo: bool) -> None:
+    assert inventory.mistyped(label, meant) is typo
+
+
+TYPOS = """on: push
+jobs:
+  a: {runs-on: [self-hosted, amd, mi300x], steps: [{run: a}]}
+  b: {runs-on: [self-hosted, amd, mi300x], steps: [{run: b}]}
+  typo: {runs-on: [self-hosted, amd, mi300], steps: [{run: c}]}
+  hosed: {runs-on: [self-hosed, amd, mi300x], steps: [{run: d}]}
+  once-each-1: {runs-on: [self-hosted, box-one], steps: [{run: e}]}
+  once-each-2: {runs-on: [self-hosted, box-onee], steps: [{run: f}]}
+  count: {runs-on: [self-hosted, cpu-2], steps: [{run: g}]}
+  counts: {runs-on: [self-hosted, cpu-4], steps: [{run: h}]}
+  counted: {runs-on: [self-hosted, cpu-4], steps: [{run: i}]}
+"""
+
+
+def test_a_label_written_once_one_edit_from_a_label_written_elsewhere_is_a_typo(make_repo) -> None:  # type: ignore[no-untyped-def]
+    root = make_repo({".github/workflows/a.yml": TYPOS})
+    result = run_cli("check", root, "--select", "CC044")
+    assert result.headers == [
+        ".github/workflows/a.yml:5:38: CC044 job 'typo' asks for runner label `mi300`, which nothing else names; it "
+        "is one edit from `mi300x`, which 3 other jobs ask for, so no runner may carry it (did you mean `mi300x`?)",
+        ".github/workflows/a.yml:6:21: CC044 job 'hosed' asks for runner label `self-hosed`, which nothing else "
+        "names; it is one edit from `self-hosted`, which 8 other jobs ask for, so no runner may carry it "
+        "(did you mean `self-hosted`?)",
+    ]
+    # The typo's job lands on no runner; the others, and the labels beside the typo, are known.
+    context = RepositoryContext(Workspace(Repository(root)), [], lambda path: True)
+    assert not context.runners.knows("mi300") and context.runners.knows("amd") and context.runners.knows("box-onee")
+
+
+def test_a_workflow_with_no_trigger_is_not_judged(make_repo) -> None:  # type: ignore[no-untyped-def]
+    never = "jobs:\n  t:\n    runs-on: [self-hosted, mi300]\n    container: rocm/pytorch\n    steps: [{run: a}]\n"
+    root = make_repo({".github/workflows/a.yml": TYPOS, ".github/workflows/never.yml": never})
+    result = run_cli("check", root, "--select", "CC043,CC044,CC045,CC046")
+    assert all(".github/workflows/never.yml" not in header for header in result.headers)
+    assert any(".github/workflows/a.yml" in header and "CC043" in header for header in result.headers)
+
+
+PULL_REQUEST_CALLS = """on: pull_request
+jobs:
+  gpu:
+    uses: ./.github/workflows/_run.yml
+    with: {runs_on: '["h100", "8gpu"]'}
+  cpu:
+    uses: ./.github/workflows/_run.yml
+    with: {runs_on: '["ubuntu-latest"]'}
+  other-gpu:
+    uses: ./.github/workflows/_run.yml
+    with: {runs_on: '["h200", "8gpu"]'}
+"""
+RUN = """on:
+  workflow_call:
+    inputs:
+      runs_on: {type: string, required: true}
+jobs:
+  run:
+    runs-on: ${{ fromJSON(inputs.runs_on) }}
+    timeout-minutes: 60
+    steps: [{run: pytest}]
+"""
+
+
+def test_only_the_callers_that_pass_a_self_hosted_runner_expose_it(make_repo) -> None:  # type: ignore[no-untyped-def]
+    root = make_repo({".github/workflows/pr.yml": PULL_REQUEST_CALLS, ".github/workflows/_run.yml": RUN})
+    result = run_cli("check", root, "--select", "CC045", "--output-format", "json")
+    found = [(d["line"], [r["line"] for r in d["related"]]) for d in json.loads(result.out)["diagnostics"]]
+    # Each finding at the calling job, with the labels that caller passes; the caller of `ubuntu-latest` is safe.
+    assert found == [(3, [1, 5, 5]), (9, [1, 11, 11])]
 
 
 def test_the_repositorys_own_actionlint_labels_are_kept(make_repo) -> None:  # type: ignore[no-untyped-def]
@@ -164,3 +362,17 @@ def test_the_repositorys_own_actionlint_labels_are_kept(make_repo) -> None:  # t
     )
     result = run_cli("check", root, "--backends", "actionlint", "--select", "AL")
     assert (result.code, result.headers) == (0, [])
+
+
+def test_labels_declared_to_actionlint_are_self_hosted_runners(make_repo) -> None:  # type: ignore[no-untyped-def]
+    workflow = "on: push\njobs:\n" + "".join(
+        f"  {job}:\n    runs-on: [{label}]\n    steps: [{{run: make}}]\n"
+        for job, label in (("legacy", "legacy-box"), ("pool", "pool-17"), ("other", "other-box"))
+    )
+    actionlint = "self-hosted-runner:\n  labels: [legacy-box, 'pool-*']\n"
+    root = make_repo({".github/workflows/a.yml": workflow, ".github/actionlint.yaml": actionlint})
+    result = run_cli("check", root, "--select", "CC043")
+    assert [header.split(": CC043 ")[1].split(" runs")[0] for header in result.headers] == [
+        "job 'legacy'",
+        "job 'pool'",
+    ]

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from ci_checks import cli
+from ci_checks import cli, config
 from ci_checks.config import Config
 from ci_checks.diagnostics import Diagnostic, Severity, Span
+from ci_checks.outcome import Request
 from ci_checks.repository import Repository
 from ci_checks.settings import SelectionError, resolve
 from tests.ci.conftest import run_cli
@@ -36,7 +37,7 @@ def test_a_selector_names_built_in_rules_policy_rules_or_linter_codes(selectors,
 
 
 def test_ignore_wins_over_select_for_every_kind_of_name() -> None:
-    selection = resolve(None, ["my-rule", "CC011", "ZZ-artipacked", "SC"], ["my-rule"])
+    selection = resolve(None, ["my-rule", "CC011", "ZZ-artipacked", "SC"], ["my-rule"], profile="security")
     assert not selection.keeps(finding("CC101", "my-rule"))
     assert not selection.keeps(finding("CC011", "duplicate-key"))
     assert not selection.keeps(finding("ZZ-artipacked", "zizmor-artipacked"))
@@ -44,6 +45,60 @@ def test_ignore_wins_over_select_for_every_kind_of_name() -> None:
     assert selection.keeps(finding("ZZ-unpinned-uses", "zizmor-unpinned-uses"))
     assert not selection.runs_linter("shellcheck") and selection.runs_linter("zizmor")
     assert not selection.runs_policy_rule("my-rule", ["CC101"])
+
+
+def _linter_finding(code: str, severity: Severity, message: str = "m", confidence: str | None = None) -> Diagnostic:
+    return Diagnostic(code, code.lower(), severity, message, Span.point("x.yml"), confidence=confidence)
+
+
+DEPRECATED = 'runtime "node16" is deprecated in GitHub Actions; removal is scheduled for September 23rd, 2026'
+PROFILE_CASES = [
+    (_linter_finding("ZZ-template-injection", Severity.ERROR, confidence="high"), ["correctness", "security", "all"]),
+    (_linter_finding("ZZ-template-injection", Severity.WARNING, confidence="medium"), ["security", "all"]),
+    (_linter_finding("ZZ-unpinned-uses", Severity.ERROR, confidence="high"), ["security", "all"]),
+    (_linter_finding("ZZ-excessive-permissions", Severity.ERROR, confidence="high"), ["security", "all"]),
+    (_linter_finding("ZZ-artipacked", Severity.INFO, confidence="low"), ["all"]),
+    (_linter_finding("AL-action", Severity.ERROR, DEPRECATED), ["security", "all"]),
+    (_linter_finding("AL-action", Severity.ERROR, 'the runtime or service used by "a" action is retired'), None),
+    (_linter_finding("AL-cache-call-unrestricted", Severity.ERROR), ["security", "all"]),
+    (_linter_finding("AL-expression", Severity.ERROR), None),
+    (_linter_finding("SC2046", Severity.WARNING), None),
+    (_linter_finding("SC2086", Severity.INFO), ["all"]),
+    (finding("CC043", "self-hosted-timeout"), None),
+]
+
+
+@pytest.mark.parametrize(("diagnostic", "profiles"), PROFILE_CASES, ids=lambda case: getattr(case, "code", ""))
+def test_each_profile_keeps_what_it_says(diagnostic: Diagnostic, profiles: list[str] | None) -> None:
+    kept = [
+        profile
+        for profile in ("correctness", "security", "all")
+        if resolve(None, [], [], profile=profile).keeps(diagnostic)
+    ]
+    assert kept == (profiles or ["correctness", "security", "all"])
+    # A selector that names a finding keeps it whatever the profile; an ignore drops it.
+    assert resolve([diagnostic.code], [], [], profile="correctness").keeps(diagnostic)
+    assert not resolve(None, [diagnostic.code], [], profile="all").keeps(diagnostic)
+
+
+def test_the_profile_comes_from_the_option_then_the_configuration(make_repo) -> None:  # type: ignore[no-untyped-def]
+    root = make_repo({".github/workflows/ci.yml": "on: push\n", ".github/ci-checks.yml": "profile: security\n"})
+    for options, profile in (([], "security"), (["--profile", "all"], "all")):
+        args = cli.build_parser().parse_args(["check", *options, str(root)])
+        settings = config.of_repository(Repository(root))
+        assert cli._plan(args, settings, Repository(root)).selection.profile == profile
+    assert (
+        cli._plan(cli.build_parser().parse_args(["check", str(root)]), Config(), Repository(root)).selection.profile
+        == "correctness"
+    )
+    # A kept run is reused only under the same profile: the option is part of its key, the configuration by its text.
+    asked = cli._asked(
+        cli.build_parser().parse_args(["check", "--profile", "all", str(root)]), Repository(root), Request.whole(), None
+    )
+    assert '"profile": "all"' in str(asked["options"])
+    (root / ".github" / "ci-checks.yml").write_text("profile: strict\n")
+    result = run_cli("check", root)
+    assert (result.code, result.err.split(": error: ")[0]) == (2, ".github/ci-checks.yml:1:10")
 
 
 @pytest.mark.parametrize(("selector", "hint"), [("duplicate-keys", "duplicate-key"), ("no-amd-patc", "no-amd-patch")])
