@@ -1060,6 +1060,11 @@ def files_mutated(case: Case | None = None) -> Repository:
     """The file-model repository with one case's mutation, or every mutation at once."""
     repository = copy.deepcopy(FILES_REPOSITORY)
     for each in [case] if case is not None else FILE_CASES:
+        each.mutate(repository)
+    return repository
+
+
+# ---------------------------------------------------------------------------
 # Built-in rules on the same repository, with no configuration
 #
 # The repository as a team with no `ci-checks.yml` has it: pull requests do not reach the self-hosted stages,
