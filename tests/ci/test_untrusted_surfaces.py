@@ -1,0 +1,304 @@
+"""Untrusted changes against the surfaces added since the first review: report files, baselines, `--new-since`,
+several repositories at once, the pytest plugin and the linters' configurations and lock files.
+
+Each attack is built for real, as a pull request would: real symbolic and
+hard links, real git commits, baselines written by `baseline write` and then
+edited, actionlint and zizmor failing for real, pytest run for real. The
+victim of each is a file outside the checked repository that must stay as it
+was.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.ci.conftest import Result, run_cli
+from tests.ci.hostile import ANNOTATION, commit_all, forged_lines
+from tests.ci.test_untrusted import CLEAN, WORKFLOW
+from tests.ci.test_untrusted import INJECTION as PULL_REQUEST_INJECTION
+
+INJECTION = PULL_REQUEST_INJECTION.replace("on: pull_request", "on: pull_request_target")
+PRECIOUS = "precious: written by its owner\n"
+FORMATS = ("json", "sarif", "github", "junit", "markdown", "text")
+
+
+@pytest.fixture
+def victim(tmp_path: Path) -> Path:
+    target = tmp_path / "outside" / "victim"
+    target.parent.mkdir()
+    target.write_text(PRECIOUS)
+    return target
+
+
+def _untouched(victim: Path) -> None:
+    assert victim.read_text() == PRECIOUS
+    assert sorted(path.name for path in victim.parent.iterdir()) == ["victim"]
+
+
+# --- 1. report files never written through links of the checkout --------------------------------------------
+
+
+def _link(root: Path, name: str, target: Path) -> None:
+    (root / name).parent.mkdir(parents=True, exist_ok=True)
+    (root / name).symlink_to(target)
+
+
+ATTACKS = {
+    "linked file": lambda root, victim: _link(root, "ci-checks.sarif", victim),
+    "dangling link": lambda root, victim: _link(root, "ci-checks.sarif", victim.parent / "planted"),
+    "relative link": lambda root, victim: _link(root, "ci-checks.sarif", Path("..") / "outside" / "victim"),
+    "linked folder": lambda root, victim: _link(root, "reports", victim.parent),
+    "linked folder above": lambda root, victim: _link(root, "a/b", victim.parent),
+    "link in a linked chain": lambda root, victim: (
+        _link(root, "first", root / "second"),
+        _link(root, "second", victim),
+    ),
+}
+WRITTEN_AT = {
+    "linked file": "ci-checks.sarif",
+    "dangling link": "ci-checks.sarif",
+    "relative link": "ci-checks.sarif",
+    "linked folder": "reports/victim",
+    "linked folder above": "a/b/victim",
+    "link in a linked chain": "first",
+}
+
+
+@pytest.mark.parametrize("attack", sorted(ATTACKS))
+@pytest.mark.parametrize("option", ["--output", "summary", "baseline write"])
+def test_no_report_is_written_through_a_link_in_the_checkout(
+    make_repo, victim: Path, monkeypatch: pytest.MonkeyPatch, attack: str, option: str
+) -> None:  # type: ignore[no-untyped-def]
+    root = make_repo({WORKFLOW: CLEAN})
+    ATTACKS[attack](root, victim)
+    monkeypatch.chdir(root)  # where the Action runs: the checkout
+    where = WRITTEN_AT[attack]
+    if option == "--output":
+        result = run_cli("check", "--output", f"sarif={where}")
+    elif option == "summary":
+        monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(root / where))
+        result = run_cli("check")
+    else:
+        result = run_cli("baseline", "write", where)
+    assert result.code == 2, result
+    assert "is a symbolic link inside" in result.err and "follows no link there" in result.err, result.err
+    _untouched(victim)
+
+
+def test_a_hard_link_in_the_checkout_is_replaced_not_written_through(make_repo, victim: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    root = make_repo({WORKFLOW: CLEAN})
+    os.link(victim, root / "ci-checks.sarif")
+    monkeypatch.chdir(root)
+    assert run_cli("check", "--output", "sarif=ci-checks.sarif").code == 0
+    _untouched(victim)
+    assert json.loads((root / "ci-checks.sarif").read_text())["version"] == "2.1.0"
+    assert (root / "ci-checks.sarif").stat().st_nlink == 1
+
+
+@pytest.mark.parametrize("make", [os.mkfifo, Path.mkdir], ids=["fifo", "folder"])
+def test_a_special_file_at_a_report_path_is_an_error_not_a_hang(make_repo, monkeypatch, make) -> None:  # type: ignore[no-untyped-def]
+    root = make_repo({WORKFLOW: CLEAN})
+    make(root / "ci-checks.sarif")
+    monkeypatch.chdir(root)
+    result = run_cli("check", "--output", "sarif=ci-checks.sarif")
+    assert result.code == 2
+    assert "ci-checks reads and writes only regular files there" in result.err
+
+
+def test_a_report_outside_the_checkout_follows_the_callers_own_links(make_repo, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    root = make_repo({WORKFLOW: CLEAN})
+    (tmp_path / "reports").mkdir()
+    (tmp_path / "linked-reports").symlink_to(tmp_path / "reports")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path / "linked-reports" / "summary.md"))
+    (tmp_path / "reports" / "summary.md").write_text("earlier step\n")
+    result = run_cli("check", root, "--output", f"sarif={tmp_path / 'linked-reports' / 'x.sarif'}")
+    assert result.code == 0, result
+    assert json.loads((tmp_path / "reports" / "x.sarif").read_text())["version"] == "2.1.0"
+    assert (tmp_path / "reports" / "summary.md").read_text().startswith("earlier step\n## ci-checks\n")
+
+
+def test_a_report_path_in_a_linked_folder_is_refused_before_anything_is_checked(make_repo, victim, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    root = make_repo({WORKFLOW: INJECTION})
+    _link(root, "out", victim.parent)
+    monkeypatch.chdir(root)
+    result = run_cli("check", "--output", "json=out/report.json")
+    assert (result.code, result.out) == (2, "")
+    _untouched(victim)
+
+
+# --- 2. a pull request cannot accept its own findings ----------------------------------------------------------
+
+
+@pytest.fixture
+def adopted(tmp_path: Path) -> Path:
+    """A base commit with one accepted finding in its baseline; a pull request then adds a `pull_request_target`
+    workflow with template injection and baseline entries that accept all of its findings."""
+    root = tmp_path / "repository"
+    (root / ".github" / "workflows").mkdir(parents=True)
+    (root / WORKFLOW).write_text(CLEAN.replace("permissions: {}\n", ""))
+    commit_all(root, "init")
+    assert run_cli("baseline", "write", root / ".github/baseline.json", root, "--backends", "zizmor").code == 0
+    commit_all(root, "base: adopt ci-checks")
+    (root / ".github/workflows/evil.yml").write_text(INJECTION)
+    assert run_cli("baseline", "write", root / ".github/baseline.json", root, "--backends", "zizmor").code == 0
+    commit_all(root, "pull request")
+    return root
+
+
+def _codes(result: Result) -> list[str]:
+    return [header.split(": ", 1)[1].split(" ")[0] for header in result.headers]
+
+
+def test_under_config_ref_the_baseline_comes_from_the_ref(adopted: Path) -> None:
+    worktree = run_cli("check", adopted, "--backends", "zizmor", "--baseline", adopted / ".github/baseline.json")
+    assert worktree.code == 0  # without --config-ref the change's own baseline is used, as README says
+    base = run_cli(
+        "check",
+        adopted,
+        "--backends",
+        "zizmor",
+        "--config-ref",
+        "HEAD^1",
+        "--baseline",
+        adopted / ".github/baseline.json",
+    )
+    assert base.code == 1, base
+    assert {"ZZ-dangerous-triggers", "ZZ-template-injection"} <= set(_codes(base))
+    assert all(".github/workflows/evil.yml" in header for header in base.headers)
+    assert "accepted 1 finding" in base.err
+
+
+def test_under_config_ref_a_baseline_the_ref_lacks_is_an_error(adopted: Path) -> None:
+    (adopted / ".github/other.json").write_text((adopted / ".github/baseline.json").read_text())
+    commit_all(adopted, "another baseline")
+    result = run_cli("check", adopted, "--config-ref", "HEAD^1", "--baseline", adopted / ".github/other.json")
+    assert result.code == 2
+    assert "not in HEAD^1; with --config-ref the baseline is read from that commit" in result.err
+
+
+def test_under_config_ref_a_baseline_outside_the_checkout_is_read_from_disk(adopted: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "trusted-baseline.json"
+    outside.write_text((adopted / ".github/baseline.json").read_text())
+    result = run_cli("check", adopted, "--backends", "zizmor", "--config-ref", "HEAD^1", "--baseline", outside)
+    assert result.code == 0, result
+
+
+@pytest.mark.parametrize("linked", ["file", "folder"])
+def test_a_baseline_through_a_link_in_the_checkout_is_never_read(adopted: Path, tmp_path: Path, linked: str) -> None:
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "baseline.json").write_text((adopted / ".github/baseline.json").read_text())
+    if linked == "file":
+        (adopted / "b.json").symlink_to(outside / "baseline.json")
+        path = adopted / "b.json"
+    else:
+        (adopted / "b").symlink_to(outside)
+        path = adopted / "b" / "baseline.json"
+    for ref in ([], ["--config-ref", "HEAD^1"]):
+        result = run_cli("check", adopted, "--baseline", path, *ref)
+        assert result.code == 2 and "is a symbolic link inside" in result.err, result
+
+
+# --- 3. nothing a checked file or a baseline holds becomes a workflow command -----------------------------------
+
+PAYLOADS = [
+    "\n::error file=ci.yml,line=1::forged",
+    "\r::stop-commands::pwned",
+    "\r\n  ::warning::forged",
+    "\u2028::notice::forged",
+    "\x85::error::forged",
+    " \u3000::add-mask::forged",
+    "%0A::error::forged",
+    "##[add-mask]forged",
+    "##[error]forged",
+    "\x1b[2K::error::forged",
+]
+
+
+def _outputs(root: Path, *options: str | Path) -> dict[str, str]:
+    """Every format of one run, standard output (text, the default) and standard error."""
+    reports = {name: root.parent / f"report.{name}" for name in FORMATS}
+    result = run_cli("check", root, *(f"--output={name}={path}" for name, path in reports.items()), *options)
+    assert result.code in (0, 1), result
+    return {
+        **{name: path.read_text(encoding="utf-8") for name, path in reports.items()},
+        "stdout": result.out,
+        "stderr": result.err,
+    }
+
+
+def _no_forged_lines(outputs: dict[str, str]) -> None:
+    for name, text in outputs.items():
+        assert forged_lines(text, ANNOTATION if name == "github" else None) == [], name
+
+
+@pytest.mark.parametrize("payload", PAYLOADS)
+def test_a_stale_baseline_entry_forges_no_command(make_repo, tmp_path: Path, payload: str) -> None:  # type: ignore[no-untyped-def]
+    root = make_repo({WORKFLOW: CLEAN})
+    baseline = tmp_path / "baseline.json"
+    entry = {
+        "path": WORKFLOW + payload,
+        "code": "CC" + payload,
+        "rule": payload,
+        "fingerprint": "x",
+        "message": payload,
+    }
+    baseline.write_text(json.dumps({"version": 1, "findings": [entry, {**entry, "path": WORKFLOW}]}))
+    outputs = _outputs(root, "--baseline", baseline)
+    assert "2 of its entries match nothing any more" in outputs["stderr"]
+    _no_forged_lines(outputs)
+
+
+@pytest.mark.parametrize("payload", PAYLOADS)
+def test_a_value_in_a_workflow_forges_no_command_in_any_format(make_repo, payload: str) -> None:  # type: ignore[no-untyped-def]
+    quoted = json.dumps(f"actions/checkout{payload}")  # a double-quoted YAML scalar: its escapes become the bytes
+    workflow = CLEAN.replace(
+        "      - run: echo build\n", f"      - uses: {quoted}\n      - run: echo '{payload.strip()}'\n"
+    )
+    root = make_repo({WORKFLOW: workflow})
+    outputs = _outputs(root, "--backends", "actionlint")
+    # The invalid `uses:` value is quoted in a message (CC030), or the file is not YAML (raw control characters).
+    assert "CC030" in outputs["stdout"] or "CC010" in outputs["stdout"], outputs["stdout"]
+    _no_forged_lines(outputs)
+
+
+@pytest.mark.parametrize(
+    "name", ["::error::forged.yml", " ::warning::forged.yml", "a\n::error::b.yml", "##[add-mask]x.yml"]
+)
+def test_a_file_name_forges_no_command(make_repo, name: str) -> None:  # type: ignore[no-untyped-def]
+    root = make_repo({f".github/workflows/{name}": "on: push\njobs: {}\n", WORKFLOW: CLEAN})
+    outputs = _outputs(root)
+    outputs["list"] = run_cli("check", root, "--list-files").out
+    (root / "docs" / name).mkdir(parents=True)
+    nothing = run_cli("check", root / "docs" / name)
+    assert "nothing to check" in nothing.err
+    outputs["nothing to check"] = nothing.err
+    _no_forged_lines(outputs)
+
+
+def test_a_source_line_quoted_under_a_finding_forges_no_command(make_repo) -> None:  # type: ignore[no-untyped-def]
+    workflow = CLEAN.replace("echo build", 'echo "::set-output name=x::1" "##[set-output name=y;]2"')
+    outputs = _outputs(make_repo({WORKFLOW: workflow}))
+    assert "CC031" in outputs["stdout"]
+    _no_forged_lines(outputs)
+
+
+def test_a_diff_that_quotes_a_command_is_printed_between_stop_commands(make_repo) -> None:  # type: ignore[no-untyped-def]
+    # The fixed line is followed by lines the diff quotes as context: a command anywhere, and one at a line's start.
+    script = '          echo "::set-output name=x::1"\n          echo "##[add-mask]forged"\n          ::error::forged\n'
+    root = make_repo({WORKFLOW: CLEAN.replace("      - run: echo build\n", f"      - run: |\n{script}")})
+    result = run_cli("check", root, "--diff")
+    assert result.code == 1
+    lines = result.out.splitlines()
+    token = lines[0].removeprefix("::stop-commands::")
+    assert len(token) == 32 and lines[-1] == f"::{token}::"
+    diff = "\n".join(lines[1:-1]) + "\n"
+    assert '+          echo "x=1" >> "$GITHUB_OUTPUT"' in diff and "           ::error::forged" in diff
+    assert token not in diff
+    # Without a command in it, a diff is printed as it is.
+    (root / WORKFLOW).write_text(CLEAN.replace("      - run: echo build\n", f"      - run: |\n{script[:40]}\n"))
+    assert run_cli("check", root, "--diff").out.startswith("--- a/.github/workflows/ci.yml\n")
