@@ -292,6 +292,8 @@ def _checked(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         root = find_root(path)
         repository, request = groups.setdefault(root, (Repository(root), Request()))
         request.add(repository, path)
+    if args.new_since is not None and len(groups) != 1:
+        raise UsageError("--new-since compares one repository with a commit; name paths of one repository")
     protected = output_files.protected_folders(groups, Path.cwd())
     for _, path in args.output:
         _writable(path, protected)
@@ -301,23 +303,27 @@ def _checked(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             out.write(_unobeyed("".join(change.diff() for change in changes)))
             return EXIT_FINDINGS if changes else EXIT_OK
     outcome = Outcome()
+    failed: list[str] = []
     checked_apart, tried = _in_workers(args, list(groups.values()))
     for index, (repository, request) in enumerate(groups.values()):
-        listed = len(outcome.checked)
         part = checked_apart.get(index)
         if part is None:
-            _run_one(args, repository, request, outcome, reuse=index not in tried)
-        else:
-            _merge(outcome, part)
-        if len(groups) > 1:
-            outcome.checked[listed:] = [str(repository.root / path) for path in outcome.checked[listed:]]
+            part = Outcome()
+            try:
+                _run_one(args, repository, request, part, reuse=index not in tried)
+            except (config_files.ConfigError, config_source.ConfigSourceError, UsageError) as error:
+                if len(groups) == 1:
+                    raise
+                failed.append(_failure(error, _shown_root(repository)))
+                continue
+        _merge(outcome, part if len(groups) == 1 else part.under(_shown_root(repository)))
+    if failed and args.write_baseline is not None:
+        raise UsageError("a repository could not be checked; no baseline written:\n" + "".join(failed).rstrip())
     if args.write_baseline is not None:
         return _write_baseline(args.write_baseline, outcome, out, protected)
     if args.baseline is not None:
         _apply_baseline(args, outcome, [request for _, request in groups.values()], protected, err)
     if args.new_since is not None:
-        if len(groups) != 1:
-            raise UsageError("--new-since compares one repository with a commit; name paths of one repository")
         [(repository, _)] = groups.values()
         from ci_checks.changes import new_since
 
@@ -333,13 +339,14 @@ def _checked(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         _write(Path(summary), FORMATS["markdown"](outcome), protected, append=True)
     for message in outcome.internal_errors:
         err.write(f"ci-checks: internal error: {one_line(message)}\n")
+    err.write("".join(failed))
     unchecked = [shown for shown, folder in outcome.nothing_to_check if folder or not args.skip_unread_files]
     for shown in unchecked:
         err.write(
             f"ci-checks: warning: {escaping.path(shown)}: nothing to check (no workflow or composite action, "
             "and no policy rule reads a file there); see --list-files\n"
         )
-    if unchecked:
+    if unchecked or failed:
         return EXIT_ERROR
     if args.list_files:
         return EXIT_OK
@@ -434,6 +441,22 @@ def _checked_now(
     plan.backend_settings = dataclasses.replace(plan.backend_settings, config_source=files)
     with _Progress(args.progress_stream) as progress:
         return plan, run(repository, request, plan, settings, progress.say)
+
+
+def _shown_root(repository: Repository) -> str:
+    """How paths name a repository when several are checked: relative to the working directory when it lies
+    under it (`a`, `.`), else in full."""
+    here = Path.cwd()
+    if repository.root == here or here in repository.root.parents:
+        return repository.root.relative_to(here).as_posix()
+    return repository.root.as_posix()
+
+
+def _failure(error: Exception, root: str) -> str:
+    """What stopped one repository of several from being checked, said for that repository."""
+    if isinstance(error, config_files.ConfigError):
+        return _config_error(error, "" if root == "." else f"{root}/")
+    return f"ci-checks: error: {escaping.path(root)}: {one_line(str(error))}\n"
 
 
 def _merge(outcome: Outcome, part: Outcome) -> None:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from ci_checks.reporters import markdown
 from tests.ci.conftest import Result, run_cli
 from tests.ci.hostile import ANNOTATION, commit_all, forged_lines
 from tests.ci.test_untrusted import CLEAN, WORKFLOW
@@ -302,3 +303,75 @@ def test_a_diff_that_quotes_a_command_is_printed_between_stop_commands(make_repo
     # Without a command in it, a diff is printed as it is.
     (root / WORKFLOW).write_text(CLEAN.replace("      - run: echo build\n", f"      - run: |\n{script[:40]}\n"))
     assert run_cli("check", root, "--diff").out.startswith("--- a/.github/workflows/ci.yml\n")
+
+
+# --- 7. several repositories: each finding stays with its repository -------------------------------------------
+
+FINDINGS = """\
+on: push
+jobs:
+  build:
+    runs-on: [self-hosted, gpu]
+    steps:
+      - uses: actions/checkout
+      - run: echo "::set-output name=x::1"
+"""
+
+
+def _repositories(tmp_path: Path, names: str) -> list[Path]:
+    roots = []
+    for name in names:
+        root = tmp_path / name
+        (root / ".git").mkdir(parents=True)
+        (root / ".github" / "workflows").mkdir(parents=True)
+        (root / WORKFLOW).write_text(FINDINGS)
+        roots.append(root)
+    return roots
+
+
+@pytest.mark.parametrize("jobs", ["1", "3"])
+def test_findings_of_several_repositories_never_merge_and_say_which_repository(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: str
+) -> None:
+    _repositories(tmp_path, "abc")
+    monkeypatch.chdir(tmp_path)
+    one = json.loads(run_cli("check", "a", "--output-format", "json").out)["diagnostics"]
+    assert len(one) >= 3
+    reports = {name: tmp_path / f"report.{name}" for name in FORMATS}
+    outputs = [f"--output={name}={path}" for name, path in reports.items()]
+    result = run_cli("check", "a", "b", "c", "--jobs", jobs, "--output-format", "json", *outputs)
+    found = json.loads(result.out)["diagnostics"]
+    assert len(found) == 3 * len(one)
+    assert sorted({item["path"] for item in found}) == [f"{name}/{WORKFLOW}" for name in "abc"]
+    sarif = json.loads(reports["sarif"].read_text())["runs"][0]["results"]
+    uris = {result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for result in sarif}
+    assert sorted(uris) == [f"{name}/{WORKFLOW}" for name in "abc"] and len(sarif) == len(found)
+    for name in ("github", "junit", "markdown", "text"):
+        written = reports[name].read_text()
+        shown = markdown.escape if name == "markdown" else str
+        assert all(shown(f"{repository}/{WORKFLOW}") in written for repository in "abc"), name
+    text = reports["text"].read_text()
+    assert text.count("7 |       - run: echo") == 3 * sum(1 for item in one if item["line"] == 7)
+    assert run_cli("check", "a", "c", "--list-files").out == f"a/{WORKFLOW}\nc/{WORKFLOW}\n"
+
+
+def test_a_repository_with_a_bad_configuration_is_reported_and_the_others_are_checked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _repositories(tmp_path, "abc")
+    (tmp_path / "b" / ".github" / "ci-checks.yml").write_text("rules: [\n")
+    (tmp_path / "c" / ".github" / "ci-checks.yml").write_text("version: 1\nselect: [CC999]\n")
+    monkeypatch.chdir(tmp_path)
+    for jobs in ("1", "3"):
+        result = run_cli("check", "a", "b", "c", "--jobs", jobs)
+        assert result.code == 2
+        assert result.err.startswith("b/.github/ci-checks.yml:1:9: error: ")
+        assert "\nc/.github/ci-checks.yml:2:10: error: unknown rule 'CC999'" in result.err
+        assert {header.split(":")[0] for header in result.headers} == {f"a/{WORKFLOW}"}
+    # A repository whose configuration cannot be read from the ref is said the same way.
+    result = run_cli("check", "a", "b", "--config-ref", "HEAD")
+    assert result.code == 2 and result.headers == []
+    assert result.err.splitlines() == [
+        f"ci-checks: error: {name}: --config-ref 'HEAD' names no commit of the repository at {tmp_path / name}"
+        for name in "ab"
+    ]
