@@ -336,7 +336,7 @@ def _checked(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         _write(path, FORMATS[name](outcome), protected, append=False)
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary:
-        _write(Path(summary), FORMATS["markdown"](outcome), protected, append=True)
+        _summarise(Path(summary), outcome, protected)
     for message in outcome.internal_errors:
         err.write(f"ci-checks: internal error: {one_line(message)}\n")
     err.write("".join(failed))
@@ -777,6 +777,21 @@ def _apply_baseline(
         err.write("".join(f"  {_stale(entry)}\n" for entry in comparison.stale))
     else:
         err.write("\n")
+
+
+def _summarise(path: Path, outcome: Outcome, protected: list[Path]) -> None:
+    """Append the Markdown summary to the job summary, within what GitHub takes of one step's summary."""
+    from ci_checks.reporters import markdown
+
+    try:
+        written = path.stat().st_size if path.is_file() else 0
+    except OSError:
+        written = 0
+    shown = markdown.render(escaped(outcome), max(markdown.MAX_BYTES - written, 0))
+    if shown:
+        _write(path, shown, protected, append=True)
+    else:
+        _NOTES.append(f"the job summary holds {written} bytes already, as much as GitHub shows; nothing added")
 
 
 def _stale(entry: baseline.Entry) -> str:

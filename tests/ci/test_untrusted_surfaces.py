@@ -375,3 +375,34 @@ def test_a_repository_with_a_bad_configuration_is_reported_and_the_others_are_ch
         f"ci-checks: error: {name}: --config-ref 'HEAD' names no commit of the repository at {tmp_path / name}"
         for name in "ab"
     ]
+
+
+# --- 10. the job summary stays within what GitHub takes ----------------------------------------------------------
+
+SUMMARY_LIMIT = 1 << 20
+
+
+def _many_long_findings(make_repo) -> Path:  # type: ignore[no-untyped-def]
+    steps = "".join(f"      - uses: {'x' * 900}-{index}/action\n" for index in range(1500))
+    return make_repo({WORKFLOW: CLEAN.replace("      - run: echo build\n", steps)})  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("earlier", [0, 900_000, SUMMARY_LIMIT])
+def test_the_job_summary_is_cut_by_bytes_at_githubs_limit(make_repo, tmp_path, monkeypatch, earlier: int) -> None:  # type: ignore[no-untyped-def]
+    root = _many_long_findings(make_repo)
+    summary = tmp_path / "summary.md"
+    summary.write_bytes(b"e" * earlier)
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    result = run_cli("check", root, "--output-format", "json")
+    total = len(json.loads(result.out)["diagnostics"])
+    assert total >= 1500
+    written = summary.read_bytes()
+    assert len(written) <= SUMMARY_LIMIT and written.startswith(b"e" * earlier)
+    added = written[earlier:].decode("utf-8")
+    if earlier == SUMMARY_LIMIT:
+        assert added == "" and "nothing added" in result.err
+        return
+    rows = [line for line in added.splitlines() if line.startswith("| ") and "CC030" in line]
+    assert added.endswith(f"{total - len(rows)} more not shown; see the job log or the SARIF file.\n")
+    assert len(rows) > (0 if earlier else 900)
+    assert all(len(row) < 1400 for row in rows)  # a message is cut in its row
