@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ci_checks import output_files
+from ci_checks.backends.names import LINTER_FAILED
 from ci_checks.config_source import ConfigSourceError, GitRef
 from ci_checks.diagnostics import Diagnostic
 from ci_checks.source import SourceFile
@@ -62,9 +63,11 @@ def fingerprints(diagnostics: Iterable[Diagnostic], sources: dict[str, SourceFil
 
 
 def entries(diagnostics: Iterable[Diagnostic], sources: dict[str, SourceFile]) -> list[Entry]:
+    """The entries that accept these findings; a linter's failure is never one (see `LINTER_FAILED`)."""
     return sorted(
         Entry(d.span.path, d.code, d.rule, fingerprint, d.message)
         for d, fingerprint in fingerprints(diagnostics, sources)
+        if d.code != LINTER_FAILED
     )
 
 
@@ -167,7 +170,7 @@ def compare(
     accepted = 0
     for diagnostic, fingerprint in fingerprints(diagnostics, sources):
         key = (diagnostic.span.path, diagnostic.code, diagnostic.rule, fingerprint)
-        if remaining[key] > 0:
+        if remaining[key] > 0 and diagnostic.code != LINTER_FAILED:
             remaining[key] -= 1
             accepted += 1
         else:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 
+from ci_checks.backends.names import LINTER_FAILED
 from ci_checks.config_source import GitRef
 from ci_checks.diagnostics import Diagnostic
 from ci_checks.repository import Repository
@@ -44,7 +45,11 @@ def new_since(
                 lines[path] = _changed(commit, path, sources.get(path))
             touched = lines[path]
             span = diagnostic.span
-            if touched is None or any(line in touched for line in range(span.line, span.end_line + 1)):
+            if (
+                touched is None
+                or diagnostic.code == LINTER_FAILED
+                or any(line in touched for line in range(span.line, span.end_line + 1))
+            ):
                 kept.append(diagnostic)
         return kept
     finally:

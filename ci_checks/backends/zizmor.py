@@ -9,6 +9,11 @@ stops it for every file; that file is left out and the others audited again
 (`--config`), or not at all (`--no-config`): zizmor never looks for one
 itself. `--offline` keeps it from the network.
 
+zizmor reads the lock file `.github/workflows/actions.lock` of the copy, and
+one it rejects stops it for every input: zizmor then runs again without it,
+and the lock file gets the CC091 (`_LockFile`). A lock file that is a link,
+a FIFO or anything but a regular file is not copied and gets a CC004.
+
 Positions: zizmor's rows and columns count from 0 and its columns in UTF-8
 bytes; they become ci-checks' 1-based character columns. Each finding is
 reported at its primary location, with its related locations attached.
@@ -19,14 +24,15 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ci_checks.backends import tools
 from ci_checks.backends.context import ConfigRefused, Context, FileFailed, named_in, with_its_config
-from ci_checks.backends.mirror import Mirror
+from ci_checks.backends.mirror import LOCK_FILE, Mirror
 from ci_checks.diagnostics import Diagnostic, Fix, Related, Severity, Span
 from ci_checks.loading import LoadedFile
+from ci_checks.rules.cc004_unreadable_file import RULE as UNREADABLE
 from ci_checks.rules.cc091_backend_failed import RULE as FAILED
 
 # zizmor exits with 10 plus the highest severity it found (unknown 10 ... high 14).
@@ -44,7 +50,50 @@ def inputs(files: list[LoadedFile]) -> list[LoadedFile]:
 
 
 def run(binary: str, files: list[LoadedFile], context: Context) -> list[Diagnostic]:
-    return with_its_config(context, lambda batch: _run(binary, batch, context), files)
+    lock = _LockFile(context.mirror)
+    found = with_its_config(context, lambda batch: lock.run(lambda: _run(binary, batch, context)), files)
+    return [*lock.findings(), *found]
+
+
+class _LockFile:
+    """zizmor's lock file in the copy, taken out once when zizmor fails for a whole batch with it there."""
+
+    def __init__(self, mirror: Mirror) -> None:
+        self.mirror = mirror
+        self.tried = False
+        self.refused: str | None = None
+
+    def run(self, attempt: Callable[[], list[Diagnostic]]) -> list[Diagnostic]:
+        """`attempt`'s findings; when it fails for no one file, its findings without the lock file if that runs."""
+        try:
+            return attempt()
+        except (ConfigRefused, FileFailed):
+            raise
+        except tools.BackendFailed as failure:
+            copy = self.mirror.root / LOCK_FILE
+            if failure.timed_out or self.tried or not copy.is_file():
+                raise
+            self.tried = True
+            text = copy.read_text(encoding="utf-8")
+            copy.unlink()
+            try:
+                found = attempt()
+            except tools.BackendFailed:
+                copy.write_text(text, encoding="utf-8")
+                raise failure from None
+            self.refused = str(failure)
+            return found
+
+    def findings(self) -> list[Diagnostic]:
+        """A CC004 for a lock file that is not a regular file, a CC091 for one zizmor rejected."""
+        lock = self.mirror.lock
+        if lock is not None and lock.problem is not None:
+            where = Span.point(LOCK_FILE, lock.problem.line, lock.problem.column)
+            return [UNREADABLE.diagnostic(where, f"{lock.problem.message}; zizmor ran without it")]
+        if self.refused is not None:
+            message = f"zizmor rejected this lock file and ran without it: {self.refused}"
+            return [FAILED.diagnostic(Span.point(LOCK_FILE), message)]
+        return []
 
 
 def _run(binary: str, files: list[LoadedFile], context: Context) -> list[Diagnostic]:

@@ -406,3 +406,66 @@ def test_the_job_summary_is_cut_by_bytes_at_githubs_limit(make_repo, tmp_path, m
     assert added.endswith(f"{total - len(rows)} more not shown; see the job log or the SARIF file.\n")
     assert len(rows) > (0 if earlier else 900)
     assert all(len(row) < 1400 for row in rows)  # a message is cut in its row
+
+
+# --- 4. one file cannot silence zizmor unseen ---------------------------------------------------------------------
+
+LOCK = ".github/workflows/actions.lock"
+
+
+@pytest.mark.parametrize("garbage", ["lock: 1\n", "[[[\n", '{"version": "v0.0.3"}\n', "\ufeffversion: v9\n"])
+def test_a_lock_file_zizmor_rejects_is_an_error_at_it_that_no_filter_drops(tmp_path: Path, garbage: str) -> None:
+    root = tmp_path / "repository"
+    (root / ".github" / "workflows").mkdir(parents=True)
+    (root / WORKFLOW).write_text(INJECTION)
+    commit_all(root, "base")
+    (root / LOCK).write_text(garbage)
+    commit_all(root, "a pull request that adds a garbage lock file")
+    check = ["check", root, "--backends", "zizmor", "--output-format", "json"]
+
+    def failures(*options: str | Path) -> tuple[int, list[tuple[str, str, str]]]:
+        result = run_cli(*check, *options)
+        found = json.loads(result.out)["diagnostics"]
+        if "--fail-on" in options:  # zizmor ran without the lock file (the filters drop the rest)
+            assert {item["code"] for item in found} >= {"ZZ-template-injection"}, found
+        return result.code, [(d["path"], d["severity"], d["message"][:31]) for d in found if d["code"] == "CC091"]
+
+    expected = [(LOCK, "error", "zizmor rejected this lock file ")]
+    assert failures("--fail-on", "error") == (1, expected)
+    assert failures("--new-since", "HEAD^1") == (1, expected)
+    assert run_cli("baseline", "write", tmp_path / "baseline.json", *check[1:4]).code == 0
+    assert failures("--baseline", tmp_path / "baseline.json") == (1, expected)
+    recorded = json.loads((tmp_path / "baseline.json").read_text())["findings"]
+    assert "CC091" not in {entry["code"] for entry in recorded}
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda path, outside: path.symlink_to(outside), "symbolic link points outside the repository"),
+        (lambda path, outside: os.mkfifo(path), "a FIFO, not a regular file"),
+        (lambda path, outside: path.mkdir(), "a folder, not a regular file"),
+        (lambda path, outside: path.write_bytes(b"\x00\x01"), "binary file (contains a NUL byte)"),
+    ],
+    ids=["link", "fifo", "folder", "binary"],
+)
+def test_a_lock_file_that_is_not_a_regular_file_is_reported_like_other_special_files(
+    make_repo, victim: Path, make, message: str
+) -> None:  # type: ignore[no-untyped-def]
+    root = make_repo({WORKFLOW: INJECTION})
+    make(root / LOCK, victim)
+    result = run_cli("check", root, "--backends", "zizmor")
+    assert result.code == 1
+    assert result.headers[0].startswith(f"{LOCK}:1:1: CC004 {message}") and "zizmor ran without it" in result.headers[0]
+    assert any("ZZ-template-injection" in header for header in result.headers)
+
+
+def test_an_inline_ignore_does_not_hide_a_linter_failure(make_repo) -> None:  # type: ignore[no-untyped-def]
+    # zizmor cannot load a workflow with `uses: actions/checkout` without a ref, and stops at it.
+    broken = "# ci-checks: ignore[CC091] the change says so\n" + INJECTION.replace(
+        "      - run:", "      - uses: actions/checkout\n      - run:"
+    )
+    root = make_repo({WORKFLOW: broken})
+    result = run_cli("check", root, "--backends", "zizmor", "--fail-on", "error")
+    assert result.code == 1
+    assert result.headers[0].startswith(f"{WORKFLOW}:1:1: CC091 zizmor failed on this file")
