@@ -324,10 +324,8 @@ def _checked(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.baseline is not None:
         _apply_baseline(args, outcome, [request for _, request in groups.values()], protected, err)
     if args.new_since is not None:
-        [(repository, _)] = groups.values()
-        from ci_checks.changes import new_since
-
-        outcome.diagnostics = new_since(repository, args.new_since, outcome.diagnostics, outcome.sources)
+        [(repository, request)] = groups.values()
+        _keep_new(args, repository, request, outcome)
     if args.list_files:
         out.write("".join(f"{escaping.path(path)}\n" for path in outcome.checked))
     else:
@@ -441,6 +439,26 @@ def _checked_now(
     plan.backend_settings = dataclasses.replace(plan.backend_settings, config_source=files)
     with _Progress(args.progress_stream) as progress:
         return plan, run(repository, request, plan, settings, progress.say)
+
+
+def _keep_new(args: argparse.Namespace, repository: Repository, request: Request, outcome: Outcome) -> None:
+    """`--new-since`: keep the findings that are new since the commit (see `changes`), the base checked with the
+    work tree's options and configuration (from the work tree, `--config` or `--config-ref`, as the work tree was)."""
+    from ci_checks.changes import new_since
+
+    def check_base(base: Repository, base_request: Request) -> Outcome:
+        files = config_source.open_source(repository, args.config_ref)
+        try:
+            config_file = _config_file(repository, args.config, files)
+            cache_folder = _cache_folder(args, base)
+            return _checked_now(args, base, base_request, config_file, cache_folder, files)[1]
+        finally:
+            files.close()
+
+    max_bytes = args.max_file_size or DEFAULT_MAX_BYTES
+    outcome.diagnostics, note = new_since(repository, args.new_since, outcome, request, check_base, max_bytes)
+    if note is not None:
+        _NOTES.append(note)
 
 
 def _shown_root(repository: Repository) -> str:

@@ -48,8 +48,8 @@ def commit_all(root: Path, message: str) -> None:
 
 
 def cli(
-    *arguments: str | Path, cwd: Path | None = None, env: dict[str, str] | None = None
+    *arguments: str | Path, cwd: Path | None = None, env: dict[str, str] | None = None, timeout: float = 300
 ) -> subprocess.CompletedProcess[str]:
-    """ci-checks as its own process, the way CI runs it."""
+    """ci-checks as its own process, the way CI runs it (`timeout` only guards against a hang)."""
     command = [sys.executable, "-m", "ci_checks.cli", *map(str, arguments)]
-    return subprocess.run(command, capture_output=True, text=True, timeout=300, check=False, cwd=cwd, env=env)
+    return subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False, cwd=cwd, env=env)

@@ -19,6 +19,7 @@ import pytest
 from ci_checks.reporters import markdown
 from tests.ci.conftest import Result, run_cli
 from tests.ci.hostile import ANNOTATION, commit_all, forged_lines
+from tests.ci.hostile import cli as hostile_cli
 from tests.ci.test_untrusted import CLEAN, WORKFLOW
 from tests.ci.test_untrusted import INJECTION as PULL_REQUEST_INJECTION
 
@@ -469,3 +470,115 @@ def test_an_inline_ignore_does_not_hide_a_linter_failure(make_repo) -> None:  # 
     result = run_cli("check", root, "--backends", "zizmor", "--fail-on", "error")
     assert result.code == 1
     assert result.headers[0].startswith(f"{WORKFLOW}:1:1: CC091 zizmor failed on this file")
+
+
+# --- 5 and 6. --new-since: bounded, and judged by the findings of the base as well as by the lines changed -------
+
+WITH_ACTION = """\
+on: pull_request
+permissions: {}
+jobs:
+  build:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683 # v4.2.2
+        with:
+          persist-credentials: false
+      - uses: ./.github/actions/setup
+        with:
+          version: "1.0"
+"""
+SETUP = """\
+name: setup
+description: set up
+inputs:
+  version: {description: the version}
+runs:
+  using: composite
+  steps:
+    - run: echo "$VERSION"
+      shell: bash
+      env:
+        VERSION: ${{ inputs.version }}
+"""
+
+
+@pytest.fixture
+def based(tmp_path: Path) -> Path:
+    root = tmp_path / "repository"
+    (root / ".github" / "workflows").mkdir(parents=True)
+    (root / ".github" / "actions" / "setup").mkdir(parents=True)
+    (root / WORKFLOW).write_text(WITH_ACTION)
+    (root / ".github/actions/setup/action.yml").write_text(SETUP)
+    commit_all(root, "base")
+    return root
+
+
+def _new(root: Path, *options: str) -> Result:
+    return run_cli("check", root, "--new-since", "HEAD^1", "--output-format", "text", *options)
+
+
+def test_removing_permissions_makes_new_findings_on_lines_the_change_did_not_touch(based: Path) -> None:
+    (based / WORKFLOW).write_text(WITH_ACTION.replace("permissions: {}\n", ""))
+    commit_all(based, "drop the permissions")
+    result = _new(based, "--backends", "zizmor")
+    assert result.code == 1
+    assert any(f"{WORKFLOW}:3:3: ZZ-excessive-permissions" in header for header in result.headers), result.out
+
+
+def test_changing_a_local_action_makes_new_findings_in_the_unchanged_workflow(based: Path) -> None:
+    (based / ".github/actions/setup/action.yml").write_text(
+        SETUP.replace("version: {description: the version}", "release: {description: the release}")
+    )
+    commit_all(based, "the action loses its input")
+    result = _new(based, "--backends", "actionlint")
+    assert result.code == 1, result.out
+    assert [header.split(": ")[0] + ": " + header.split(" ")[1] for header in result.headers] == [
+        f"{WORKFLOW}:12:11: AL-action"
+    ]
+
+
+def test_findings_the_base_has_as_well_are_not_new(based: Path) -> None:
+    workflow = WITH_ACTION.replace("permissions: {}\n", "")
+    (based / WORKFLOW).write_text(workflow)
+    commit_all(based, "the base has a finding")
+    (based / WORKFLOW).write_text("# a comment moves every line down\n" + workflow)
+    commit_all(based, "a change that only moves it")
+    assert _new(based, "--backends", "zizmor").headers == []
+    assert run_cli("check", based, "--backends", "zizmor").code == 1
+
+
+def test_when_the_base_cannot_be_checked_every_finding_is_reported(based: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from ci_checks import changes
+
+    (based / WORKFLOW).write_text(WITH_ACTION.replace("permissions: {}\n", "") + "# touched\n")
+    commit_all(based, "a change")
+    monkeypatch.setattr(changes, "MAX_FILES", 1)
+    result = _new(based, "--backends", "zizmor")
+    assert result.headers == run_cli("check", based, "--backends", "zizmor").headers != []
+    assert "every finding is reported" in result.err
+
+
+def test_the_base_is_read_without_running_the_repositorys_git_configuration(based: Path) -> None:
+    (based / WORKFLOW).write_text(WITH_ACTION.replace("permissions: {}\n", ""))
+    commit_all(based, "a change")
+    marker = based.parent / "git-ran-repository-code"
+    hook = based / ".git" / "hooks" / "post-checkout"
+    hook.write_text(f"#!/bin/sh\ntouch {marker}\n")
+    hook.chmod(0o755)
+    with (based / ".git" / "config").open("a") as config:
+        config.write(f"[core]\n\tfsmonitor = {hook}\n[diff]\n\texternal = {hook}\n")
+    assert _new(based, "--backends", "zizmor").code == 1
+    assert not marker.exists()
+
+
+def test_a_pathological_diff_is_bounded_and_still_reports_the_change(make_repo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # difflib took 139 s for this pair of files; the diff now stops at its bound and counts the rest as changed.
+    root = tmp_path / "repository"
+    (root / ".github" / "workflows").mkdir(parents=True)
+    (root / WORKFLOW).write_text("# x\n" * 2000 + CLEAN)
+    commit_all(root, "base")
+    (root / WORKFLOW).write_text("# x\n# y\n" * 1000 + CLEAN.replace("echo build", "echo ::set-output name=a::1"))
+    commit_all(root, "a change")
+    result = hostile_cli("check", root, "--new-since", "HEAD^1", timeout=60)
+    assert result.returncode == 1 and ":2007:" in result.stdout and "CC031" in result.stdout
