@@ -582,3 +582,76 @@ def test_a_pathological_diff_is_bounded_and_still_reports_the_change(make_repo, 
     commit_all(root, "a change")
     result = hostile_cli("check", root, "--new-since", "HEAD^1", timeout=60)
     assert result.returncode == 1 and ":2007:" in result.stdout and "CC031" in result.stdout
+
+
+# --- 8. the pytest plugin imports only installed packages ---------------------------------------------------------
+
+PLANTED = """\
+import importlib.machinery, importlib.util, os, pathlib, sys
+
+_here = os.path.realpath(os.path.dirname(__file__))
+_frame, _by = sys._getframe(1), "another"
+while _frame is not None:
+    _name = _frame.f_globals.get("__name__") or ""
+    if _name == "ci_checks" or _name.startswith("ci_checks."):
+        _by = "ci-checks"
+        break
+    _frame = _frame.f_back
+pathlib.Path(_here, f"ran-by-{_by}-{__name__}").write_text("")
+# Then the real module, so that whatever else imports this name keeps working.
+_path = [entry for entry in sys.path if not os.path.exists(os.path.join(entry or ".", "planted-here"))]
+_spec = importlib.machinery.PathFinder.find_spec(__name__, _path)
+if _spec is not None:
+    _module = importlib.util.module_from_spec(_spec)
+    sys.modules[__name__] = _module
+    _spec.loader.exec_module(_module)
+"""
+NOT_PLANTED = {"sitecustomize", "usercustomize", "antigravity", "this", "__main__", "__future__", "__hello__"}
+
+
+def _names_to_plant() -> list[str]:
+    """Every module name of the standard library and of the installed packages that Python finds on the path,
+    less those Python imports as it starts (before any test runner could change the path)."""
+    import importlib.metadata
+    import subprocess
+    import sys
+
+    started = subprocess.run(
+        [sys.executable, "-c", "import sys; print(' '.join(sys.modules))"], capture_output=True, text=True, check=True
+    ).stdout.split()
+    installed = set(importlib.metadata.packages_distributions())
+    names = {name for name in {*sys.stdlib_module_names, *installed} if name.isidentifier()}
+    return sorted(names - NOT_PLANTED - set(started) - set(sys.builtin_module_names))
+
+
+def test_the_plugin_imports_only_installed_packages_whatever_pytest_puts_on_the_path(pytester: pytest.Pytester) -> None:
+    (pytester.path / ".github" / "workflows").mkdir(parents=True)
+    (pytester.path / WORKFLOW).write_text(CLEAN)
+    policy = "version: 1\nrules:\n  - id: no-curl\n    kind: forbid\n    where: {files: 'scripts/*.sh'}\n    forbid:\n"
+    (pytester.path / ".github" / "ci-checks.yml").write_text(policy + "      - command: curl\n")
+    (pytester.path / "scripts").mkdir()
+    (pytester.path / "scripts" / "build.sh").write_text("#!/bin/sh\nset -eu\nmake -j 4 | tee build.log\n")
+    pytester.makepyprojecttoml('[tool.pytest.ini_options]\npythonpath = ["lib"]\nci_checks = true\n')
+    tests = pytester.path / "tests"
+    tests.mkdir()
+    (tests / "conftest.py").write_text("")  # pytest puts the folder of a conftest.py first on sys.path
+    (tests / "test_ci.py").write_text(
+        "def test_structure(ci_repo, workflow):\n"
+        "    assert workflow('ci.yml').jobs\n"
+        "    assert ci_repo.check().diagnostics == []\n"
+    )
+    # The folders of `pythonpath` and of a conftest.py; the current folder, which `python -m` puts on the path
+    # before Python starts anything, has a test of its own (test_untrusted).
+    folders = [pytester.path / "lib", tests]
+    (pytester.path / "lib").mkdir()
+    names = _names_to_plant()
+    assert {"yaml", "jsonschema", "tomllib", "difflib", "sqlite3", "tree_sitter"} <= set(names)
+    for folder in folders:
+        (folder / "planted-here").write_text("")
+        for name in names:
+            (folder / f"{name}.py").write_text(PLANTED)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:randomly")
+    result.assert_outcomes(passed=2)
+    ran = sorted(path.name for folder in folders for path in folder.glob("ran-by-ci-checks-*"))
+    assert ran == []
+    assert any(folder.glob("ran-by-another-*") for folder in folders)  # the planted modules were on the path
