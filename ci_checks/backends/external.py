@@ -71,20 +71,24 @@ def run_backends(
         return []
     repository = repository or Repository(root)
     configs = settings.config_source or WorkTree(repository)
+    changes = WorkTree(repository) if not isinstance(configs, WorkTree) else None
     with tools.scratch_folder("linters") as scratch:
         mirrored = [file for name, inputs in jobs if name in _MIRRORED for file in inputs]
         copy = mirror.build(scratch / "repository", dict.fromkeys(mirrored), repository)
+        unused = zizmor.cut_ignores_not_in(copy, configs) if changes is not None and "zizmor" in names else []
         contexts = {
             name: Context(
                 name,
                 copy,
                 scratch,
-                linter_config.read(name, configs, settings.runner_labels),
+                linter_config.read(name, configs, settings.runner_labels, changes),
                 tools.TimeLimit(settings.timeout_s),
             )
             for name, _ in jobs
             if name in _MIRRORED
         }
+        if "zizmor" in contexts:
+            contexts["zizmor"].config.findings += unused
         with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
             running = [
                 pool.submit(_run, name, inputs, root, settings, scratch, contexts.get(name)) for name, inputs in jobs

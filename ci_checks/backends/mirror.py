@@ -51,6 +51,10 @@ class Mirror:
         """The checked file a linter names by its copy's path (absolute, or relative to the copy's root)."""
         return self.files.get(tools.path_key(self.root / printed))
 
+    def rewrite(self, file: LoadedFile, text: str) -> None:
+        """Replace a checked file's copy (before any linter reads it)."""
+        _write(self.root, printable(file.path), text)
+
     def shown(self, text: str) -> str:
         """A linter's message with the copy's paths written repo-relative."""
         return text.replace(f"{self.root}/", "").replace(str(self.root), ".")

@@ -9,6 +9,16 @@ stops it for every file; that file is left out and the others audited again
 (`--config`), or not at all (`--no-config`): zizmor never looks for one
 itself. `--offline` keeps it from the network.
 
+An inline `# zizmor: ignore[audit]` comment is zizmor's configuration written
+in a checked file: under `--config-ref` one whose line the file at the ref
+lacks is blanked in the copy before zizmor runs (`cut_ignores_not_in`), so a
+change cannot silence a finding by adding one; a CC092 at the comment says so.
+
+zizmor reads the lock file `.github/workflows/actions.lock` of the copy, and
+one it rejects stops it for every input: zizmor then runs again without it,
+and the lock file gets the CC091 (`_LockFile`). A lock file that is a link,
+a FIFO or anything but a regular file is not copied and gets a CC004.
+
 zizmor reads the lock file `.github/workflows/actions.lock` of the copy, and
 one it rejects stops it for every input: zizmor then runs again without it,
 and the lock file gets the CC091 (`_LockFile`). A lock file that is a link,
@@ -30,10 +40,12 @@ from typing import Any
 from ci_checks.backends import tools
 from ci_checks.backends.context import ConfigRefused, Context, FileFailed, named_in, with_its_config
 from ci_checks.backends.mirror import LOCK_FILE, Mirror
+from ci_checks.config_source import ConfigSource
 from ci_checks.diagnostics import Diagnostic, Fix, Related, Severity, Span
 from ci_checks.loading import LoadedFile
 from ci_checks.rules.cc004_unreadable_file import RULE as UNREADABLE
 from ci_checks.rules.cc091_backend_failed import RULE as FAILED
+from ci_checks.rules.cc092_linter_config import RULE as LINTER_CONFIG
 
 # zizmor exits with 10 plus the highest severity it found (unknown 10 ... high 14).
 _FINDINGS = (0, 10, 11, 12, 13, 14)
@@ -42,6 +54,7 @@ _CONFIDENCES = {"High": "high", "Medium": "medium", "Low": "low"}
 _UNPARSED = "failed to parse input:"
 _AUDITED = re.compile(r"\bcompleted (.+)$", re.MULTILINE)
 _QUOTED = re.compile(r"\"[^\"]*\"|`[^`]*`|'[^']*'")
+_IGNORE = re.compile(r"#\s*zizmor:\s*ignore\[[^\]\n]*\]")
 _SKIPPED = re.compile(r"failed to validate file:(?P<path>\S+) as \w+:", re.MULTILINE)
 
 
@@ -180,6 +193,33 @@ def _diagnostics(findings: list[dict[str, Any]], paths: dict[str, LoadedFile]) -
             url=str(url) if url else None,
             confidence=_CONFIDENCES.get(str(determinations.get("confidence"))),
         )
+
+
+def cut_ignores_not_in(mirror: Mirror, ref: ConfigSource) -> list[Diagnostic]:
+    """Blank, in the copy, each `# zizmor: ignore[...]` comment whose line the file at `ref` lacks (spaces of the
+    same length, so that no position moves); a CC092 at each."""
+    found: list[Diagnostic] = []
+    for file in mirror.files.values():
+        text = file.source.text
+        if "zizmor" not in text:
+            continue
+        then = ref.read(file.path)
+        kept = set(then.text.splitlines()) if then is not None and then.problem is None else set()
+        cut = text
+        for match in _IGNORE.finditer(text):
+            line, column = file.source.position(match.start())
+            if file.source.line_text(line) in kept:
+                continue
+            cut = cut[: match.start()] + " " * len(match.group()) + cut[match.end() :]
+            where = Span(file.path, line, column, line, column + len(match.group()))
+            message = (
+                f"this `zizmor: ignore` is not in {ref.description}, whose configuration this run uses "
+                "(--config-ref), so zizmor does not use it"
+            )
+            found.append(LINTER_CONFIG.diagnostic(where, message))
+        if cut != text:
+            mirror.rewrite(file, cut)
+    return found
 
 
 def _fix(finding: dict[str, Any]) -> Fix | None:

@@ -655,3 +655,72 @@ def test_the_plugin_imports_only_installed_packages_whatever_pytest_puts_on_the_
     ran = sorted(path.name for folder in folders for path in folder.glob("ran-by-ci-checks-*"))
     assert ran == []
     assert any(folder.glob("ran-by-another-*") for folder in folders)  # the planted modules were on the path
+
+
+# --- 9. under --config-ref, the linters' configurations are the ref's, and a change to one is reported ------------
+
+SWITCH_OFF = {
+    "zizmor": "rules:\n  template-injection:\n    disable: true\n",
+    "actionlint": "paths:\n  .github/workflows/**/*.yml:\n    ignore: ['.*']\n",
+}
+LINTER_FINDING = {"zizmor": "ZZ-template-injection", "actionlint": "AL-expression"}
+
+
+def _pull_request(tmp_path: Path, base: dict[str, str], change: dict[str, str]) -> Path:
+    root = tmp_path / "repository"
+    for name, content in {WORKFLOW: PULL_REQUEST_INJECTION, **base}.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(content)
+    commit_all(root, "base")
+    for name, content in change.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(content)
+    commit_all(root, "pull request")
+    return root
+
+
+@pytest.mark.parametrize(
+    ("linter", "name"),
+    [
+        ("zizmor", ".github/zizmor.yml"),
+        ("zizmor", ".github/zizmor.yaml"),
+        ("zizmor", "zizmor.yml"),
+        ("zizmor", "zizmor.yaml"),
+        ("actionlint", ".github/actionlint.yaml"),
+        ("actionlint", ".github/actionlint.yml"),
+    ],
+)
+@pytest.mark.parametrize("in_base", [False, True], ids=["added", "changed"])
+def test_a_linter_configuration_the_change_switches_off_is_not_used_and_is_reported(
+    tmp_path: Path, linter: str, name: str, in_base: bool
+) -> None:
+    base = {name: "rules: {}\n" if linter == "zizmor" else "{}\n"} if in_base else {}
+    root = _pull_request(tmp_path, base, {name: SWITCH_OFF[linter]})
+    own = run_cli("check", root, "--backends", linter)
+    assert own.code == 0 and f"{name}:" in own.out and "CC092" in own.out  # the change's own: only an info note
+    result = run_cli("check", root, "--backends", linter, "--config-ref", "HEAD^1")
+    assert result.code == 1, result.out
+    assert any(LINTER_FINDING[linter] in header for header in result.headers)
+    how = "differs from the one in" if in_base else "is not in"
+    assert f"{name}:1:1: CC092 this {linter} configuration {how} HEAD^1, whose configuration this run uses" in (
+        result.out
+    )
+
+
+def test_an_inline_zizmor_ignore_the_change_adds_is_not_used_under_config_ref(tmp_path: Path) -> None:
+    line = '      - run: echo "${{ github.event.pull_request.title }}"'
+    ignored = line + "  # zizmor: ignore[template-injection]"
+    root = _pull_request(tmp_path, {}, {WORKFLOW: PULL_REQUEST_INJECTION.replace(line, ignored)})
+    assert run_cli("check", root, "--backends", "zizmor").code == 0  # zizmor honours the change's own comment
+    result = run_cli("check", root, "--backends", "zizmor", "--config-ref", "HEAD^1")
+    assert result.code == 1
+    assert result.headers == [
+        f"{WORKFLOW}:7:24: ZZ-template-injection code injection via template expansion: may expand into "
+        "attacker-controllable code [zizmor-template-injection]",
+        f"{WORKFLOW}:7:61: CC092 this `zizmor: ignore` is not in HEAD^1, whose configuration this run uses "
+        "(--config-ref), so zizmor does not use it",
+    ]
+    # An ignore comment the base has already is the base's configuration: it still counts.
+    (root / "README.md").write_text("a later change\n")
+    commit_all(root, "another change")
+    assert run_cli("check", root, "--backends", "zizmor", "--config-ref", "HEAD^1").code == 0
