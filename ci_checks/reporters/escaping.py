@@ -12,8 +12,10 @@ hold `##[`, in every format and on both streams:
 - **messages, rule names, codes and quoted lines** (`one_line`): each control
   character is shown as its Unicode control picture (`\\n` as U+240A `␊`,
   one character for one, so that carets under a quoted line stay in place),
-  line and paragraph separators, C1 controls and bidirectional overrides as
-  `\\uXXXX`, the second `#` of `##[` as U+FF03 (fullwidth number sign), and a leading `::` as `\\x3a:`;
+  line and paragraph separators, C1 controls and the characters Unicode
+  lets comparisons ignore (zero-width spaces and joiners, bidirectional
+  marks, variation selectors) as `\\uXXXX`, the second `#` of `##[` as
+  U+FF03 (fullwidth number sign), and a leading `:` as `\\x3a`;
 - **file names** (`path`): bytes that are not UTF-8 (read by Python as lone
   surrogates, U+DC80 to U+DCFF), control and separator characters, white space
   or `:` at the start, and the `#` of `##[` are written `%XX` (their UTF-8
@@ -38,15 +40,21 @@ from ci_checks.source import printable
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _CONTROL = "\x00-\x08\x0a-\x1f\x7f"
-_UNSEEN = "\x80-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069"
-"""C1 controls, the line and paragraph separators, and the bidirectional marks and overrides."""
-_SPACE = "\\s\u180e\u200b\ufeff"
+_UNSEEN = (
+    "\x80-\x9f\u2028\u2029\xad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
+    "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufff8\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
+    "\U000e0000-\U000e0fff"
+)
+"""C1 controls, the line and paragraph separators, and Unicode's default-ignorable characters (zero-width spaces
+and joiners, bidirectional marks and overrides, variation selectors): a comparison that ignores them, as a
+culture-aware one does, would read `:\u200b:` as `::`."""
+_SPACE = f"\\s{_UNSEEN}"
 """What a reader may trim from the start of a line: white space (`\\s`, as .NET's `TrimStart` trims) and the
 invisible characters some take for it."""
-_NEEDS_ESCAPING = re.compile(f"[\ud800-\udfff{_CONTROL}{_UNSEEN}]|##\\[|^[{_SPACE}]*::")
+_NEEDS_ESCAPING = re.compile(f"[\ud800-\udfff{_CONTROL}{_UNSEEN}]|##\\[|^[{_SPACE}]*:")
 _UNSHOWN = re.compile(f"[{_CONTROL}{_UNSEEN}]")
-_LEADING_COMMAND = re.compile(f"^([{_SPACE}]*):(?=:)")
-"""The first colon of `::` at the start of a text, after what a reader trims."""
+_LEADING_COMMAND = re.compile(f"^([{_SPACE}]*):")
+"""A colon at the start of a text, after what a reader trims: the first of a `::`."""
 
 # A file name is stricter: no `:` or white space at its start at all, so that it is never read as more.
 _PATH_NEEDS_ESCAPING = re.compile(f"[\ud800-\udfff{_CONTROL}{_UNSEEN}]|##\\[|^[{_SPACE}:]")
@@ -59,7 +67,7 @@ def one_line(text: str, starts_line: bool = True) -> str:
     """Untrusted text for a place inside a line ci-checks writes: one line, no workflow command.
 
     `starts_line=False` for text that follows something of ci-checks' own on its line (a quoted source line after
-    its number): a leading `::` is then left as it is, and the text keeps its width.
+    its number): a leading `:` is then left as it is, and the text keeps its width.
     """
     if not _NEEDS_ESCAPING.search(text):
         return text

@@ -21,16 +21,25 @@ ANNOTATION = re.compile(
 STOP_COMMANDS = re.compile(r"::stop-commands::[0-9a-f]{32}|::[0-9a-f]{32}::")
 """The pair that ci-checks writes around a diff that quotes a workflow command."""
 _LINE_END = re.compile("\r\n|[\r\n\v\f\x1c-\x1e\x85\u2028\u2029]")
-_TRIMMED = "".join(chr(code) for code in range(0x3001) if chr(code).isspace()) + "\u180e\u200b\ufeff"
+_IGNORABLE = re.compile(
+    "[\x00-\x08\x0e-\x1f\x7f-\x9f\xad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
+    "\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufff8\U0001d173-\U0001d17a\U000e0000-\U000e0fff]"
+)
+"""Characters a culture-aware comparison (as .NET's default `StartsWith` and `IndexOf`) may pass over."""
 
 
 def forged_lines(text: str, own: re.Pattern[str] | None = None) -> list[str]:
-    """The lines of `text` a runner would obey as workflow commands, less those matching `own` in full."""
+    """The lines of `text` a runner would obey as workflow commands, less those matching `own` in full.
+
+    Strict: characters a comparison may ignore are dropped from each line before it is judged, and white space is
+    trimmed from its start, so that `:\u200b:error::` and `#\u2060#[` count as commands too.
+    """
     forged = []
     for line in _LINE_END.split(text):
         if own is not None and own.fullmatch(line):
             continue
-        if "##[" in line or line.lstrip(_TRIMMED).startswith("::"):
+        seen = _IGNORABLE.sub("", line)
+        if "##[" in seen or seen.lstrip().startswith("::"):
             forged.append(line)
     return forged
 

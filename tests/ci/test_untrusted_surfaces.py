@@ -218,6 +218,8 @@ PAYLOADS = [
     "##[add-mask]forged",
     "##[error]forged",
     "\x1b[2K::error::forged",
+    "\u200b:\u2060:error::forged",
+    "#\ufe0f#[add-mask]forged",
 ]
 
 
