@@ -32,7 +32,7 @@ from pathlib import Path, PurePosixPath
 from ci_checks.backends.names import LINTER_FAILED
 from ci_checks.config_source import ConfigSourceError, GitRef, TreeEntry
 from ci_checks.diagnostics import Diagnostic
-from ci_checks.line_diff import changed_lines
+from ci_checks.line_diff import Budget, changed_lines
 from ci_checks.outcome import Outcome, Request
 from ci_checks.repository import Repository, walked
 from ci_checks.source import SourceFile
@@ -71,11 +71,12 @@ def new_since(
         except BaseUnavailable as unavailable:
             absent, note = None, f"--new-since {ref}: {unavailable}; every finding is reported"
         lines: dict[str, set[int] | None] = {}
+        budget = Budget()
         kept = []
         for diagnostic in outcome.diagnostics:
             path = diagnostic.span.path
             if path not in lines:
-                lines[path] = _changed(commit, path, outcome.sources.get(path))
+                lines[path] = _changed(commit, path, outcome.sources.get(path), budget)
             if (
                 absent is None
                 or id(diagnostic) in absent
@@ -93,14 +94,14 @@ def _on(touched: set[int] | None, diagnostic: Diagnostic) -> bool:
     return touched is None or any(line in touched for line in range(span.line, span.end_line + 1))
 
 
-def _changed(commit: GitRef, path: str, now: SourceFile | None) -> set[int] | None:
+def _changed(commit: GitRef, path: str, now: SourceFile | None, budget: Budget) -> set[int] | None:
     """Lines changed in one file; None when the whole file is new (or cannot be compared)."""
     if now is None or now.problem is not None:
         return None
     then = commit.read(path)
     if then is None or then.problem is not None:
         return None
-    return changed_lines(then.text, now.text)
+    return changed_lines(then.text, now.text, budget)
 
 
 def _absent_from_base(

@@ -329,7 +329,7 @@ def _checked(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.list_files:
         out.write("".join(f"{escaping.path(path)}\n" for path in outcome.checked))
     else:
-        out.write(statistics(outcome) if args.statistics else _report(args, outcome, out))
+        out.write(statistics(escaped(outcome)) if args.statistics else _report(args, outcome, out))
     for name, path in args.output:
         _write(path, FORMATS[name](outcome), protected, append=False)
     summary = os.environ.get("GITHUB_STEP_SUMMARY")

@@ -5,10 +5,11 @@ git does; what remains is compared by Myers' greedy algorithm (E. Myers, "An
 O(ND) Difference Algorithm and Its Variations", 1986), whose time grows with
 the size of the difference, not with the square of the file: a file of 2,000
 identical comment lines with one line changed is compared in a few
-milliseconds. Two bounds keep a pull request from making it slow: at most
-`MAX_EDITS` lines added or removed, and at most `MAX_STEPS` steps of the
-search. Past either, every line between the first and the last difference
-counts as changed, which reports more, never less.
+milliseconds. Bounds keep a pull request from making it slow: at most
+`MAX_EDITS` lines added or removed, at most `MAX_STEPS` steps of the search
+for one file, and, across the files of one run, what is left of a `Budget`.
+Past any of them, every line between the first and the last difference counts
+as changed, which reports more, never less.
 """
 
 from __future__ import annotations
@@ -19,11 +20,20 @@ MAX_EDITS = 2000
 """The most lines added plus removed that are told apart one by one."""
 MAX_STEPS = 1_000_000
 """The most steps (diagonals tried and lines compared) one comparison may take."""
+RUN_STEPS = 4_000_000
+"""The most steps the comparisons of one run may take together."""
 
 
-def changed_lines(before: str, after: str) -> set[int]:
+class Budget:
+    """The steps left to the comparisons of one run."""
+
+    def __init__(self, steps: int = RUN_STEPS) -> None:
+        self.steps = steps
+
+
+def changed_lines(before: str, after: str, budget: Budget | None = None) -> set[int]:
     """The 1-based lines of `after` that differ from `before`; a removed line counts as a change of the line that
-    now stands where it was."""
+    now stands where it was. The comparison takes its steps from `budget`, when one is given."""
     old, new = before.splitlines(), after.splitlines()
     start = 0
     while start < len(old) and start < len(new) and old[start] == new[start]:
@@ -37,15 +47,17 @@ def changed_lines(before: str, after: str) -> set[int]:
     interned: dict[str, int] = {}
     a = [interned.setdefault(line, len(interned)) for line in old[start:end_old]]
     b = [interned.setdefault(line, len(interned)) for line in new[start:end_new]]
-    places = _edited_places(a, b)
+    budget = budget or Budget()
+    places = _edited_places(a, b, budget)
     if places is None:
         return set(range(start + 1, max(end_new, start + 1) + 1))
     return {start + place + 1 for place in places}
 
 
-def _edited_places(a: list[int], b: list[int]) -> list[int] | None:
+def _edited_places(a: list[int], b: list[int], budget: Budget) -> list[int] | None:
     """Where the shortest edit script from `a` to `b` inserts a line or deletes one, as indexes into `b`
     (the line inserted, or the one that stands where the deleted line stood); None past the bounds."""
+    most = min(MAX_STEPS, budget.steps)
     n, m = len(a), len(b)
     limit = min(n + m, MAX_EDITS)
     offset = limit + 1
@@ -66,11 +78,13 @@ def _edited_places(a: list[int], b: list[int]) -> list[int] | None:
             steps += 1 + x - snake
             frontier[offset + k] = x
             if x >= n and y >= m:
+                budget.steps -= steps
                 trace.append(frontier[offset - d : offset + d + 1])
                 return _backtrack(trace, n, m)
         trace.append(frontier[offset - d : offset + d + 1])
-        if steps > MAX_STEPS:
-            return None
+        if steps > most:
+            break
+    budget.steps -= steps
     return None
 
 

@@ -43,6 +43,7 @@ from ci_checks import installed_imports
 if TYPE_CHECKING:
     from _pytest._code.code import TerminalRepr
 
+    from ci_checks.diagnostics import Span
     from ci_checks.model import Workflow
     from ci_checks.outcome import Outcome
     from ci_checks.policy import PolicyRule
@@ -58,6 +59,7 @@ _MODULES = (
     "ci_checks.config",
     "ci_checks.config_source",
     "ci_checks.reporters.formats",
+    "ci_checks.reporters.escaping",
     "ci_checks.backends.schema",
 )
 _LIBRARIES = ("yaml", "jsonschema", "referencing", "rpds", "tree_sitter", "tree_sitter_bash", "regex")
@@ -77,6 +79,16 @@ def _ci_checks() -> dict[str, ModuleType]:
                 "(a conftest.py imported the repository's own?); ci-checks will not run with it"
             )
     return modules
+
+
+def _escaping() -> ModuleType:
+    return _ci_checks()["ci_checks.reporters.escaping"]
+
+
+def _positioned(span: Span, message: str) -> str:
+    """A configuration's mistake as pytest prints it: one line, quoting the file as every report does."""
+    escaping = _escaping()
+    return f"{escaping.path(span.path)}:{span.line}:{span.column}: {escaping.one_line(message)}"
 
 
 def _written(path: str | os.PathLike[str]) -> Path:
@@ -122,9 +134,9 @@ def pytest_configure(config: pytest.Config) -> None:
             files.close()
     except ci_config.ConfigError as error:  # a link, a folder, a FIFO where the policy file should be
         span = error.span
-        raise pytest.UsageError(f"{span.path}:{span.line}:{span.column}: {error.message}") from None
+        raise pytest.UsageError(_positioned(span, error.message)) from None
     except sources.ConfigSourceError as error:  # the ref names no commit, git is missing
-        raise pytest.UsageError(f"ci-checks: {error}") from None
+        raise pytest.UsageError(f"ci-checks: {_escaping().one_line(str(error))}") from None
     if found is None:
         return
     # The file where it is written in the work tree, never where a link there points to.
@@ -172,7 +184,7 @@ class PolicyFile(pytest.File):
             rules = repository.policy
         except ci_config.ConfigError as error:
             span = error.span
-            raise self.CollectError(f"{span.path}:{span.line}:{span.column}: {error.message}") from None
+            raise self.CollectError(_positioned(span, error.message)) from None
         for rule in rules:
             yield PolicyItem.from_parent(self, name=rule.id, rule=rule, repository=repository)
 

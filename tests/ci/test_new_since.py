@@ -95,3 +95,12 @@ def test_past_its_bound_the_diff_counts_every_line_between_the_differences_as_ch
     assert bounded == set(range(3, 102))  # the first and last lines, and the first `# x`, are the same
     monkeypatch.setattr(line_diff, "MAX_STEPS", 1_000_000)
     assert set(range(3, 102, 2)) <= changed_lines(before, after) < bounded  # each `# y` line, and fewer
+
+
+def test_the_comparisons_of_one_run_share_a_budget() -> None:
+    before, after = "head\n" + "# x\n" * 50 + "tail\n", "head\n" + "# x\n# y\n" * 25 + "tail\n"
+    budget = line_diff.Budget(100)
+    told_apart = changed_lines(before, after, budget)
+    assert told_apart < set(range(2, 52)) and budget.steps < 100
+    spent = line_diff.Budget(0)
+    assert changed_lines(before, after, spent) == set(range(3, 52))  # nothing left: the span between differences

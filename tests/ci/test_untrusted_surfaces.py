@@ -726,3 +726,20 @@ def test_an_inline_zizmor_ignore_the_change_adds_is_not_used_under_config_ref(tm
     (root / "README.md").write_text("a later change\n")
     commit_all(root, "another change")
     assert run_cli("check", root, "--backends", "zizmor", "--config-ref", "HEAD^1").code == 0
+
+
+def test_the_plugin_prints_a_hostile_policy_without_forging_a_command(pytester: pytest.Pytester) -> None:
+    (pytester.path / ".github" / "workflows").mkdir(parents=True)
+    (pytester.path / WORKFLOW).write_text(CLEAN.replace("echo build", "echo '##[add-mask]forged'"))
+    policy = (
+        'version: 1\nrules:\n  - id: "##[add-mask]x\\n::error::forged"\n    kind: forbid\n'
+        "    where: {files: .github/workflows/*.yml}\n    forbid:\n      - text: add-mask\n"
+    )
+    (pytester.path / ".github" / "ci-checks.yml").write_text(policy)
+    refused = pytester.runpytest("--ci-checks", "-p", "no:cacheprovider")
+    assert refused.ret == pytest.ExitCode.INTERRUPTED  # a collection error, positioned
+    (pytester.path / ".github" / "ci-checks.yml").write_text(policy.replace("##[add-mask]x\\n::error::forged", "x"))
+    failed = pytester.runpytest("--ci-checks", "-p", "no:cacheprovider")
+    failed.assert_outcomes(failed=1)
+    for result in (refused, failed):
+        assert forged_lines(result.stdout.str() + "\n" + result.stderr.str()) == []
