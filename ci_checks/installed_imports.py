@@ -9,8 +9,10 @@ would be run in its place. So while ci-checks' code is on the stack (a
 fixture, a policy item, `CIRepository.check` called from a test), `InstalledOnly`
 answers every import of a top-level module itself: a built-in or frozen
 module, else one found in the installed locations (`installed_locations`) and
-nowhere else; a name found only elsewhere is a ModuleNotFoundError. Imports
-by other code are left to Python as they are.
+nowhere else; a name found only elsewhere is a ModuleNotFoundError, a name
+found nowhere the usual None of `find_spec`. Imports by other code, and by the
+checkpoint harness (which runs the checked project's code on purpose), are
+left to Python as they are.
 
 This module imports nothing that Python and pytest have not imported already.
 """
@@ -97,20 +99,37 @@ class InstalledOnly:
             spec = finder.find_spec(name)
             if spec is not None:
                 return spec
-        spec = machinery.PathFinder.find_spec(name, self.path)
-        if spec is None:
+        spec = machinery.PathFinder.find_spec(name, self.path) or self._from_other_finders(name)
+        if spec is None and machinery.PathFinder.find_spec(name) is not None:
             raise ModuleNotFoundError(f"No module named {name!r} among the installed packages", name=name)
-        return spec
+        return spec  # None where no folder on sys.path has it either: the usual "no module named"
+
+    def _from_other_finders(self, name: str) -> machinery.ModuleSpec | None:
+        """What the other finders on `sys.meta_path` find (an editable install's), less those that search
+        `sys.path` (pytest's, which rewrites test modules' assertions)."""
+        for finder in sys.meta_path:
+            if finder is self or finder is machinery.PathFinder or type(finder).__module__.startswith("_pytest"):
+                continue
+            find = getattr(finder, "find_spec", None)
+            spec = find(name, None) if find is not None else None
+            if spec is not None:
+                return spec  # type: ignore[no-any-return]
+        return None
 
     def invalidate_caches(self) -> None:
         self._path = None
 
 
+_IMPORTS_THE_PROJECT = f"{_OWN}.checkpoint"
+"""The checkpoint harness, which imports the checked project's own code (its patches, Megatron) on purpose."""
+
+
 def _own_code_on_stack(frame: FrameType | None) -> bool:
+    """Whether the innermost of ci-checks' frames on the stack is one of its checks (not the checkpoint harness)."""
     while frame is not None:
         name = frame.f_globals.get("__name__")
         if isinstance(name, str) and (name == _OWN or name.startswith(_OWN + ".")):
-            return True
+            return not (name == _IMPORTS_THE_PROJECT or name.startswith(_IMPORTS_THE_PROJECT + "."))
         frame = frame.f_back
     return False
 

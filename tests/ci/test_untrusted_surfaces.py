@@ -743,3 +743,22 @@ def test_the_plugin_prints_a_hostile_policy_without_forging_a_command(pytester: 
     failed.assert_outcomes(failed=1)
     for result in (refused, failed):
         assert forged_lines(result.stdout.str() + "\n" + result.stderr.str()) == []
+
+
+def test_from_ci_checks_code_a_module_only_the_repository_has_is_refused_and_a_missing_one_is_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ci_checks import installed_imports
+
+    installed_imports.install()
+    (tmp_path / "planted_only_here.py").write_text("raise SystemExit('ran')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    probe = "import importlib.util\nfound = importlib.util.find_spec(NAME)\n"
+    as_ci_checks = {"__name__": "ci_checks.probe"}
+    exec(probe.replace("NAME", "'no_module_by_this_name'"), as_ci_checks)
+    assert as_ci_checks["found"] is None
+    with pytest.raises(ModuleNotFoundError, match="among the installed packages"):
+        exec(probe.replace("NAME", "'planted_only_here'"), {"__name__": "ci_checks.probe"})
+    as_the_harness = {"__name__": "ci_checks.checkpoint.probe"}  # which imports the project's code on purpose
+    exec(probe.replace("NAME", "'planted_only_here'"), as_the_harness)
+    assert as_the_harness["found"] is not None
