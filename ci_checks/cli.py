@@ -444,7 +444,7 @@ def _checked_now(
 def _keep_new(args: argparse.Namespace, repository: Repository, request: Request, outcome: Outcome) -> None:
     """`--new-since`: keep the findings that are new since the commit (see `changes`), the base checked with the
     work tree's options and configuration (from the work tree, `--config` or `--config-ref`, as the work tree was)."""
-    from ci_checks.changes import new_since
+    from ci_checks.changes import BaseUnavailable, new_since
 
     def check_base(base: Repository, base_request: Request) -> Outcome:
         files = config_source.open_source(repository, args.config_ref)
@@ -452,6 +452,9 @@ def _keep_new(args: argparse.Namespace, repository: Repository, request: Request
             config_file = _config_file(repository, args.config, files)
             cache_folder = _cache_folder(args, base)
             return _checked_now(args, base, base_request, config_file, cache_folder, files)[1]
+        except (config_files.ConfigError, config_source.ConfigSourceError, UsageError) as error:
+            # A policy value read from a file the base lacks, say: the base is not compared, nothing is dropped.
+            raise BaseUnavailable(f"its files could not be checked ({one_line(str(error))})") from None
         finally:
             files.close()
 

@@ -762,3 +762,19 @@ def test_from_ci_checks_code_a_module_only_the_repository_has_is_refused_and_a_m
     as_the_harness = {"__name__": "ci_checks.checkpoint.probe"}  # which imports the project's code on purpose
     exec(probe.replace("NAME", "'planted_only_here'"), as_the_harness)
     assert as_the_harness["found"] is not None
+
+
+def test_a_base_the_configuration_cannot_be_read_for_reports_every_finding(based: Path) -> None:
+    # The change adds a Python file that its policy reads values from: the base has no such file.
+    policy = (
+        "version: 1\nrules:\n  - id: versions\n    kind: require\n    where: {workflow: .github/workflows/ci.yml}\n"
+        "    require:\n      - key: on\n        equals: {from: {python: tools/values.py, name: TRIGGER}}\n"
+    )
+    (based / ".github" / "ci-checks.yml").write_text(policy)
+    (based / "tools").mkdir()
+    (based / "tools" / "values.py").write_text("TRIGGER = 'push'\n")
+    commit_all(based, "a policy that reads a new file")
+    result = _new(based)
+    assert result.code == 1
+    assert "CC102" in result.out  # on: pull_request, on an untouched line: kept, as the base could not be checked
+    assert "could not be checked" in result.err and "every finding is reported" in result.err
