@@ -5,7 +5,8 @@ A finding counts as new when either holds:
 - it lies on a line the change touched: each file is compared with its
   content at REF (`line_diff`; a file that did not exist there is new on every
   line, and a removed line counts as a change of the line that now stands
-  where it was);
+  where it was; a link, a FIFO or a binary file, then or now, has no lines to
+  compare, and the second test decides);
 - the same check of REF's files does not report it: REF's files are written
   to a private folder from the git objects and checked with the same options
   and the same configuration, and the two sets of findings are compared as a
@@ -95,12 +96,13 @@ def _on(touched: set[int] | None, diagnostic: Diagnostic) -> bool:
 
 
 def _changed(commit: GitRef, path: str, now: SourceFile | None, budget: Budget) -> set[int] | None:
-    """Lines changed in one file; None when the whole file is new (or cannot be compared)."""
-    if now is None or now.problem is not None:
-        return None
+    """Lines changed in one file; None when the whole file is new. A file that cannot be compared line by line
+    (a link, a FIFO, a binary file, then or now) has none: the base's findings decide."""
     then = commit.read(path)
-    if then is None or then.problem is not None:
+    if then is None:
         return None
+    if now is None or now.problem is not None or then.problem is not None:
+        return set()
     return changed_lines(then.text, now.text, budget)
 
 
@@ -143,13 +145,22 @@ def write_tree(commit: GitRef, root: Path, max_bytes: int, wanted: Callable[[str
         raise BaseUnavailable(f"its files are larger than the {MAX_BYTES >> 20} MiB that are checked")
     contents = dict(zip((entry.path for entry in read), commit.blobs([e.object_id for e in read]), strict=True))
     (root / ".git").mkdir(parents=True)
-    real_root = Path(os.path.realpath(root))
     for entry in entries:
-        path = root / entry.path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if Path(os.path.realpath(path.parent)) != real_root / PurePosixPath(entry.path).parent:
-            continue  # a folder of the path was written as a link
-        _write_entry(path, entry, contents.get(entry.path))
+        folder = _folder_of(root, entry.path)
+        if folder is not None:
+            _write_entry(folder / PurePosixPath(entry.path).name, entry, contents.get(entry.path))
+
+
+def _folder_of(root: Path, relative: str) -> Path | None:
+    """The folder of a file to write, made as needed; None when one of its folders is a link or a file (a tree
+    git would refuse), so that nothing is ever written through a link."""
+    folder = root
+    for name in PurePosixPath(relative).parts[:-1]:
+        folder = folder / name
+        if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+            return None
+        folder.mkdir(exist_ok=True)
+    return folder
 
 
 def _write_entry(path: Path, entry: TreeEntry, content: bytes | None) -> None:

@@ -778,3 +778,16 @@ def test_a_base_the_configuration_cannot_be_read_for_reports_every_finding(based
     assert result.code == 1
     assert "CC102" in result.out  # on: pull_request, on an untouched line: kept, as the base could not be checked
     assert "could not be checked" in result.err and "every finding is reported" in result.err
+
+
+def test_links_in_the_base_are_written_as_links_and_never_followed(based: Path, victim: Path) -> None:
+    (based / ".github" / "workflows" / "linked.yml").symlink_to(victim)
+    (based / "docs").symlink_to(victim.parent)
+    commit_all(based, "links, in the base")
+    (based / WORKFLOW).write_text(WITH_ACTION.replace("permissions: {}\n", ""))
+    commit_all(based, "a change")
+    result = _new(based, "--backends", "zizmor")
+    assert result.code == 1
+    # The link's CC004 is in the base too: not new. The finding the change caused is.
+    assert [header.split(" ")[1] for header in result.headers] == ["ZZ-excessive-permissions"]
+    _untouched(victim)
