@@ -300,7 +300,7 @@ def _checked(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.fix or args.diff:
         changes = _fixed(args, groups, err)
         if args.diff:
-            out.write(_unobeyed("".join(change.diff() for change in changes)))
+            out.write(escaping.commands_stopped("".join(change.diff() for change in changes)))
             return EXIT_FINDINGS if changes else EXIT_OK
     outcome = Outcome()
     failed: list[str] = []
@@ -1128,16 +1128,6 @@ def _config_error(error: config_files.ConfigError, prefix: str = "") -> str:
             place = f"{escaping.path(prefix + where.path)}:{place}"
         lines.append(f"  = note: {one_line(related.message)} at {place}\n")
     return "".join(lines)
-
-
-def _unobeyed(text: str) -> str:
-    """Text quoted as it is, which a runner must not take for workflow commands (see `escaping.commands_stopped`)."""
-    import secrets
-
-    token = secrets.token_hex(16)
-    while token in text:
-        token = secrets.token_hex(16)
-    return escaping.commands_stopped(text, token)
 
 
 def entry() -> NoReturn:

@@ -49,8 +49,8 @@ class OutputError(Exception):
 
 
 def protected_folders(roots: Iterable[Path], working_directory: Path | None = None) -> list[Path]:
-    """The real paths of the checked repositories, and of each git checkout above one of them or the working
-    directory (a folder holding `.git`): every entry under them may have been written by a pull request."""
+    """The real paths of the checked repositories, and of the git checkout that holds each of them and the working
+    directory (the nearest folder holding `.git`): every entry under them may have been written by a pull request."""
     found: dict[Path, None] = {}
     starts = [Path(os.path.realpath(root)) for root in roots]
     for root in starts:
@@ -58,9 +58,9 @@ def protected_folders(roots: Iterable[Path], working_directory: Path | None = No
     if working_directory is not None:
         starts.append(Path(os.path.realpath(working_directory)))
     for start in starts:
-        for folder in (start, *start.parents):
-            if os.path.lexists(folder / ".git"):
-                found[folder] = None
+        checkout = next((folder for folder in (start, *start.parents) if os.path.lexists(folder / ".git")), None)
+        if checkout is not None:
+            found[checkout] = None
     return list(found)
 
 

@@ -10,9 +10,10 @@ diagnostics with ci-checks' positions (1-based lines, character columns):
   high severity an error, medium a warning, anything lower info.
 
 A linter that cannot be run gives one CC090 (info), one that fails one CC091
-(an error no filter drops), at 1:1 of the first file it would have read (or of
-the one file it failed on). A linter named by option or environment variable that is missing
-or is not that linter stops the run (`tools.NamedBinaryError`, exit code 2).
+(an error no filter drops), at 1:1 of the first file it would have read (or
+of the one file it failed on). A linter named by option or environment
+variable that is missing or is not that linter stops the run
+(`tools.NamedBinaryError`, exit code 2).
 Nothing from the checked repository is run; actionlint and zizmor read a
 private copy of the files ci-checks itself read (`mirror`), with the
 configuration ci-checks read for them (`linter_config`), and shellcheck reads

@@ -19,11 +19,6 @@ one it rejects stops it for every input: zizmor then runs again without it,
 and the lock file gets the CC091 (`_LockFile`). A lock file that is a link,
 a FIFO or anything but a regular file is not copied and gets a CC004.
 
-zizmor reads the lock file `.github/workflows/actions.lock` of the copy, and
-one it rejects stops it for every input: zizmor then runs again without it,
-and the lock file gets the CC091 (`_LockFile`). A lock file that is a link,
-a FIFO or anything but a regular file is not copied and gets a CC004.
-
 Positions: zizmor's rows and columns count from 0 and its columns in UTF-8
 bytes; they become ci-checks' 1-based character columns. Each finding is
 reported at its primary location, with its related locations attached.

@@ -38,7 +38,6 @@ from ci_checks.diagnostics import Diagnostic, Related, Span
 from ci_checks.outcome import Outcome
 from ci_checks.source import printable
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
 _CONTROL = "\x00-\x08\x0a-\x1f\x7f"
 _UNSEEN = (
     "\x80-\x9f\u2028\u2029\xad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
@@ -162,12 +161,15 @@ def holds_commands(text: str) -> bool:
     return COMMAND_PREFIX in text or any(_COMMAND_LINE.match(line) for line in _LINE_END.split(text))
 
 
-def commands_stopped(text: str, token: str) -> str:
+def commands_stopped(text: str) -> str:
     """Text that has to be written as it is (a diff of a checked file) between `::stop-commands::TOKEN` and
-    `::TOKEN::`, the runner's own way to print what it must not obey, when it holds a workflow command.
-
-    `token` must be one nobody can guess (`secrets.token_hex`) and absent from the text.
-    """
+    `::TOKEN::`, the runner's own way to print what it must not obey, when it holds a workflow command; the token
+    is one nobody can guess and the text does not hold."""
     if not holds_commands(text):
         return text
+    import secrets
+
+    token = secrets.token_hex(16)
+    while token in text:
+        token = secrets.token_hex(16)
     return f"::stop-commands::{token}\n{text}{'' if text.endswith(chr(10)) else chr(10)}::{token}::\n"

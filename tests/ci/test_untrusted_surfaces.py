@@ -791,3 +791,12 @@ def test_links_in_the_base_are_written_as_links_and_never_followed(based: Path, 
     # The link's CC004 is in the base too: not new. The finding the change caused is.
     assert [header.split(" ")[1] for header in result.headers] == ["ZZ-excessive-permissions"]
     _untouched(victim)
+
+
+def test_init_writes_no_configuration_through_a_linked_folder(tmp_path: Path, victim: Path) -> None:
+    root = tmp_path / "repository"
+    (root / ".git").mkdir(parents=True)
+    (root / ".github").symlink_to(victim.parent)
+    result = run_cli("init", root)
+    assert result.code == 2 and "is a symbolic link inside" in result.err
+    _untouched(victim)
