@@ -416,7 +416,7 @@ def test_the_job_summary_is_cut_by_bytes_at_githubs_limit(make_repo, tmp_path, m
 LOCK = ".github/workflows/actions.lock"
 
 
-@pytest.mark.parametrize("garbage", ["lock: 1\n", "[[[\n", '{"version": "v0.0.3"}\n', "\ufeffversion: v9\n"])
+@pytest.mark.parametrize("garbage", ["lock: 1\n", "[[[\n", "\ufeffversion: v9\n"])
 def test_a_lock_file_zizmor_rejects_is_an_error_at_it_that_no_filter_drops(tmp_path: Path, garbage: str) -> None:
     root = tmp_path / "repository"
     (root / ".github" / "workflows").mkdir(parents=True)
@@ -682,17 +682,20 @@ def _pull_request(tmp_path: Path, base: dict[str, str], change: dict[str, str]) 
 
 
 @pytest.mark.parametrize(
-    ("linter", "name"),
+    ("linter", "name", "in_base"),
     [
-        ("zizmor", ".github/zizmor.yml"),
-        ("zizmor", ".github/zizmor.yaml"),
-        ("zizmor", "zizmor.yml"),
-        ("zizmor", "zizmor.yaml"),
-        ("actionlint", ".github/actionlint.yaml"),
-        ("actionlint", ".github/actionlint.yml"),
+        ("zizmor", ".github/zizmor.yml", False),
+        ("zizmor", ".github/zizmor.yaml", False),
+        ("zizmor", "zizmor.yml", False),
+        ("zizmor", "zizmor.yaml", False),
+        ("actionlint", ".github/actionlint.yaml", False),
+        ("actionlint", ".github/actionlint.yml", False),
+        ("zizmor", ".github/zizmor.yml", True),
+        ("zizmor", "zizmor.yaml", True),
+        ("actionlint", ".github/actionlint.yaml", True),
     ],
+    ids=lambda value: {False: "added", True: "changed"}.get(value, value) if isinstance(value, bool) else value,
 )
-@pytest.mark.parametrize("in_base", [False, True], ids=["added", "changed"])
 def test_a_linter_configuration_the_change_switches_off_is_not_used_and_is_reported(
     tmp_path: Path, linter: str, name: str, in_base: bool
 ) -> None:
