@@ -13,14 +13,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ci_checks import output_files
+from ci_checks.backends.names import LINTER_FAILED
+from ci_checks.config_source import ConfigSourceError, GitRef
 from ci_checks.diagnostics import Diagnostic
 from ci_checks.source import SourceFile
 
@@ -62,14 +63,16 @@ def fingerprints(diagnostics: Iterable[Diagnostic], sources: dict[str, SourceFil
 
 
 def entries(diagnostics: Iterable[Diagnostic], sources: dict[str, SourceFile]) -> list[Entry]:
+    """The entries that accept these findings; a linter's failure is never one (see `LINTER_FAILED`)."""
     return sorted(
         Entry(d.span.path, d.code, d.rule, fingerprint, d.message)
         for d, fingerprint in fingerprints(diagnostics, sources)
+        if d.code != LINTER_FAILED
     )
 
 
-def write(path: Path, recorded: list[Entry]) -> None:
-    """Write the baseline atomically: a temporary file in the same folder, then a rename."""
+def write(path: Path, recorded: list[Entry], protected: Iterable[Path] = ()) -> None:
+    """Write the baseline (`output_files`: never through a link inside the `protected` folders)."""
     data = {
         "version": FORMAT,
         "findings": [
@@ -78,14 +81,47 @@ def write(path: Path, recorded: list[Entry]) -> None:
         ],
     }
     text = json.dumps(data, indent=1, ensure_ascii=True) + "\n"
-    folder = path.parent if str(path.parent) else Path()
     try:
-        descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=folder)
-        with os.fdopen(descriptor, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        Path(temporary).replace(path)
-    except OSError as error:
-        raise BaselineError(f"{path}: cannot write the baseline: {error.strerror}") from None
+        output_files.write(path, text, protected)
+    except output_files.OutputError as error:
+        raise BaselineError(str(error)) from None
+
+
+def load(path: Path, protected: Sequence[Path], ref: str | None) -> list[Entry]:
+    """The entries of the baseline at `path`, read from where the configuration comes from.
+
+    Inside a protected folder (a checked repository or its checkout, which the
+    checked change controls) the baseline is read through no link, and with
+    `--config-ref REF` from REF's git objects, as the configuration is: a pull
+    request cannot accept its own findings by adding entries. Outside them it
+    is read from the file given.
+    """
+    try:
+        place = output_files.locate(path, protected)
+    except output_files.OutputError as error:
+        raise BaselineError(f"{error.path}: cannot read the baseline: {error.reason}") from None
+    if place.protected_by is None:
+        return read(path)
+    if ref is None:
+        return read(place.real)
+    top = next((folder for folder in place.real.parents if (folder / ".git").exists()), None)
+    if top is None:
+        raise BaselineError(f"{path}: not in a git repository, so the baseline cannot be read from {ref}")
+    commit = GitRef(top, ref)
+    try:
+        found = commit.read(place.real.relative_to(top).as_posix(), MAX_BYTES)
+    except ConfigSourceError as error:
+        raise BaselineError(f"{path}: {error}") from None
+    finally:
+        commit.close()
+    if found is None:
+        raise BaselineError(
+            f"{path}: not in {ref}; with --config-ref the baseline is read from that commit, as the configuration "
+            "is, so that a change cannot accept its own findings (name a baseline outside the checkout to use another)"
+        )
+    if found.problem is not None:
+        raise BaselineError(f"{path}: cannot read the baseline from {ref}: {found.problem.message}")
+    return parse(found.text, path)
 
 
 def read(path: Path) -> list[Entry]:
@@ -98,8 +134,13 @@ def read(path: Path) -> list[Entry]:
         raise BaselineError(f"{path}: cannot read the baseline: {error.strerror}") from None
     if len(data_bytes) > MAX_BYTES:
         raise BaselineError(f"{path}: the baseline is larger than {MAX_BYTES >> 20} MiB")
+    return parse(data_bytes, path)
+
+
+def parse(text: str | bytes, path: Path) -> list[Entry]:
+    """A baseline's entries from its JSON; BaselineError when it is not one."""
     try:
-        data: Any = json.loads(data_bytes)
+        data: Any = json.loads(text)
     except (ValueError, RecursionError) as error:
         raise BaselineError(f"{path}: not a ci-checks baseline ({error})") from None
     if not isinstance(data, dict) or data.get("version") != FORMAT or not isinstance(data.get("findings"), list):
@@ -129,7 +170,7 @@ def compare(
     accepted = 0
     for diagnostic, fingerprint in fingerprints(diagnostics, sources):
         key = (diagnostic.span.path, diagnostic.code, diagnostic.rule, fingerprint)
-        if remaining[key] > 0:
+        if remaining[key] > 0 and diagnostic.code != LINTER_FAILED:
             remaining[key] -= 1
             accepted += 1
         else:

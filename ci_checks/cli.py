@@ -24,14 +24,14 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, NoReturn, TextIO, cast
 
-from ci_checks import __version__, config_files, config_source
+from ci_checks import __version__, config_files, config_source, output_files
 from ci_checks.backends import tools
 from ci_checks.backends.cache import ResultCache, binary_identity, default_folder
 from ci_checks.backends.names import BACKENDS, DEFAULT_PROFILE, PROFILES, BackendSettings, backend_names
 from ci_checks.diagnostics import Severity, sorted_diagnostics
 from ci_checks.outcome import Outcome, Request, UsageError
-from ci_checks.reporters import text
-from ci_checks.reporters.escaping import escaped
+from ci_checks.reporters import escaping, text
+from ci_checks.reporters.escaping import escaped, one_line
 from ci_checks.reporters.formats import FORMATS
 from ci_checks.reporters.text import statistics
 from ci_checks.repository import Journal, Repository, find_root
@@ -40,7 +40,7 @@ from ci_checks.source import DEFAULT_MAX_BYTES, SourceFile, parse_size
 if TYPE_CHECKING:
     # What checking needs (the rules, the model, the configuration's parser) is imported only once a run is not
     # reused from the cache; what one command or option needs, only there.
-    from ci_checks import config, fixes
+    from ci_checks import baseline, config, fixes
     from ci_checks.check import Plan
 
 CONFIG_FILE = config_files.CONFIG_FILES[0]
@@ -298,51 +298,59 @@ def _checked(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         root = find_root(path)
         repository, request = groups.setdefault(root, (Repository(root), Request()))
         request.add(repository, path)
+    if args.new_since is not None and len(groups) != 1:
+        raise UsageError("--new-since compares one repository with a commit; name paths of one repository")
+    protected = output_files.protected_folders(groups, Path.cwd())
+    for _, path in args.output:
+        _writable(path, protected)
     if args.fix or args.diff:
         changes = _fixed(args, groups, err)
         if args.diff:
-            out.write("".join(change.diff() for change in changes))
+            out.write(escaping.commands_stopped("".join(change.diff() for change in changes)))
             return EXIT_FINDINGS if changes else EXIT_OK
     outcome = Outcome()
+    failed: list[str] = []
     checked_apart, tried = _in_workers(args, list(groups.values()))
     for index, (repository, request) in enumerate(groups.values()):
-        listed = len(outcome.checked)
         part = checked_apart.get(index)
         if part is None:
-            _run_one(args, repository, request, outcome, reuse=index not in tried)
-        else:
-            _merge(outcome, part)
-        if len(groups) > 1:
-            outcome.checked[listed:] = [str(repository.root / path) for path in outcome.checked[listed:]]
+            part = Outcome()
+            try:
+                _run_one(args, repository, request, part, reuse=index not in tried)
+            except (config_files.ConfigError, config_source.ConfigSourceError, UsageError) as error:
+                if len(groups) == 1:
+                    raise
+                failed.append(_failure(error, _shown_root(repository)))
+                continue
+        _merge(outcome, part if len(groups) == 1 else part.under(_shown_root(repository)))
+    if failed and args.write_baseline is not None:
+        raise UsageError("a repository could not be checked; no baseline written:\n" + "".join(failed).rstrip())
     if args.write_baseline is not None:
-        return _write_baseline(args.write_baseline, outcome, out)
+        return _write_baseline(args.write_baseline, outcome, out, protected)
     if args.baseline is not None:
-        _apply_baseline(args.baseline, outcome, [request for _, request in groups.values()], err)
+        _apply_baseline(args, outcome, [request for _, request in groups.values()], protected, err)
     if args.new_since is not None:
-        if len(groups) != 1:
-            raise UsageError("--new-since compares one repository with a commit; name paths of one repository")
-        [(repository, _)] = groups.values()
-        from ci_checks.changes import new_since
-
-        outcome.diagnostics = new_since(repository, args.new_since, outcome.diagnostics, outcome.sources)
+        [(repository, request)] = groups.values()
+        _keep_new(args, repository, request, outcome)
     if args.list_files:
-        out.write("".join(f"{path}\n" for path in outcome.checked))
+        out.write("".join(f"{escaping.path(path)}\n" for path in outcome.checked))
     else:
-        out.write(statistics(outcome) if args.statistics else _report(args, outcome, out))
+        out.write(statistics(escaped(outcome)) if args.statistics else _report(args, outcome, out))
     for name, path in args.output:
-        _write(path, FORMATS[name](outcome), append=False)
+        _write(path, FORMATS[name](outcome), protected, append=False)
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary:
-        _write(Path(summary), FORMATS["markdown"](outcome), append=True)
+        _summarise(Path(summary), outcome, protected)
     for message in outcome.internal_errors:
-        err.write(f"ci-checks: internal error: {message}\n")
+        err.write(f"ci-checks: internal error: {one_line(message)}\n")
+    err.write("".join(failed))
     unchecked = [shown for shown, folder in outcome.nothing_to_check if folder or not args.skip_unread_files]
     for shown in unchecked:
         err.write(
-            f"ci-checks: warning: {shown}: nothing to check (no workflow or composite action, "
+            f"ci-checks: warning: {escaping.path(shown)}: nothing to check (no workflow or composite action, "
             "and no policy rule reads a file there); see --list-files\n"
         )
-    if unchecked:
+    if unchecked or failed:
         return EXIT_ERROR
     if args.list_files:
         return EXIT_OK
@@ -437,6 +445,45 @@ def _checked_now(
     plan.backend_settings = dataclasses.replace(plan.backend_settings, config_source=files)
     with _Progress(args.progress_stream) as progress:
         return plan, run(repository, request, plan, settings, progress.say)
+
+
+def _keep_new(args: argparse.Namespace, repository: Repository, request: Request, outcome: Outcome) -> None:
+    """`--new-since`: keep the findings that are new since the commit (see `changes`), the base checked with the
+    work tree's options and configuration (from the work tree, `--config` or `--config-ref`, as the work tree was)."""
+    from ci_checks.changes import BaseUnavailable, new_since
+
+    def check_base(base: Repository, base_request: Request) -> Outcome:
+        files = config_source.open_source(repository, args.config_ref)
+        try:
+            config_file = _config_file(repository, args.config, files)
+            cache_folder = _cache_folder(args, base)
+            return _checked_now(args, base, base_request, config_file, cache_folder, files)[1]
+        except (config_files.ConfigError, config_source.ConfigSourceError, UsageError) as error:
+            # A policy value read from a file the base lacks, say: the base is not compared, nothing is dropped.
+            raise BaseUnavailable(f"its files could not be checked ({one_line(str(error))})") from None
+        finally:
+            files.close()
+
+    max_bytes = args.max_file_size or DEFAULT_MAX_BYTES
+    outcome.diagnostics, note = new_since(repository, args.new_since, outcome, request, check_base, max_bytes)
+    if note is not None:
+        _NOTES.append(note)
+
+
+def _shown_root(repository: Repository) -> str:
+    """How paths name a repository when several are checked: relative to the working directory when it lies
+    under it (`a`, `.`), else in full."""
+    here = Path.cwd()
+    if repository.root == here or here in repository.root.parents:
+        return repository.root.relative_to(here).as_posix()
+    return repository.root.as_posix()
+
+
+def _failure(error: Exception, root: str) -> str:
+    """What stopped one repository of several from being checked, said for that repository."""
+    if isinstance(error, config_files.ConfigError):
+        return _config_error(error, "" if root == "." else f"{root}/")
+    return f"ci-checks: error: {escaping.path(root)}: {one_line(str(error))}\n"
 
 
 def _merge(outcome: Outcome, part: Outcome) -> None:
@@ -654,7 +701,7 @@ class _Progress:
         if self.stream is None or now - self.started < self.DELAY_S or now - self.shown < self.EVERY_S:
             return
         self.shown = now
-        self.stream.write(f"\r\x1b[2Kci-checks: {doing[:100]}")
+        self.stream.write(f"\r\x1b[2Kci-checks: {one_line(doing[:100])}")
         self.stream.flush()
 
     def __exit__(self, *exception: object) -> None:
@@ -718,13 +765,13 @@ def _colour(choice: str, out: TextIO) -> bool:
     return bool(isatty is not None and isatty())
 
 
-def _write_baseline(path: Path, outcome: Outcome, out: TextIO) -> int:
+def _write_baseline(path: Path, outcome: Outcome, out: TextIO, protected: list[Path]) -> int:
     from ci_checks import baseline
 
     if outcome.internal_errors:
         raise UsageError("the check failed; no baseline written: " + "; ".join(outcome.internal_errors))
     try:
-        baseline.write(path, baseline.entries(outcome.diagnostics, outcome.sources))
+        baseline.write(path, baseline.entries(outcome.diagnostics, outcome.sources), protected)
     except baseline.BaselineError as error:
         raise UsageError(str(error)) from None
     count = len(outcome.diagnostics)
@@ -732,12 +779,15 @@ def _write_baseline(path: Path, outcome: Outcome, out: TextIO) -> int:
     return EXIT_OK
 
 
-def _apply_baseline(path: Path, outcome: Outcome, requests: list[Request], err: TextIO) -> None:
+def _apply_baseline(
+    args: argparse.Namespace, outcome: Outcome, requests: list[Request], protected: list[Path], err: TextIO
+) -> None:
     """Keep the findings the baseline does not accept; say how many it accepted and which entries are stale."""
     from ci_checks import baseline
 
+    path = args.baseline
     try:
-        recorded = baseline.read(path)
+        recorded = baseline.load(path, protected, args.config_ref)
     except baseline.BaselineError as error:
         raise UsageError(str(error)) from None
     covered = (
@@ -747,22 +797,47 @@ def _apply_baseline(path: Path, outcome: Outcome, requests: list[Request], err: 
     )
     comparison = baseline.compare(outcome.diagnostics, outcome.sources, recorded, covered)
     outcome.diagnostics = comparison.new
-    err.write(f"ci-checks: {path} accepted {comparison.accepted} finding{'s' if comparison.accepted != 1 else ''}")
+    accepted = f"{comparison.accepted} finding{'s' if comparison.accepted != 1 else ''}"
+    err.write(f"ci-checks: {escaping.path(str(path))} accepted {accepted}")
     if comparison.stale:
         err.write(f"; {len(comparison.stale)} of its entries match nothing any more (fixed?):\n")
-        err.write(
-            "".join(f"  {entry.path}: {entry.code} {entry.message} [{entry.rule}]\n" for entry in comparison.stale)
-        )
+        err.write("".join(f"  {_stale(entry)}\n" for entry in comparison.stale))
     else:
         err.write("\n")
 
 
-def _write(path: Path, content: str, append: bool) -> None:
+def _summarise(path: Path, outcome: Outcome, protected: list[Path]) -> None:
+    """Append the Markdown summary to the job summary, within what GitHub takes of one step's summary."""
+    from ci_checks.reporters import markdown
+
     try:
-        with path.open("a" if append else "w", encoding="utf-8") as stream:
-            stream.write(content)
-    except OSError as error:
-        raise UsageError(f"{path}: cannot write output: {error.strerror}") from None
+        written = path.stat().st_size if path.is_file() else 0
+    except OSError:
+        written = 0
+    shown = markdown.render(escaped(outcome), max(markdown.MAX_BYTES - written, 0))
+    if shown:
+        _write(path, shown, protected, append=True)
+    else:
+        _NOTES.append(f"the job summary holds {written} bytes already, as much as GitHub shows; nothing added")
+
+
+def _stale(entry: baseline.Entry) -> str:
+    """A baseline entry, every part of which the baseline's author chose: escaped like a finding."""
+    return f"{escaping.path(entry.path)}: {one_line(entry.code)} {one_line(entry.message)} [{one_line(entry.rule)}]"
+
+
+def _writable(path: Path, protected: list[Path]) -> None:
+    try:
+        output_files.check(path, protected)
+    except output_files.OutputError as error:
+        raise UsageError(str(error)) from None
+
+
+def _write(path: Path, content: str, protected: list[Path], append: bool) -> None:
+    try:
+        output_files.write(path, content, protected, append)
+    except output_files.OutputError as error:
+        raise UsageError(str(error)) from None
 
 
 def _config_file(repository: Repository, explicit: Path | None, files: config_source.ConfigSource) -> SourceFile | None:
@@ -1008,7 +1083,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: Text
         return EXIT_TERMINATED
     finally:
         for note in dict.fromkeys(_NOTES):
-            _say(err, f"ci-checks: note: {note}\n")
+            _say(err, f"ci-checks: note: {one_line(note)}\n")
 
 
 def _say(err: TextIO, text: str) -> None:
@@ -1035,25 +1110,31 @@ def _main(arguments: list[str], out: TextIO, err: TextIO) -> int:
             return _init(args, out)
         return _rule(args.code, out)
     except (UsageError, config_source.ConfigSourceError, tools.NamedBinaryError) as error:
-        err.write(f"ci-checks: error: {error}\n")
+        err.write(f"ci-checks: error: {one_line(str(error))}\n")
         return EXIT_ERROR
     except config_files.ConfigError as error:
-        span = error.span
-        err.write(f"{span.path}:{span.line}:{span.column}: error: {error.message}\n")
-        for related in error.related:
-            where = related.span
-            place = f"{where.line}:{where.column}"
-            if where.path != span.path:
-                place = f"{where.path}:{place}"
-            err.write(f"  = note: {related.message} at {place}\n")
+        err.write(_config_error(error))
         return EXIT_ERROR
     except _OutputFailed:
         raise
     except SystemExit as exit_request:  # argparse's --help and --version
         return int(exit_request.code or 0)
     except Exception as error:  # never a traceback for the user; the message says where to look
-        err.write(f"ci-checks: internal error: {error!r}\n")
+        err.write(f"ci-checks: internal error: {one_line(repr(error))}\n")
         return EXIT_ERROR
+
+
+def _config_error(error: config_files.ConfigError, prefix: str = "") -> str:
+    """A configuration's mistake, positioned: `path:line:col: error: message`, then its notes."""
+    span = error.span
+    lines = [f"{escaping.path(prefix + span.path)}:{span.line}:{span.column}: error: {one_line(error.message)}\n"]
+    for related in error.related:
+        where = related.span
+        place = f"{where.line}:{where.column}"
+        if where.path != span.path:
+            place = f"{escaping.path(prefix + where.path)}:{place}"
+        lines.append(f"  = note: {one_line(related.message)} at {place}\n")
+    return "".join(lines)
 
 
 def entry() -> NoReturn:

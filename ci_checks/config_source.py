@@ -95,6 +95,36 @@ class GitRef:
             return _problem(relative, f"larger than the {source.format_size(max_bytes)} limit in {self.ref}")
         return source.decode(relative, self._git("cat-file", "blob", object_id))
 
+    def tree(self) -> list[TreeEntry]:
+        """Every entry of the commit's tree, recursively: files, links and submodules (`git ls-tree -r -l`)."""
+        listing = self._git("ls-tree", "-r", "-z", "-l", "--full-tree", self.commit)
+        entries = []
+        for item in listing.split(b"\0"):
+            if not item:
+                continue
+            head, _, path = item.partition(b"\t")
+            mode, _, object_id, size = head.decode("ascii", "replace").split(maxsplit=3)
+            relative = path.decode("utf-8", "surrogateescape")
+            entries.append(TreeEntry(mode, object_id, int(size) if size.isdecimal() else 0, relative))
+        return entries
+
+    def blobs(self, object_ids: list[str]) -> list[bytes]:
+        """The contents of blobs, in the order asked (`git cat-file --batch`, one process for all)."""
+        if not object_ids:
+            return []
+        output = self._git("cat-file", "--batch", data="".join(f"{oid}\n" for oid in object_ids).encode("ascii"))
+        contents = []
+        position = 0
+        for _ in object_ids:
+            end = output.index(b"\n", position)
+            header = output[position:end].split()
+            if len(header) != 3 or header[1] != b"blob":
+                raise ConfigSourceError(f"--config-ref {self.ref!r}: git gave no blob for {header[:1]}")
+            size = int(header[2])
+            contents.append(output[end + 1 : end + 1 + size])
+            position = end + 1 + size + 1
+        return contents
+
     @property
     def commit(self) -> str:
         if self._commit is None:
@@ -112,7 +142,7 @@ class GitRef:
             shutil.rmtree(self._folder, ignore_errors=True)
             self._folder = None
 
-    def _git(self, *arguments: str, check: bool = True) -> bytes:
+    def _git(self, *arguments: str, check: bool = True, data: bytes | None = None) -> bytes:
         folder = self._private_folder()
         git = shutil.which("git", path=os.pathsep.join(_absolute_path_entries()))
         if git is None:
@@ -122,7 +152,7 @@ class GitRef:
                 [git, *arguments],
                 cwd=folder,
                 env=_git_environment(folder),
-                stdin=subprocess.DEVNULL,
+                input=data if data is not None else b"",
                 capture_output=True,
                 timeout=_GIT_TIMEOUT_S,
                 check=False,
@@ -158,6 +188,20 @@ class GitRef:
             raise ConfigSourceError(f"--config-ref {self.ref!r}: cannot read the git repository: {error}") from None
         self._folder = folder
         return folder
+
+
+@dataclass(frozen=True)
+class TreeEntry:
+    """One entry of a commit's tree: its mode (`100644`, `120000` a link, `160000` a submodule), object, size."""
+
+    mode: str
+    object_id: str
+    size: int
+    path: str
+
+    @property
+    def regular(self) -> bool:
+        return self.mode in _REGULAR_MODES
 
 
 def _problem(relative: str, message: str) -> SourceFile:

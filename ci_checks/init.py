@@ -12,6 +12,7 @@ import json
 import re
 from pathlib import Path
 
+from ci_checks import output_files
 from ci_checks.context import RepositoryContext
 from ci_checks.loading import Workspace
 from ci_checks.model import Workflow
@@ -131,5 +132,8 @@ def write(repository: Repository, force: bool) -> Path:
     if path.is_symlink() or (path.exists() and not path.is_file()):
         raise InitError(f"{CONFIG} is not a regular file; not replaced")
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(starter(repository), encoding="utf-8")
+    try:
+        output_files.write(path, starter(repository), [repository.real_root])
+    except output_files.OutputError as error:
+        raise InitError(str(error)) from None
     return path

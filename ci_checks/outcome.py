@@ -6,11 +6,12 @@ importing the rules, the model or the linters.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import posixpath
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ci_checks.config_files import CONFIG_FILES
-from ci_checks.diagnostics import Diagnostic
+from ci_checks.diagnostics import Diagnostic, Span
 from ci_checks.repository import FileKind, Repository, kind_of
 from ci_checks.source import SourceFile
 
@@ -25,10 +26,32 @@ class Outcome:
     sources: dict[str, SourceFile] = field(default_factory=dict)
     files: int = 0
     checked: list[str] = field(default_factory=list)
-    """The files some rule read, repo-relative (prefixed by the root when several repositories were checked)."""
+    """The files some rule read, repo-relative (relative to the working directory when several repositories were
+    checked: `Outcome.under`)."""
     nothing_to_check: list[tuple[str, bool]] = field(default_factory=list)
     """Paths named on the command line (as written; a folder?) under which no rule read any file."""
     internal_errors: list[str] = field(default_factory=list)
+
+    def under(self, folder: str) -> Outcome:
+        """The outcome with every path it gives under `folder` (`a/` for `.github/x.yml`), as one of several
+        repositories checked together reports them: no two repositories' files then share a path."""
+
+        def moved(span: Span) -> Span:
+            return replace(span, path=posixpath.normpath(posixpath.join(folder, span.path)))
+
+        def diagnostic(found: Diagnostic) -> Diagnostic:
+            related = tuple(replace(item, span=moved(item.span)) for item in found.related)
+            fix = found.fix
+            if fix is not None:
+                fix = replace(fix, edits=tuple(replace(edit, span=moved(edit.span)) for edit in fix.edits))
+            return replace(found, span=moved(found.span), related=related, fix=fix)
+
+        return replace(
+            self,
+            diagnostics=[diagnostic(found) for found in self.diagnostics],
+            sources={moved(Span.point(path)).path: file for path, file in self.sources.items()},
+            checked=[moved(Span.point(path)).path for path in self.checked],
+        )
 
 
 @dataclass

@@ -16,10 +16,14 @@ folder, never the folder a link leads to. `--ci-checks-config-ref REF` (or
 of the work tree.
 
 ci-checks' own modules are imported only when a fixture or the option is used,
-so that installing ci-checks costs other test suites nothing. They, and the
-libraries they use, are then imported from the folders Python searched when
-pytest started, never from those pytest adds later for the checked repository
-(`pythonpath`, `rootdir`): a repository's `yaml.py` is not run by the plugin.
+so that installing ci-checks costs other test suites nothing. Whatever they
+import, and whatever the libraries they use import, while ci-checks' code runs
+is found only among the installed packages (`installed_imports`), never in
+the folders pytest puts on `sys.path` for the checked repository
+(`pythonpath`, `rootdir`, conftest and test folders): a repository's
+`lib/yaml.py` or `tomllib.py` is not run by the plugin. A library that
+something else imported from the repository before the plugin needed it is a
+usage error.
 """
 
 from __future__ import annotations
@@ -27,7 +31,6 @@ from __future__ import annotations
 import functools
 import importlib
 import os
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
@@ -35,9 +38,12 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from ci_checks import installed_imports
+
 if TYPE_CHECKING:
     from _pytest._code.code import TerminalRepr
 
+    from ci_checks.diagnostics import Span
     from ci_checks.model import Workflow
     from ci_checks.outcome import Outcome
     from ci_checks.policy import PolicyRule
@@ -47,21 +53,13 @@ _POLICY_PATH = pytest.StashKey[Path]()
 _REPOSITORY = pytest.StashKey["CIRepository"]()
 
 
-def _startup_path() -> list[str]:
-    """Where Python looked for modules when the plugin was loaded, less the current folder (the repository, often)."""
-    try:
-        current = str(Path.cwd())
-    except OSError:  # the current folder was removed
-        current = ""
-    return [entry for entry in sys.path if entry and entry not in (os.curdir, current)]
-
-
-_STARTUP_PATH = _startup_path()
+_INSTALLED = installed_imports.install()
 _MODULES = (
     "ci_checks.query",
     "ci_checks.config",
     "ci_checks.config_source",
     "ci_checks.reporters.formats",
+    "ci_checks.reporters.escaping",
     "ci_checks.backends.schema",
 )
 _LIBRARIES = ("yaml", "jsonschema", "referencing", "rpds", "tree_sitter", "tree_sitter_bash", "regex")
@@ -69,17 +67,13 @@ _LIBRARIES = ("yaml", "jsonschema", "referencing", "rpds", "tree_sitter", "tree_
 
 @functools.cache
 def _ci_checks() -> dict[str, ModuleType]:
-    """ci-checks' modules, imported (once) with only the start-up search path, and checked to come from it."""
-    saved = sys.path[:]
-    sys.path[:] = _STARTUP_PATH
-    try:
-        modules = {name: importlib.import_module(name) for name in (*_MODULES, *_LIBRARIES)}
-        modules["ci_checks.backends.schema"].vendor_directory()
-    finally:
-        sys.path[:] = saved
+    """ci-checks' modules, imported (once) from the installed packages, and the libraries checked to come from
+    there (one imported earlier by something else may not)."""
+    modules = {name: importlib.import_module(name) for name in (*_MODULES, *_LIBRARIES)}
+    modules["ci_checks.backends.schema"].vendor_directory()
     for name in _LIBRARIES:
         origin = getattr(modules[name], "__file__", None) or ""
-        if not any(_within(origin, entry) for entry in _STARTUP_PATH):
+        if not installed_imports.within(origin, _INSTALLED.path):
             raise pytest.UsageError(
                 f"ci-checks: the module {name!r} was imported from {origin!r}, not from the installed packages "
                 "(a conftest.py imported the repository's own?); ci-checks will not run with it"
@@ -87,16 +81,19 @@ def _ci_checks() -> dict[str, ModuleType]:
     return modules
 
 
+def _escaping() -> ModuleType:
+    return _ci_checks()["ci_checks.reporters.escaping"]
+
+
+def _positioned(span: Span, message: str) -> str:
+    """A configuration's mistake as pytest prints it: one line, quoting the file as every report does."""
+    escaping = _escaping()
+    return f"{escaping.path(span.path)}:{span.line}:{span.column}: {escaping.one_line(message)}"
+
+
 def _written(path: str | os.PathLike[str]) -> Path:
     """An absolute path with its symbolic links kept as written: a link to elsewhere is not where it points."""
     return Path(os.path.abspath(path))  # noqa: PTH100
-
-
-def _within(path: str, folder: str) -> bool:
-    try:
-        return Path(path).resolve().is_relative_to(Path(folder).resolve())
-    except (OSError, ValueError):
-        return False
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -137,9 +134,9 @@ def pytest_configure(config: pytest.Config) -> None:
             files.close()
     except ci_config.ConfigError as error:  # a link, a folder, a FIFO where the policy file should be
         span = error.span
-        raise pytest.UsageError(f"{span.path}:{span.line}:{span.column}: {error.message}") from None
+        raise pytest.UsageError(_positioned(span, error.message)) from None
     except sources.ConfigSourceError as error:  # the ref names no commit, git is missing
-        raise pytest.UsageError(f"ci-checks: {error}") from None
+        raise pytest.UsageError(f"ci-checks: {_escaping().one_line(str(error))}") from None
     if found is None:
         return
     # The file where it is written in the work tree, never where a link there points to.
@@ -187,7 +184,7 @@ class PolicyFile(pytest.File):
             rules = repository.policy
         except ci_config.ConfigError as error:
             span = error.span
-            raise self.CollectError(f"{span.path}:{span.line}:{span.column}: {error.message}") from None
+            raise self.CollectError(_positioned(span, error.message)) from None
         for rule in rules:
             yield PolicyItem.from_parent(self, name=rule.id, rule=rule, repository=repository)
 

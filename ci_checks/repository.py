@@ -389,6 +389,12 @@ def _absolute(path: str | os.PathLike[str]) -> str:
     return os.path.abspath(path)  # noqa: PTH100
 
 
+def walked(relative: str) -> bool:
+    """Whether the walk of `Repository.files` reaches a repo-relative path: under no hidden folder but `.github`,
+    and no vendored one."""
+    return all(_walkable(name) for name in PurePosixPath(relative).parts[:-1])
+
+
 def _walkable(name: str) -> bool:
     if name == ".github":
         return True

@@ -11,6 +11,9 @@ inside a quoted YAML scalar or a Python string is text, not a comment.
 `ignore-next-line` on a line of its own works as if it were written at the end
 of the next line that is neither blank nor a comment: Docker reads a trailing
 `#` in an instruction as an argument, so this is the form for Dockerfiles.
+
+A linter's failure (CC091) is never suppressed: the file that made the linter
+fail would otherwise hide that it did.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import tokenize
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from ci_checks.backends.names import LINTER_CODE
+from ci_checks.backends.names import LINTER_CODE, LINTER_FAILED
 from ci_checks.diagnostics import Diagnostic, Span
 from ci_checks.loading import LoadedFile
 from ci_checks.repository import FileKind, kind_of
@@ -151,7 +154,7 @@ def apply(
     tables = {path: comments(source, files.get(path)) for path, source in sources.items() if source.problem is None}
     kept = []
     for diagnostic in diagnostics:
-        table = tables.get(diagnostic.span.path, {})
+        table = tables.get(diagnostic.span.path, {}) if diagnostic.code != LINTER_FAILED else {}
         suppressed = False
         for line in anchor_lines(files.get(diagnostic.span.path), diagnostic.span.line) if table else ():
             for ignore in table.get(line, ()):

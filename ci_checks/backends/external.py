@@ -10,9 +10,10 @@ diagnostics with ci-checks' positions (1-based lines, character columns):
   high severity an error, medium a warning, anything lower info.
 
 A linter that cannot be run gives one CC090 (info), one that fails one CC091
-(warning), at 1:1 of the first file it would have read (or of the one file it
-failed on). A linter named by option or environment variable that is missing
-or is not that linter stops the run (`tools.NamedBinaryError`, exit code 2).
+(an error no filter drops), at 1:1 of the first file it would have read (or
+of the one file it failed on). A linter named by option or environment
+variable that is missing or is not that linter stops the run
+(`tools.NamedBinaryError`, exit code 2).
 Nothing from the checked repository is run; actionlint and zizmor read a
 private copy of the files ci-checks itself read (`mirror`), with the
 configuration ci-checks read for them (`linter_config`), and shellcheck reads
@@ -71,20 +72,24 @@ def run_backends(
         return []
     repository = repository or Repository(root)
     configs = settings.config_source or WorkTree(repository)
+    changes = WorkTree(repository) if not isinstance(configs, WorkTree) else None
     with tools.scratch_folder("linters") as scratch:
         mirrored = [file for name, inputs in jobs if name in _MIRRORED for file in inputs]
         copy = mirror.build(scratch / "repository", dict.fromkeys(mirrored), repository)
+        unused = zizmor.cut_ignores_not_in(copy, configs) if changes is not None and "zizmor" in names else []
         contexts = {
             name: Context(
                 name,
                 copy,
                 scratch,
-                linter_config.read(name, configs, settings.runner_labels),
+                linter_config.read(name, configs, settings.runner_labels, changes),
                 tools.TimeLimit(settings.timeout_s),
             )
             for name, _ in jobs
             if name in _MIRRORED
         }
+        if "zizmor" in contexts:
+            contexts["zizmor"].config.findings += unused
         with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
             running = [
                 pool.submit(_run, name, inputs, root, settings, scratch, contexts.get(name)) for name, inputs in jobs

@@ -9,7 +9,11 @@ or a YAML bomb never reaches the linter, and the linter's errors cannot quote
 anything but what ci-checks wrote.
 
 What a configuration turns off is reported (CC092, information), once, at
-the first place in the file that turns something off.
+the first place in the file that turns something off. Under `--config-ref`,
+the configuration of the ref is the one used, and each of the work tree's
+that differs from it (changed, or added) is reported too (CC092, information,
+at the work tree's file): a change cannot switch a linter's checks off before
+it is merged, nor unseen.
 """
 
 from __future__ import annotations
@@ -51,6 +55,8 @@ class LinterConfig:
     findings: list[Diagnostic] = field(default_factory=list)
     root: yamlpos.Node | None = None
     """The repository's file as read, for placing what the linter says about it."""
+    changed: list[Diagnostic] = field(default_factory=list)
+    """Under `--config-ref`, the work tree's configurations that differ from the ref's (also in `findings`)."""
 
     def write(self, folder: Path) -> Path | None:
         """The copy the linter reads, in `folder`; None when there is nothing to read."""
@@ -73,12 +79,21 @@ class LinterConfig:
             where = _span_of(self.root, list(keys["path"].split(".")))
         message = f"{self.linter} cannot use this configuration ({reason}); it ran without it"
         warning = LINTER_CONFIG.diagnostic(where, message, severity=Severity.WARNING)
-        return LinterConfig(self.linter, self.path, {} if self.linter == "actionlint" else None, [warning])
+        data: dict[str, Any] | None = {} if self.linter == "actionlint" else None
+        return LinterConfig(self.linter, self.path, data, [*self.changed, warning], changed=self.changed)
 
 
-def read(linter: str, files: ConfigSource, runner_labels: tuple[str, ...] = ()) -> LinterConfig:
-    """The configuration `linter` runs with: the repository's, when it is a usable regular file, else none."""
+def read(
+    linter: str, files: ConfigSource, runner_labels: tuple[str, ...] = (), work_tree: ConfigSource | None = None
+) -> LinterConfig:
+    """The configuration `linter` runs with: the repository's, when it is a usable regular file, else none.
+
+    `work_tree`, when `files` is a ref's: the files the change holds, each one that differs reported (CC092).
+    """
     config = LinterConfig(linter, data={} if linter == "actionlint" else None)
+    if work_tree is not None:
+        config.changed = _changed_since(linter, files, work_tree)
+        config.findings += config.changed
     for relative in CANDIDATES[linter]:
         found = files.read(relative)
         if found is None:
@@ -121,6 +136,25 @@ def read(linter: str, files: ConfigSource, runner_labels: tuple[str, ...] = ()) 
     if linter == "actionlint" and runner_labels:
         config.data = _with_runner_labels(config.data or {}, runner_labels)
     return config
+
+
+def _changed_since(linter: str, ref: ConfigSource, work_tree: ConfigSource) -> list[Diagnostic]:
+    """A CC092 at each of the work tree's configuration files of `linter` that the ref lacks or has otherwise."""
+    found = []
+    for relative in CANDIDATES[linter]:
+        now = work_tree.read(relative)
+        if now is None:
+            continue
+        then = ref.read(relative)
+        if then is not None and then.text == now.text and then.problem == now.problem:
+            continue
+        how = "is not in" if then is None else "differs from the one in"
+        message = (
+            f"this {linter} configuration {how} {ref.description}, whose configuration this run uses "
+            "(--config-ref): the change takes effect once it is merged"
+        )
+        found.append(LINTER_CONFIG.diagnostic(Span.point(relative), message))
+    return found
 
 
 def _with_runner_labels(data: dict[str, Any], labels: tuple[str, ...]) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from pathlib import Path
 from ci_checks.backends import tools
 from ci_checks.loading import LoadedFile
 from ci_checks.repository import Repository
-from ci_checks.source import printable
+from ci_checks.source import SourceFile, printable
 from ci_checks.yamlpos import Scalar
 
 LOCK_FILE = ".github/workflows/actions.lock"
@@ -36,6 +36,8 @@ class Mirror:
     root: Path
     files: dict[str, LoadedFile] = field(default_factory=dict)
     """The copied checked files, by the `path_key` of their copy."""
+    lock: SourceFile | None = None
+    """zizmor's lock file as read (None: there is none); copied only when it is a regular file that reads."""
 
     def path_of(self, file: LoadedFile) -> str:
         """Where the copy is: a name that is not UTF-8 is written `%XX` (see `source.printable`), which every
@@ -48,6 +50,10 @@ class Mirror:
     def file_of(self, printed: str) -> LoadedFile | None:
         """The checked file a linter names by its copy's path (absolute, or relative to the copy's root)."""
         return self.files.get(tools.path_key(self.root / printed))
+
+    def rewrite(self, file: LoadedFile, text: str) -> None:
+        """Replace a checked file's copy (before any linter reads it)."""
+        _write(self.root, printable(file.path), text)
 
     def shown(self, text: str) -> str:
         """A linter's message with the copy's paths written repo-relative."""
@@ -73,9 +79,9 @@ def build(folder: Path, files: Iterable[LoadedFile], repository: Repository) -> 
             if target.problem is None:
                 _write(folder, printable(relative), target.text)
                 written.add(relative)
-    lock = repository.read_regular(LOCK_FILE)
-    if lock is not None and lock.problem is None and LOCK_FILE not in written:
-        _write(folder, LOCK_FILE, lock.text)
+    mirror.lock = repository.read_regular(LOCK_FILE)
+    if mirror.lock is not None and mirror.lock.problem is None and LOCK_FILE not in written:
+        _write(folder, LOCK_FILE, mirror.lock.text)
     return mirror
 
 

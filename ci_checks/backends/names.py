@@ -31,6 +31,10 @@ def backend_names(value: str | list[str]) -> list[str]:
     return [name for name in BACKENDS if name in names]
 
 
+LINTER_FAILED = "CC091"
+"""A linter that failed: an error that no filter drops (a baseline, `--new-since`, an inline ignore), so that a
+change that makes a linter fail cannot pass for one the linter found clean."""
+
 LINTER_CODE = re.compile(r"(SC[0-9]*|AL(-[a-z0-9-]*)?|ZZ(-[a-z0-9-]*)?)\Z", re.IGNORECASE)
 """The linters' codes, or prefixes of them, as `--select`, `--ignore` and inline ignores take them."""
 

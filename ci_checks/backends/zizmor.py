@@ -9,6 +9,16 @@ stops it for every file; that file is left out and the others audited again
 (`--config`), or not at all (`--no-config`): zizmor never looks for one
 itself. `--offline` keeps it from the network.
 
+An inline `# zizmor: ignore[audit]` comment is zizmor's configuration written
+in a checked file: under `--config-ref` one whose line the file at the ref
+lacks is blanked in the copy before zizmor runs (`cut_ignores_not_in`), so a
+change cannot silence a finding by adding one; a CC092 at the comment says so.
+
+zizmor reads the lock file `.github/workflows/actions.lock` of the copy, and
+one it rejects stops it for every input: zizmor then runs again without it,
+and the lock file gets the CC091 (`_LockFile`). A lock file that is a link,
+a FIFO or anything but a regular file is not copied and gets a CC004.
+
 Positions: zizmor's rows and columns count from 0 and its columns in UTF-8
 bytes; they become ci-checks' 1-based character columns. Each finding is
 reported at its primary location, with its related locations attached.
@@ -19,15 +29,18 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ci_checks.backends import tools
 from ci_checks.backends.context import ConfigRefused, Context, FileFailed, named_in, with_its_config
-from ci_checks.backends.mirror import Mirror
+from ci_checks.backends.mirror import LOCK_FILE, Mirror
+from ci_checks.config_source import ConfigSource
 from ci_checks.diagnostics import Diagnostic, Fix, Related, Severity, Span
 from ci_checks.loading import LoadedFile
+from ci_checks.rules.cc004_unreadable_file import RULE as UNREADABLE
 from ci_checks.rules.cc091_backend_failed import RULE as FAILED
+from ci_checks.rules.cc092_linter_config import RULE as LINTER_CONFIG
 
 # zizmor exits with 10 plus the highest severity it found (unknown 10 ... high 14).
 _FINDINGS = (0, 10, 11, 12, 13, 14)
@@ -36,6 +49,7 @@ _CONFIDENCES = {"High": "high", "Medium": "medium", "Low": "low"}
 _UNPARSED = "failed to parse input:"
 _AUDITED = re.compile(r"\bcompleted (.+)$", re.MULTILINE)
 _QUOTED = re.compile(r"\"[^\"]*\"|`[^`]*`|'[^']*'")
+_IGNORE = re.compile(r"#\s*zizmor:\s*ignore\[[^\]\n]*\]")
 _SKIPPED = re.compile(r"failed to validate file:(?P<path>\S+) as \w+:", re.MULTILINE)
 
 
@@ -44,7 +58,50 @@ def inputs(files: list[LoadedFile]) -> list[LoadedFile]:
 
 
 def run(binary: str, files: list[LoadedFile], context: Context) -> list[Diagnostic]:
-    return with_its_config(context, lambda batch: _run(binary, batch, context), files)
+    lock = _LockFile(context.mirror)
+    found = with_its_config(context, lambda batch: lock.run(lambda: _run(binary, batch, context)), files)
+    return [*lock.findings(), *found]
+
+
+class _LockFile:
+    """zizmor's lock file in the copy, taken out once when zizmor fails for a whole batch with it there."""
+
+    def __init__(self, mirror: Mirror) -> None:
+        self.mirror = mirror
+        self.tried = False
+        self.refused: str | None = None
+
+    def run(self, attempt: Callable[[], list[Diagnostic]]) -> list[Diagnostic]:
+        """`attempt`'s findings; when it fails for no one file, its findings without the lock file if that runs."""
+        try:
+            return attempt()
+        except (ConfigRefused, FileFailed):
+            raise
+        except tools.BackendFailed as failure:
+            copy = self.mirror.root / LOCK_FILE
+            if failure.timed_out or self.tried or not copy.is_file():
+                raise
+            self.tried = True
+            text = copy.read_text(encoding="utf-8")
+            copy.unlink()
+            try:
+                found = attempt()
+            except tools.BackendFailed:
+                copy.write_text(text, encoding="utf-8")
+                raise failure from None
+            self.refused = str(failure)
+            return found
+
+    def findings(self) -> list[Diagnostic]:
+        """A CC004 for a lock file that is not a regular file, a CC091 for one zizmor rejected."""
+        lock = self.mirror.lock
+        if lock is not None and lock.problem is not None:
+            where = Span.point(LOCK_FILE, lock.problem.line, lock.problem.column)
+            return [UNREADABLE.diagnostic(where, f"{lock.problem.message}; zizmor ran without it")]
+        if self.refused is not None:
+            message = f"zizmor rejected this lock file and ran without it: {self.refused}"
+            return [FAILED.diagnostic(Span.point(LOCK_FILE), message)]
+        return []
 
 
 def _run(binary: str, files: list[LoadedFile], context: Context) -> list[Diagnostic]:
@@ -131,6 +188,33 @@ def _diagnostics(findings: list[dict[str, Any]], paths: dict[str, LoadedFile]) -
             url=str(url) if url else None,
             confidence=_CONFIDENCES.get(str(determinations.get("confidence"))),
         )
+
+
+def cut_ignores_not_in(mirror: Mirror, ref: ConfigSource) -> list[Diagnostic]:
+    """Blank, in the copy, each `# zizmor: ignore[...]` comment whose line the file at `ref` lacks (spaces of the
+    same length, so that no position moves); a CC092 at each."""
+    found: list[Diagnostic] = []
+    for file in mirror.files.values():
+        text = file.source.text
+        if "zizmor" not in text:
+            continue
+        then = ref.read(file.path)
+        kept = set(then.text.splitlines()) if then is not None and then.problem is None else set()
+        cut = text
+        for match in _IGNORE.finditer(text):
+            line, column = file.source.position(match.start())
+            if file.source.line_text(line) in kept:
+                continue
+            cut = cut[: match.start()] + " " * len(match.group()) + cut[match.end() :]
+            where = Span(file.path, line, column, line, column + len(match.group()))
+            message = (
+                f"this `zizmor: ignore` is not in {ref.description}, whose configuration this run uses "
+                "(--config-ref), so zizmor does not use it"
+            )
+            found.append(LINTER_CONFIG.diagnostic(where, message))
+        if cut != text:
+            mirror.rewrite(file, cut)
+    return found
 
 
 def _fix(finding: dict[str, Any]) -> Fix | None:

@@ -7,6 +7,7 @@ from typing import Any
 
 from ci_checks.diagnostics import Diagnostic, Span
 from ci_checks.reporters import docs
+from ci_checks.reporters.escaping import json_text
 
 
 def _position(span: Span) -> dict[str, Any]:
@@ -37,4 +38,4 @@ def as_dict(diagnostic: Diagnostic) -> dict[str, Any]:
 
 
 def render(diagnostics: list[Diagnostic]) -> str:
-    return json.dumps({"version": 1, "diagnostics": [as_dict(d) for d in diagnostics]}, indent=2) + "\n"
+    return json_text(json.dumps({"version": 1, "diagnostics": [as_dict(d) for d in diagnostics]}, indent=2)) + "\n"

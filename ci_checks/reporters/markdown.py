@@ -11,21 +11,26 @@ from __future__ import annotations
 
 import re
 
-from ci_checks.diagnostics import Severity
+from ci_checks.diagnostics import Diagnostic, Severity
 from ci_checks.outcome import Outcome
 from ci_checks.reporters import docs
 
 _SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>&~])")
 _ICONS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "info"}
-MAX_ROWS = 500
-"""Job summaries are limited to 1 MiB; a longer table is cut with a note saying how many rows were left out."""
+MAX_BYTES = 1 << 20
+"""GitHub takes at most 1 MiB of job summary per step: a longer table is cut, by its UTF-8 bytes, with a note
+saying how many rows were left out."""
+MAX_MESSAGE_CHARS = 1000
+"""A message longer than this is cut in its row (`…`), so that one finding cannot fill the summary."""
+_NOTE_BYTES = 200
 
 
 def escape(text: str) -> str:
     return _SPECIAL.sub(r"\\\1", text).replace("\r", " ").replace("\n", " ")
 
 
-def render(outcome: Outcome) -> str:
+def render(outcome: Outcome, max_bytes: int = MAX_BYTES) -> str:
+    """The summary, at most `max_bytes` of UTF-8 (nothing when even its heading would not fit)."""
     diagnostics = outcome.diagnostics
     files = f"{outcome.files} file{'s' if outcome.files != 1 else ''} checked"
     if not diagnostics:
@@ -43,14 +48,31 @@ def render(outcome: Outcome) -> str:
         "| severity | location | code | rule | message |",
         "|---|---|---|---|---|",
     ]
-    for diagnostic in diagnostics[:MAX_ROWS]:
-        span = diagnostic.span
-        code = escape(diagnostic.code)
-        link = docs.url(diagnostic.code, diagnostic.url)
-        lines.append(
-            f"| {_ICONS[diagnostic.severity]} | {escape(span.path)}:{span.line}:{span.column} "
-            f"| {f'[{code}]({link})' if link else code} | {escape(diagnostic.rule)} | {escape(diagnostic.message)} |"
-        )
-    if len(diagnostics) > MAX_ROWS:
-        lines += ["", f"{len(diagnostics) - MAX_ROWS} more not shown; see the job log or the SARIF file."]
+    used = len("\n".join(lines).encode("utf-8")) + 1 + _NOTE_BYTES
+    if used > max_bytes:
+        return ""
+    shown = 0
+    for diagnostic in diagnostics:
+        row = _row(diagnostic)
+        size = len(row.encode("utf-8")) + 1
+        if used + size > max_bytes:
+            break
+        lines.append(row)
+        used += size
+        shown += 1
+    if shown < len(diagnostics):
+        lines += ["", f"{len(diagnostics) - shown} more not shown; see the job log or the SARIF file."]
     return "\n".join(lines) + "\n"
+
+
+def _row(diagnostic: Diagnostic) -> str:
+    span = diagnostic.span
+    code = escape(diagnostic.code)
+    link = docs.url(diagnostic.code, diagnostic.url)
+    message = diagnostic.message
+    if len(message) > MAX_MESSAGE_CHARS:
+        message = message[: MAX_MESSAGE_CHARS - 1] + "…"
+    return (
+        f"| {_ICONS[diagnostic.severity]} | {escape(span.path)}:{span.line}:{span.column} "
+        f"| {f'[{code}]({link})' if link else code} | {escape(diagnostic.rule)} | {escape(message)} |"
+    )

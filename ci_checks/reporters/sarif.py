@@ -21,6 +21,7 @@ from ci_checks import __version__, registry
 from ci_checks.diagnostics import Diagnostic, Fix, Severity, Span
 from ci_checks.outcome import Outcome
 from ci_checks.reporters import docs
+from ci_checks.reporters.escaping import json_text
 from ci_checks.rule import Rule
 
 _LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
@@ -138,4 +139,4 @@ def document(outcome: Outcome) -> dict[str, Any]:
 
 
 def render(outcome: Outcome) -> str:
-    return json.dumps(document(outcome), indent=2) + "\n"
+    return json_text(json.dumps(document(outcome), indent=2)) + "\n"

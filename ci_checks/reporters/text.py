@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ci_checks.diagnostics import Diagnostic, Severity, Span
+from ci_checks.reporters.escaping import one_line
 from ci_checks.rules import NAMES_BY_CODE
 from ci_checks.source import SourceFile
 
@@ -38,7 +39,7 @@ def excerpt(span: Span, source: SourceFile | None, carets: str = "") -> list[str
     """The span's first line, numbered, with carets under the span (to the end of that line)."""
     if source is None or source.problem is not None or not source.text:
         return []
-    line = source.line_text(span.line).replace("\t", " ")
+    line = one_line(source.line_text(span.line).replace("\t", " "), starts_line=False)
     if not line.strip():
         return []
     start = min(span.column, len(line) + 1)
@@ -66,9 +67,10 @@ def render(diagnostics: list[Diagnostic], sources: dict[str, SourceFile], files:
             for edit in fix.edits:
                 if "\n" in edit.replacement:
                     lines.append(f"  = fix ({label}):")
-                    lines.extend(f"    | {part}" for part in edit.replacement.strip("\n").split("\n"))
+                    parts = edit.replacement.strip("\n").split("\n")
+                    lines.extend(f"    | {one_line(part, starts_line=False)}" for part in parts)
                 else:
-                    lines.append(f"  = fix ({label}): {edit.replacement}")
+                    lines.append(f"  = fix ({label}): {one_line(edit.replacement, starts_line=False)}")
             if not fix.edits:
                 lines.append(f"  = fix: {label}")
         lines.append("")

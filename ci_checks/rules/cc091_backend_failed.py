@@ -8,14 +8,23 @@ output ci-checks cannot read. The message gives the reason and the last
 lines the linter printed on stderr. None of that linter's findings are
 reported for the run; the other linters' and ci-checks' own are.
 
-Also reported, at the file, when zizmor skips a file that ci-checks reads as
-a workflow or action (zizmor 1.32 cannot parse one that starts with a UTF-8
-byte-order mark): its other files' findings are kept.
+Where the failure comes from one file, the finding is at that file and the
+others keep their findings: a workflow or action the linter cannot load, and
+zizmor's lock file `.github/workflows/actions.lock` when zizmor rejects it
+(zizmor then runs again without it). Also reported, at the file, when zizmor
+skips a file that ci-checks reads as a workflow or action (zizmor 1.32
+cannot parse one that starts with a UTF-8 byte-order mark).
+
+It is an error that no filter drops: a baseline never accepts it,
+`--new-since` keeps it wherever it is, `--fail-on error` fails on it, and an
+inline `# ci-checks: ignore[CC091]` does not hide it.
 
 ## Why it matters
-A linter that fails silently looks exactly like a linter that found nothing.
-The warning fails the run, so a broken or hanging linter is noticed rather
-than trusted.
+A linter that fails silently looks exactly like a linter that found nothing,
+and a change that makes it fail (one garbage file is enough to stop zizmor
+for the whole repository) would pass with every finding the linter would
+have made. The error fails the run, so a broken or hanging linter is noticed
+rather than trusted.
 
 ## Example
 ```
@@ -26,7 +35,8 @@ than trusted.
 Read the reason: raise `--backend-timeout` for a slow machine, upgrade or
 reinstall the linter (`pip install -U 'ci-checks[linters]'`), or, for an
 input the linter cannot handle, report it to that linter's authors and leave
-the linter out of `--backends` meanwhile.
+the linter out of `--backends` meanwhile. A lock file zizmor rejects is
+written again with `gh actions-lock`, or removed.
 """
 
 from __future__ import annotations
@@ -38,7 +48,7 @@ RULE = Rule(
     "CC091",
     "backend-failed",
     "An external linter failed, timed out or printed unreadable output",
-    Severity.WARNING,
+    Severity.ERROR,
     __doc__,
     frozenset(),
     None,

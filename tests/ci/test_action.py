@@ -335,6 +335,23 @@ def test_config_ref_judges_a_change_by_the_policy_it_was_made_against(
     assert "title=CC101 no-make::`make` is forbidden here" in annotation
 
 
+def test_new_since_reports_what_the_change_brought_where_it_did_not_touch(
+    tmp_path: Path, runner_temp: Path, installed: dict[str, dict[str, str]]
+) -> None:
+    workspace = git_repo(tmp_path, {".github/workflows/ci.yml": CLEAN})
+    identity = ["-c", "user.name=ci", "-c", "user.email=ci@example.com"]
+    subprocess.run(["git", "add", "-A"], cwd=workspace, check=True)
+    subprocess.run(["git", *identity, "commit", "-qm", "base"], cwd=workspace, check=True)
+    # The change deletes `permissions: {}`: zizmor's finding is on the job's line, which the change did not touch.
+    workflow = workspace / ".github" / "workflows" / "ci.yml"
+    workflow.write_text(CLEAN.replace("permissions: {}\n", ""), encoding="utf-8")
+    subprocess.run(["git", *identity, "commit", "-qam", "drop the permissions"], cwd=workspace, check=True)
+    run = run_action(workspace, runner_temp, {"new-since": "HEAD^1", "config-ref": "HEAD^1"}, installed)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "--config-ref HEAD^1 --new-since HEAD^1  -- " in run.command_line
+    assert any("title=ZZ-excessive-permissions" in annotation for annotation in run.annotations), run.annotations
+
+
 def test_inputs_never_become_part_of_the_script(tmp_path: Path, runner_temp: Path, installed) -> None:  # type: ignore[no-untyped-def]
     workspace = git_repo(tmp_path, {".github/workflows/ci.yml": CLEAN})
     hostile = {"paths": '$(touch injected) ";touch injected;"', "config": "`touch injected`", "args": "'$(id)'"}
@@ -349,7 +366,8 @@ def test_every_input_reaches_the_check_and_empty_ones_add_no_option() -> None:
     references = [match for value in check["env"].values() for match in _REFERENCE.finditer(str(value))]
     used = {match["input"] for match in references if match["input"]}
     assert used | {"python-version"} == set(ACTION["inputs"])
-    for name, option in {"config": "--config", "baseline": "--baseline", "config-ref": "--config-ref"}.items():
+    options = {"config": "--config", "baseline": "--baseline", "config-ref": "--config-ref", "new-since": "--new-since"}
+    for name, option in options.items():
         variable = "INPUT_" + name.upper().replace("-", "_")
         assert f'if [ -n "${variable}" ]; then options+=({option} "${variable}"); fi' in check["run"]
     assert 'if [ -n "$INPUT_FAIL_ON" ]; then options+=(--fail-on "$INPUT_FAIL_ON"); fi' in check["run"]

@@ -287,7 +287,7 @@ def test_a_file_zizmor_cannot_parse_is_reported_at_that_file(make_repo) -> None:
     found = _check(root, "zizmor")
     unread = [(d.code, d.severity, d.span, d.message) for d in found if d.code == "CC091"]
     reason = 'zizmor could not read this file, so it audited nothing in it: duplicate entry with key "…"'
-    assert unread == [("CC091", Severity.WARNING, Span(repeated, 1, 1, 1, 2), reason)]
+    assert unread == [("CC091", Severity.ERROR, Span(repeated, 1, 1, 1, 2), reason)]
     # zizmor reads the copy ci-checks decoded, without the byte-order mark it cannot parse.
     assert {d.span.path for d in found if d.code.startswith("ZZ-")} == {with_bom}
     # With no file it can parse, zizmor audits nothing at all; the file is still reported.
@@ -341,7 +341,7 @@ def test_a_tiny_timeout_stops_every_backend(make_repo, tmp_path, monkeypatch) ->
     assert time.monotonic() - started < 10
     expected = "failed: did not finish within 0.001 s (raise the limit with --backend-timeout)"
     assert [(d.code, d.severity, d.span, d.message) for d in found] == [
-        ("CC091", Severity.WARNING, Span(WORKFLOW, 1, 1, 1, 2), f"{name} {expected}") for name in external.BACKENDS
+        ("CC091", Severity.ERROR, Span(WORKFLOW, 1, 1, 1, 2), f"{name} {expected}") for name in external.BACKENDS
     ]
     assert list(temporary.iterdir()) == []
     assert set(scratch.glob("ci-checks-*")) <= before

@@ -5,7 +5,11 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from ci_checks.changes import changed_lines
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ci_checks import line_diff
+from ci_checks.line_diff import changed_lines
 from tests.ci.conftest import run_cli
 
 WORKFLOW = """on: push
@@ -56,3 +60,47 @@ def test_changed_lines_count_insertions_replacements_and_the_line_after_a_remova
     assert changed_lines("a\nb\nc\n", "a\nB\nc\nd\n") == {2, 4}
     assert changed_lines("a\nb\nc\n", "a\nc\n") == {2}
     assert changed_lines("a\n", "a\n") == set()
+
+
+def _longest_common(a: list[str], b: list[str]) -> int:
+    table = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
+    for i in range(len(a) - 1, -1, -1):
+        for j in range(len(b) - 1, -1, -1):
+            table[i][j] = table[i + 1][j + 1] + 1 if a[i] == b[j] else max(table[i + 1][j], table[i][j + 1])
+    return table[0][0]
+
+
+_LINES = st.lists(st.sampled_from(["a", "b", "c", "# x", ""]), max_size=24)
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(_LINES, _LINES)
+def test_the_changed_lines_are_those_of_a_shortest_edit(before: list[str], after: list[str]) -> None:
+    changed = changed_lines("".join(f"{line}\n" for line in before), "".join(f"{line}\n" for line in after))
+    assert all(1 <= line <= len(after) + 1 for line in changed)
+    kept = [line for index, line in enumerate(after, 1) if index not in changed]
+    remaining = iter(before)
+    assert all(any(line == old for old in remaining) for line in kept)  # what is left unchanged was there
+    # Every line not in a longest common subsequence is changed, and at most one line per line added or removed.
+    common = _longest_common(before, after)
+    assert sum(1 for index in changed if index <= len(after)) >= len(after) - common
+    assert len(changed) <= len(before) + len(after) - 2 * common
+
+
+def test_past_its_bound_the_diff_counts_every_line_between_the_differences_as_changed(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(line_diff, "MAX_STEPS", 50)
+    before = "head\n" + "# x\n" * 100 + "tail\n"
+    after = "head\n" + "# x\n# y\n" * 50 + "tail\n"
+    bounded = changed_lines(before, after)
+    assert bounded == set(range(3, 102))  # the first and last lines, and the first `# x`, are the same
+    monkeypatch.setattr(line_diff, "MAX_STEPS", 1_000_000)
+    assert set(range(3, 102, 2)) <= changed_lines(before, after) < bounded  # each `# y` line, and fewer
+
+
+def test_the_comparisons_of_one_run_share_a_budget() -> None:
+    before, after = "head\n" + "# x\n" * 50 + "tail\n", "head\n" + "# x\n# y\n" * 25 + "tail\n"
+    budget = line_diff.Budget(100)
+    told_apart = changed_lines(before, after, budget)
+    assert told_apart < set(range(2, 52)) and budget.steps < 100
+    spent = line_diff.Budget(0)
+    assert changed_lines(before, after, spent) == set(range(3, 52))  # nothing left: the span between differences
