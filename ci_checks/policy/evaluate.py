@@ -8,7 +8,7 @@ from ci_checks.diagnostics import Diagnostic, Span
 from ci_checks.loading import LoadedFile, Workspace
 from ci_checks.policy.findings import about, no_match, unreadable
 from ci_checks.policy.model import Covers, PolicyRule, SearchTimedOut
-from ci_checks.policy.scopes import Scope, Selection, candidates, repository_scope, select
+from ci_checks.policy.scopes import Scope, candidates, repository_scope, select
 from ci_checks.pysource import PythonSyntaxError
 from ci_checks.rules import cc106_policy_unreadable_input
 
@@ -49,7 +49,6 @@ def _scoped(rule: PolicyRule, workspace: Workspace, covers: Covers, skipped: fro
             reason = whole.empty_because or "the repository has no workflow or composite action"
             yield no_match(rule, where.span, f"`where` selects nothing: {reason}")
         return
-    yield from _items_select_nothing(rule, whole)
     yield from _python_unreadable(rule, selection.scopes)
     yield from _shell_unreadable(rule, selection.scopes)
     scopes = [scope for scope in selection.scopes if scope.path is None or covers(scope.path)]
@@ -69,15 +68,6 @@ def _judged(rule: PolicyRule, scopes: list[Scope]) -> Iterator[Diagnostic]:
         yield about(cc106_policy_unreadable_input.RULE, rule, timeout.item.span, message)
         return
     yield from found
-
-
-def _items_select_nothing(rule: PolicyRule, selection: Selection) -> Iterator[Diagnostic]:
-    for item in rule.items:
-        if item.count is not None and item.count.minimum == 0:
-            continue  # finding none is allowed
-        reason = item.selects_nothing(selection.scopes)
-        if reason is not None:
-            yield no_match(rule, item.span, reason)
 
 
 def _files_of(scopes: list[Scope]) -> Iterator[LoadedFile]:

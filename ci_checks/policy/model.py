@@ -86,9 +86,10 @@ class Item(ABC):
     def find(self, scope: Scope) -> list[Hit]:
         """Every hit in the scope, in the order they are written."""
 
-    def selects_nothing(self, scopes: list[Scope]) -> str | None:
-        """Why the item can never be found in these scopes, with what exists instead; None when it can."""
-        return None
+    def absent_because(self, scope: Scope) -> str:
+        """Why the item is not found in a scope that lacks it, when a name in it drifted (`: nothing matches 'x'
+        under `jobs` (keys there: ...)`); "" otherwise."""
+        return ""
 
     def fix(self, scope: Scope) -> Fix | None:
         """Edits that would make the scope have the item, where that is mechanical; None elsewhere."""

@@ -172,14 +172,27 @@ def test_a_path_that_can_never_select_anything_is_an_error(make_repo, key: str, 
     assert result.err.startswith(f".github/ci-checks.yml:{error}"), result.err
 
 
-def test_a_path_whose_names_match_nothing_here_is_cc104_with_the_keys_there(make_repo) -> None:  # type: ignore[no-untyped-def]
-    result = check(make_repo, "      - key: jobs.stage-*-cpu-*.needs\n", kind="forbid")
+def test_forbidding_what_does_not_exist_holds_and_a_required_name_that_drifted_says_what_is_there(make_repo) -> None:  # type: ignore[no-untyped-def]
+    """`forbid` of an absent job, input or setting is satisfied, not a policy that selects nothing."""
+    for absent in ("jobs.docker-decide", "jobs.stage-*-cpu-*.needs", "jobs.*.environment", "on.pull_request_target"):
+        result = check(make_repo, f"      - key: {absent}\n", kind="forbid")
+        assert (result.code, result.headers) == (0, []), absent
+    result = check(make_repo, "      - key: jobs.stage-*-cpu-*.needs\n")
     assert [h.split(" [")[0] for h in result.headers] == [
-        ".github/ci-checks.yml:7:14: CC104 `jobs.stage-*-cpu-*.needs` selects nothing in the scope: nothing matches "
-        "'stage-*-cpu-*' under `jobs` (keys there: build, stage-a-gpu-1, stage-b-gpu-1)"
+        ".github/workflows/ci.yml:1:1: CC102 .github/workflows/ci.yml lacks `jobs.stage-*-cpu-*.needs`: nothing "
+        "matches 'stage-*-cpu-*' under `jobs` (keys there: build, stage-a-gpu-1, stage-b-gpu-1)"
     ]
-    # An absent setting is what a forbid rule wants, not a PATH that drifted.
-    assert check(make_repo, "      - key: jobs.*.environment\n", kind="forbid").code == 0
+    # An absent setting GitHub defines is a state: saying what else is there would be noise.
+    build = "{workflow: .github/workflows/ci.yml, job: build}"
+    result = check(make_repo, "      - key: timeout-minutes\n", where=build)
+    assert [h.split(" [")[0] for h in result.headers] == [
+        ".github/workflows/ci.yml:20:3: CC102 job 'build' lacks `timeout-minutes`"
+    ]
+    # A `where` that selects nothing is still CC104.
+    result = check(make_repo, "      - key: jobs.x\n", kind="forbid", where="{workflow: .github/workflows/gone.yml}")
+    assert [h.split(": ", 1)[1] for h in result.headers] == [
+        "CC104 `where` selects nothing: no file matches '.github/workflows/gone.yml' [r]"
+    ]
 
 
 def test_a_comparator_needs_the_right_shape_and_count_only_in_require(make_repo) -> None:  # type: ignore[no-untyped-def]

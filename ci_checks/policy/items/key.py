@@ -214,44 +214,36 @@ class KeyItem(Item):
             hits.append(Hit(span, f"`{selected.shown}`{where}", failure is None, failure or "", value))
         return hits
 
-    def selects_nothing(self, scopes: list[Scope]) -> str | None:
-        with_nodes = [scope for scope in scopes if scope.node is not None]
-        if not with_nodes or any(self.selected(scope) for scope in with_nodes):
-            return None  # scopes without a node (`push:` with no settings) lack the key; require says so
-        stop, where = _keys_there(self.key_path, with_nodes)
+    def absent_because(self, scope: Scope) -> str:
+        if scope.node is None:
+            return ""  # a trigger with no settings (`push:`) lacks every key
+        stop, where = _keys_there(self.key_path, scope)
         if stop is None or shapes.names_a_setting(self.key_path, stop, self.roots):
-            return None  # an absent setting is what a forbid rule wants and what a require rule reports
-        return f"`{self.key_path}` selects nothing in {_count(len(scopes))}{where}"
+            return ""  # an absent setting GitHub defines is a state, not a drifted name
+        return where
 
 
-def _count(scopes: int) -> str:
-    return "the scope" if scopes == 1 else f"any of the {scopes} scopes"
-
-
-def _keys_there(key_path: KeyPath, scopes: list[Scope]) -> tuple[int | None, str]:
-    """The segment where the PATH stops selecting, and which keys there are there instead."""
+def _keys_there(key_path: KeyPath, scope: Scope) -> tuple[int | None, str]:
+    """The segment where the PATH stops selecting in a scope, and which keys there are there instead."""
     deepest, keys = -1, set[str]()
-    for scope in scopes:
-        for length in range(len(key_path.segments), -1, -1):
-            prefix = KeyPath(key_path.text, key_path.segments[:length])
-            found = select(scope.node, scope.node_path, prefix, scope.node_span)
-            if found:
-                if length > deepest:
-                    deepest, keys = length, set()
-                if length == deepest:
-                    for selected in found:
-                        if reading.is_events(selected.path) and selected.node is not None:
-                            keys.update(name for name, _, _ in reading.events(selected.node))
-                        elif isinstance(selected.node, YamlMapping):
-                            keys.update(key.value for key, _ in selected.node.items())
-                break
+    for length in range(len(key_path.segments), -1, -1):
+        prefix = KeyPath(key_path.text, key_path.segments[:length])
+        found = select(scope.node, scope.node_path, prefix, scope.node_span)
+        if found:
+            deepest = length
+            for selected in found:
+                if reading.is_events(selected.path) and selected.node is not None:
+                    keys.update(name for name, _, _ in reading.events(selected.node))
+                elif isinstance(selected.node, YamlMapping):
+                    keys.update(key.value for key, _ in selected.node.items())
+            break
     if deepest < 0 or deepest >= len(key_path.segments):
         return None, ""
     segment = key_path.segments[deepest]
     walked = key_path.text[: segment.offset].rstrip(".")
     listed = ", ".join(sorted(keys)) or "none"
     under = f"under `{walked}`" if walked else "at the top of the scope"
-    return deepest, f": nothing matches {segment.text!r} {under} (keys there: {listed})"
+    return deepest, f"nothing matches {segment.text!r} {under} (keys there: {listed})"
 
 
 def _compile(raw: Mapping[str, Any], context: ItemContext) -> Item:

@@ -34,7 +34,9 @@ def _check(rule: PolicyRule, scope: Scope) -> Iterator[Diagnostic]:
                 detail = f"{scope.label} has {item.description} {len(found)} {times}, not {item.count}"
                 yield rule.finding(scope.anchor, detail)
         elif not found:
-            yield rule.finding(scope.anchor, f"{scope.label} lacks {item.description}", fix=item.fix(scope))
+            because = item.absent_because(scope)
+            detail = f"{scope.label} lacks {item.description}" + (f": {because}" if because else "")
+            yield rule.finding(scope.anchor, detail, fix=item.fix(scope))
 
 
 KIND = RuleKind(
