@@ -65,6 +65,14 @@ class Hit:
     failure: str = ""
     value: str = ""
     """The value found, as a message shows it (`'read'`), for items that judge values."""
+    context: str = ""
+    """Where it is, when a message names it alone: ` in job 'test'` (empty in a whole file)."""
+
+    @property
+    def named(self) -> str:
+        """How a message lists it among others: `` `[0].cron` = '0 1 * * *' ``, a command, a step's label."""
+        text = self.text if len(self.text) <= 60 else self.text[:57] + "..."
+        return f"{text} = {self.value}" if self.value else text
 
 
 class Item(ABC):

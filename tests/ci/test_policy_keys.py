@@ -110,12 +110,58 @@ def test_on_written_as_a_string_a_list_or_a_mapping_reads_the_same(make_repo) ->
 
 def test_require_reports_each_value_that_fails_at_the_value(make_repo) -> None:  # type: ignore[no-untyped-def]
     workflow = WORKFLOW.replace("    - cron: '0 13 * * *'\n", "    - cron: '0 13 * * *'\n    - cron: 0 5 * * *\n")
-    items = '      - key: "[*].cron"\n        in: ["0 1 * * *", "0 13 * * *"]\n        count: 2\n'
+    items = '      - key: "[*].cron"\n        in: ["0 1 * * *", "0 13 * * *"]\n'
     where = "{workflow: .github/workflows/ci.yml, trigger: schedule}"
     assert headers(check(make_repo, items, where=where, workflow=workflow)) == [
-        "5:3: CC102 trigger 'schedule' has `[*].cron` in ['0 1 * * *', '0 13 * * *'] 3 times, not exactly 2 [r]",
         "8:13: CC102 `[2].cron` in trigger 'schedule' is '0 5 * * *', not one of '0 1 * * *', '0 13 * * *' [r]",
     ]
+
+
+SCHEDULE = "{workflow: .github/workflows/ci.yml, trigger: schedule}"
+
+
+@pytest.mark.parametrize(
+    ("items", "holds"),
+    [
+        ("- key: '[*].cron'\n  equals: '0 13 * * *'\n  count: 1", True),
+        ("- key: '[*].cron'\n  equals: '0 15 * * 6'\n  count: 1", False),
+        ("- key: '[*].cron'\n  in: ['0 15 * * 6', '0 13 * * *']\n  count: {min: 1}", True),
+        ("- key: '[*].cron'\n  in: ['0 15 * * 6', '0 16 * * 6']\n  count: {min: 1}", False),
+        ("- key: '[*].cron'\n  matches: '^0 '\n  count: 2", True),
+        ("- key: '[*].cron'\n  matches: '^0 1 '\n  count: {max: 1}", True),
+        ("- key: '[*].cron'\n  count: 2", True),
+    ],
+)
+def test_a_count_with_a_comparator_counts_the_nodes_that_satisfy_it(make_repo, items: str, holds: bool) -> None:  # type: ignore[no-untyped-def]
+    indented = "".join(f"      {line}\n" for line in items.split("\n"))
+    result = check(make_repo, indented, where=SCHEDULE)
+    assert result.code == (0 if holds else 1), result.out
+
+
+def test_a_count_that_fails_names_what_it_counted_and_what_else_was_selected(make_repo) -> None:  # type: ignore[no-untyped-def]
+    none = "      - key: '[*].cron'\n        equals: '0 15 * * 6'\n        count: 1\n"
+    assert headers(check(make_repo, none, where=SCHEDULE)) == [
+        "5:3: CC102 trigger 'schedule' has `[*].cron` equals '0 15 * * 6' 0 times, not exactly 1 (selected: "
+        "`[0].cron` = '0 1 * * *', `[1].cron` = '0 13 * * *') [r]"
+    ]
+    both = "      - key: '[*].cron'\n        matches: '^0 1'\n        count: 1\n"
+    result = check(make_repo, both, where=SCHEDULE)
+    assert headers(result) == [
+        "5:3: CC102 trigger 'schedule' has `[*].cron` matches /^0 1/ 2 times, not exactly 1: `[0].cron` = "
+        "'0 1 * * *', `[1].cron` = '0 13 * * *' [r]"
+    ]
+    assert "  = note: `[0].cron` is counted here at 6:13" in result.out
+    assert "  = note: `[1].cron` is counted here at 7:13" in result.out
+
+
+def test_one_step_script_among_several_holding_a_command_is_a_count_of_one(make_repo) -> None:  # type: ignore[no-untyped-def]
+    one = "      - key: 'jobs.*.steps[*].run'\n        contains: pytest\n        count: 1\n"
+    result = check(make_repo, one)
+    assert headers(result) == [
+        "1:1: CC102 .github/workflows/ci.yml has `jobs.*.steps[*].run` contains 'pytest' 2 times, not exactly 1: "
+        "`jobs.stage-a-gpu-1.steps[0].run` = 'pytest', `jobs.stage-b-gpu-1.steps[0].run` = 'pytest' [r]"
+    ]
+    assert check(make_repo, one.replace("count: 1", "count: {min: 1}")).code == 0
 
 
 def test_forbid_reports_each_selected_value_that_satisfies_at_its_exact_span(make_repo) -> None:  # type: ignore[no-untyped-def]

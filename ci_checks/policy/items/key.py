@@ -16,9 +16,10 @@ Wherever a list of values is written, `{from: {python: FILE, name: CONSTANT}}`
 reads a module-level constant of a Python file of the repository with
 `ast.literal_eval` (never importing or running it).
 
-In `require`, the item holds when PATH selects at least one node (or `count`
-of them) and every selected node satisfies the comparator; each one that does
-not is a finding at its value. In `forbid`, each selected node that satisfies
+In `require`, the item holds when PATH selects at least one node and every
+selected node satisfies the comparator; each one that does not is a finding
+at its value. With `count`, the nodes that satisfy the comparator are counted
+and the others are no findings. In `forbid`, each selected node that satisfies
 it is a finding at its value (at its key for `keys` and bare existence). In
 `order`, the item is where its first satisfying node is written.
 
@@ -211,7 +212,7 @@ class KeyItem(Item):
                 raise SearchTimedOut(self, scope.path or "", TIMEOUT_S) from None
             span = selected.key_span if self.comparator.at_key else selected.span
             value = _shown(selected.value) if self.comparator.description else ""
-            hits.append(Hit(span, f"`{selected.shown}`{where}", failure is None, failure or "", value))
+            hits.append(Hit(span, f"`{selected.shown}`", failure is None, failure or "", value, where))
         return hits
 
     def absent_because(self, scope: Scope) -> str:
