@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 
 from ci_checks.diagnostics import Diagnostic, Span
 from ci_checks.loading import LoadedFile, Workspace
 from ci_checks.policy.findings import about, no_match, unreadable
-from ci_checks.policy.model import Covers, PolicyRule, SearchTimedOut
+from ci_checks.policy.model import Covers, PolicyRule, SearchTimedOut, UnreadableItem
 from ci_checks.policy.scopes import Scope, candidates, repository_scope, select
 from ci_checks.pysource import PythonSyntaxError
 from ci_checks.rules import cc106_policy_unreadable_input
@@ -22,6 +23,14 @@ def evaluate(
     """
     found: list[Diagnostic] = []
     for rule in rules:
+        unreadable = [item for item in rule.items if isinstance(item, UnreadableItem)]
+        if unreadable:
+            for item in unreadable:
+                message = f"{item.problem.message}; this item of the rule is not checked"
+                found.append(about(cc106_policy_unreadable_input.RULE, rule, item.problem.span, message))
+            rule = replace(rule, items=tuple(item for item in rule.items if item not in unreadable))
+            if not rule.items:
+                continue
         if rule.kind.check_repository is not None:
             found.extend(rule.kind.check_repository(rule, workspace, covers))
         else:

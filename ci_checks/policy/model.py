@@ -31,6 +31,19 @@ class PolicyError(ConfigError):
     """A mistake in a policy, at its place in the configuration file."""
 
 
+class Unreadable(Exception):
+    """A value the policy reads from the repository (`from: {python: ...}`) that cannot be read there.
+
+    Not a mistake in the policy: the repository may change under it. The item is not checked, and the rule that
+    holds it reports why (CC106), while every other rule runs.
+    """
+
+    def __init__(self, message: str, span: Span) -> None:
+        super().__init__(message)
+        self.message = message
+        self.span = span
+
+
 @dataclass(frozen=True)
 class Count:
     """`count: N` or `count: {min: A, max: B}`: how many times an item must be found in each scope."""
@@ -102,6 +115,17 @@ class Item(ABC):
     def fix(self, scope: Scope) -> Fix | None:
         """Edits that would make the scope have the item, where that is mechanical; None elsewhere."""
         return None
+
+
+class UnreadableItem(Item):
+    """An item whose values could not be read from the repository; it finds nothing and is reported instead."""
+
+    def __init__(self, kind: str, span: Span, problem: Unreadable) -> None:
+        super().__init__(kind, f"a `{kind}` item", span)
+        self.problem = problem
+
+    def find(self, scope: Scope) -> list[Hit]:
+        return []
 
 
 @dataclass(frozen=True)

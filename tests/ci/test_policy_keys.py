@@ -188,18 +188,22 @@ def test_values_can_be_read_from_a_python_constant_never_run(make_repo) -> None:
 @pytest.mark.parametrize(
     ("config", "name", "error"),
     [
-        (None, "X", "8:29: error: 'tools/ci_config.py' does not exist in the repository"),
-        ("X = compute()\n", "X", "8:55: error: X in tools/ci_config.py is not a literal"),
-        ("Y = [1]\n", "X", "8:55: error: tools/ci_config.py assigns no module-level 'X'"),
-        ("def broken(:\n", "X", "8:29: error: tools/ci_config.py cannot be parsed as Python: SyntaxError"),
+        (None, "X", "8:29: CC106 cannot read X: 'tools/ci_config.py' does not exist in the repository"),
+        ("X = compute()\n", "X", "8:55: CC106 cannot read X: tools/ci_config.py:1 calls compute(), which only"),
+        ("Y = [1]\n", "X", "8:55: CC106 cannot read X: tools/ci_config.py assigns no module-level 'X'"),
+        ("def broken(:\n", "X", "8:55: CC106 cannot read X: tools/ci_config.py:1 has a Python syntax error"),
     ],
 )
-def test_a_value_that_cannot_be_read_from_python_is_a_positioned_error(make_repo, config, name, error) -> None:  # type: ignore[no-untyped-def]
+def test_a_value_that_cannot_be_read_from_python_is_a_finding_of_its_rule(make_repo, config, name, error) -> None:  # type: ignore[no-untyped-def]
     files = {"tools/ci_config.py": config} if config is not None else {}
     item = f"      - key: on.workflow_dispatch.inputs.arch.options\n        in: {{from: {{python: tools/ci_config.py, name: {name}}}}}\n"  # noqa: E501
-    result = check(make_repo, item, files=files)
-    assert result.code == 2
-    assert result.err.startswith(f".github/ci-checks.yml:{error}")
+    result = check(make_repo, item + "      - key: jobs.build.timeout-minutes\n", files=files)
+    assert result.err == ""
+    assert result.headers[0].startswith(f".github/ci-checks.yml:{error}")
+    # The rule's other items are still checked.
+    assert result.headers[1] == (
+        ".github/workflows/ci.yml:1:1: CC102 .github/workflows/ci.yml lacks `jobs.build.timeout-minutes` [r]"
+    )
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ from typing import Any
 
 from ci_checks.policy.compiling import ItemContext, count
 from ci_checks.policy.items import command, file, key, pairs, python, regex, step, text
-from ci_checks.policy.model import Item, ItemKind
+from ci_checks.policy.model import Item, ItemKind, Unreadable, UnreadableItem
 from ci_checks.policy.validation import validate
 
 ITEM_KINDS: tuple[ItemKind, ...] = (
@@ -76,7 +76,10 @@ def compile_item(raw: Mapping[str, Any], context: ItemContext) -> Item:
     if kind.scoped and context.where is None:
         raise place.error(f"a `{kind.key}` item looks inside the scopes of the rule's `where`, which is missing")
     validate(raw, item_schema(kind, context.kind.counts), place, f"a `{kind.key}` item")
-    item = kind.compile(raw, context)
+    try:
+        item = kind.compile(raw, context)
+    except Unreadable as problem:
+        return UnreadableItem(kind.key, place.span(kind.key), problem)
     if "count" in raw:
         item.count = count(raw["count"], place.at("count"))
     return item

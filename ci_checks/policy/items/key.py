@@ -13,8 +13,10 @@ selects is judged by its value as GitHub reads it (`ci_checks.model.reading`):
   and block-scalar decoding, never the source text) matches or contains it.
 
 Wherever a list of values is written, `{from: {python: FILE, name: CONSTANT}}`
-reads a module-level constant of a Python file of the repository with
-`ast.literal_eval` (never importing or running it).
+reads a module-level constant of a Python file of the repository as Python
+iterates it (`list(CONSTANT)`: a dict's keys, a set's elements), from its
+syntax tree (`ci_checks.pysource.constant`), never importing or running it.
+A constant only running the module would give is a finding of the rule (CC106).
 
 In `require`, the item holds when PATH selects at least one node and every
 selected node satisfies the comparator; each one that does not is a finding
@@ -56,7 +58,8 @@ _FROM = {
     "required": ["from"],
     "properties": {
         "from": {
-            "description": "A module-level constant of a Python file of the repository, read with ast.literal_eval.",
+            "description": "A module-level constant of a Python file of the repository, read as Python iterates it "
+            "(a dict's keys), never run.",
             "type": "object",
             "additionalProperties": False,
             "required": ["python", "name"],

@@ -1,0 +1,210 @@
+"""Policy language: constants read as Python iterates them, `**` PATHs, `referenced_by`, and concise rules."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ci_checks.pysource import ConstantError, constant
+from tests.ci.conftest import run_cli
+
+CI = """on:
+  schedule:
+    - cron: "0 15 * * 6"
+    - cron: "0 1 * * *"
+  workflow_dispatch:
+    inputs:
+      arch: {type: choice, options: [gfx942, gfx950]}
+jobs:
+  build-image:
+    runs-on: ubuntu-latest
+    steps:
+      - run: docker build -t ci .
+  stage-a-gpu-1:
+    needs: build-image
+    runs-on: [self-hosted, mi300x]
+    steps:
+      - run: pytest
+"""
+
+SCHEDULES = '''"""Which cron runs which suites."""
+import os
+from dataclasses import dataclass
+
+from .common import BASE_ARCHES
+
+
+@dataclass
+class Policy:
+    suites: tuple[str, ...]
+
+
+WEEKLY = Policy(("slow",))
+NIGHTLY = Policy(tuple(os.environ.get("SUITES", "fast").split(",")))
+SCHEDULE_POLICIES = {"0 15 * * 6": WEEKLY, "0 1 * * *": NIGHTLY}
+ARCHES = frozenset({"gfx950", "gfx942"})
+ALL_ARCHES = (*BASE_ARCHES, "gfx950")
+CRONS = list(SCHEDULE_POLICIES.keys())
+SORTED = sorted(ARCHES | {"gfx1100"})
+EXTRA = ["gfx942"]
+EXTRA += ["gfx950"]
+LOADED = load_policies()
+'''
+
+
+def check(make_repo, rules: str, files: dict[str, str] | None = None):  # type: ignore[no-untyped-def]
+    tree = {
+        ".github/workflows/ci.yml": CI,
+        ".github/ci-checks.yml": f"version: 1\nrules:\n{rules}",
+        "ci/schedules.py": SCHEDULES,
+        "ci/common.py": 'BASE_ARCHES = ("gfx942",)\n',
+        **(files or {}),
+    }
+    return run_cli("check", make_repo(tree), "--select", "CC1")
+
+
+def _reader(files: dict[str, str]):  # type: ignore[no-untyped-def]
+    return files.get
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("SCHEDULE_POLICIES", ["0 15 * * 6", "0 1 * * *"]),
+        ("ARCHES", ["gfx942", "gfx950"]),
+        ("ALL_ARCHES", ["gfx942", "gfx950"]),
+        ("CRONS", ["0 15 * * 6", "0 1 * * *"]),
+        ("SORTED", ["gfx1100", "gfx942", "gfx950"]),
+        ("EXTRA", ["gfx942", "gfx950"]),
+    ],
+)
+def test_a_constant_reads_as_python_iterates_it(name: str, value: list[str]) -> None:
+    files = {"ci/schedules.py": SCHEDULES, "ci/common.py": 'BASE_ARCHES = ("gfx942",)\n'}
+    assert constant(_reader(files), "ci/schedules.py", name) == value
+
+
+def test_other_shapes_of_constants_read_as_python_iterates_them() -> None:
+    module = """from enum import Enum
+class Arch(str, Enum):
+    MI300 = "gfx942"
+    MI355 = "gfx950"
+MEMBERS = [Arch.MI300, Arch.MI355.value]
+TIMEOUT = 60
+NAME = "nightly"
+MATRIX = [{"arch": ["gfx942"]}, {"arch": {"gfx950"}}]
+MERGED = {**{"a": 1}, "b": 2} | dict(c=3)
+NEGATIVE = (-1, +2)
+ANNOTATED: tuple[str, ...] = ("x",)
+TWICE = ("old",)
+TWICE = ("new",)
+"""
+    read = _reader({"m.py": module})
+    assert constant(read, "m.py", "MEMBERS") == ["gfx942", "gfx950"]
+    assert constant(read, "m.py", "TIMEOUT") == 60
+    assert constant(read, "m.py", "NAME") == "nightly"
+    assert constant(read, "m.py", "MATRIX") == [{"arch": ["gfx942"]}, {"arch": ["gfx950"]}]
+    assert constant(read, "m.py", "MERGED") == ["a", "b", "c"]
+    assert constant(read, "m.py", "NEGATIVE") == [-1, 2]
+    assert constant(read, "m.py", "ANNOTATED") == ["x"]
+    assert constant(read, "m.py", "TWICE") == ["new"]
+
+
+@pytest.mark.parametrize(
+    ("module", "error"),
+    [
+        ("X = compute()\n", "m.py:1 calls compute(), which only running it would tell"),
+        ("X = [f'{a}' for a in B]\n", "m.py:1 is `[f'{a}' for a in B]`, which only running it would tell"),
+        ("X = Y\nY = X\n", "X in m.py is defined in terms of itself"),
+        ("X = 'a' * 3\n", "m.py:1 combines a str and an int with `*`, which only running it would tell"),
+        ("from elsewhere import X\n", "X in m.py is imported from a module not in the repository"),
+        ("def X():\n    pass\n", "X in m.py is bound by a `def`, which only running it would tell"),
+        ("class X:\n    pass\n", "X in m.py is a class, not a value"),
+        ("A = 'ab'\n" + "".join(f"A{i + 1} = A{i or ''} + A{i or ''}\n" for i in range(20)), "more than 100,000"),
+        ("X = [\n" * 2000 + "]" * 2000 + "\n", "m.py:201 has a Python syntax error: too many nested parentheses"),
+        ("".join(f"X{i} = X{i + 1}\n" for i in range(5000)) + "X5000 = 1\n", "nested too deeply to be read"),
+    ],
+)
+def test_a_constant_that_only_running_the_module_would_give_is_refused_with_why(module: str, error: str) -> None:
+    name = "A20" if module.startswith("A = ") else "X0" if module.startswith("X0") else "X"
+    with pytest.raises(ConstantError) as raised:
+        constant(_reader({"m.py": module}), "m.py", name)
+    assert error in str(raised.value)
+
+
+def _crons_in(rule_id: str, name: str) -> str:
+    """A rule that every cron of ci.yml is one of constant `name` of ci/schedules.py."""
+    return (
+        f"  - id: {rule_id}\n    kind: require\n    where: {{workflow: .github/workflows/ci.yml, trigger: schedule}}\n"
+        f"    require:\n      - key: '[*].cron'\n        in: {{from: {{python: ci/schedules.py, name: {name}}}}}\n"
+    )
+
+
+def test_constants_from_a_dict_a_frozenset_and_an_imported_tuple_compare_in_the_policy(make_repo) -> None:  # type: ignore[no-untyped-def]
+    rules = (
+        _crons_in("crons", "SCHEDULE_POLICIES")
+        + """  - id: arches
+    kind: require
+    where: {workflow: .github/workflows/ci.yml, trigger: workflow_dispatch}
+    require:
+      - key: inputs.arch.options
+        equals: {from: {python: ci/schedules.py, name: ARCHES}}
+      - key: inputs.arch.options
+        has: {from: {python: ci/schedules.py, name: ALL_ARCHES}}
+"""
+    )
+    result = check(make_repo, rules)
+    assert (result.code, result.headers, result.err) == (0, [], "")
+    weekly_gone = CI.replace('    - cron: "0 15 * * 6"\n', '    - cron: "0 16 * * 6"\n')
+    result = check(make_repo, rules, files={".github/workflows/ci.yml": weekly_gone})
+    assert [h.split(": ", 1)[1] for h in result.headers] == [
+        "CC102 `[0].cron` in trigger 'schedule' is '0 16 * * 6', not one of '0 15 * * 6', '0 1 * * *' [crons]"
+    ]
+
+
+def test_an_unreadable_constant_is_a_finding_of_each_rule_that_uses_it_and_the_others_run(make_repo) -> None:  # type: ignore[no-untyped-def]
+    rules = (
+        _crons_in("first", "LOADED")
+        + """  - id: second
+    kind: forbid
+    where: {workflow: .github/workflows/ci.yml}
+    forbid:
+      - key: jobs.*.runs-on
+        has: {from: {python: ci/schedules.py, name: LOADED}}
+  - id: third
+    kind: require
+    where: {workflow: .github/workflows/ci.yml, job: build-image}
+    require:
+      - key: timeout-minutes
+"""
+    )
+    result = check(make_repo, rules)
+    assert result.err == ""
+    assert [h.split(": ", 1)[1] for h in result.headers] == [
+        "CC106 cannot read LOADED: ci/schedules.py:22 calls load_policies(), which only running it would tell; "
+        "this item of the rule is not checked [first]",
+        "CC106 cannot read LOADED: ci/schedules.py:22 calls load_policies(), which only running it would tell; "
+        "this item of the rule is not checked [second]",
+        "CC102 job 'build-image' lacks `timeout-minutes` [third]",
+    ]
+    assert result.code == 1
+
+
+def test_a_constant_file_is_read_from_the_repository_only(make_repo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    outside = tmp_path / "outside.py"
+    outside.write_text("X = ['gfx942']\n", encoding="utf-8")
+    rules = """  - id: r
+    kind: require
+    where: {workflow: .github/workflows/ci.yml, trigger: workflow_dispatch}
+    require:
+      - key: inputs.arch.options
+        has: {from: {python: ci/link.py, name: X}}
+"""
+    root = make_repo({})
+    (root / "ci").mkdir()
+    (root / "ci" / "link.py").symlink_to(outside)
+    result = check(make_repo, rules)
+    assert result.err == ""
+    assert [h.split(": ", 1)[1].split(" [")[0] for h in result.headers] == [
+        "CC106 cannot read X: 'ci/link.py' does not exist in the repository; this item of the rule is not checked"
+    ]
