@@ -251,6 +251,8 @@ def _flatten(shapes: list[Shape]) -> list[Shape]:
 def _follow(shape: Shape, segment: Segment) -> list[Shape]:
     if isinstance(shape, Anything):
         return [ANYTHING]
+    if segment.kind == "deep":
+        return _below(shape)
     if segment.kind == "key":
         if not isinstance(shape, Keys):
             return []
@@ -262,6 +264,25 @@ def _follow(shape: Shape, segment: Segment) -> list[Shape]:
     if isinstance(shape, Items):
         return [shape.item]
     return [shape] if isinstance(shape, Leaf) else []  # a single value reads as a one-element list
+
+
+def _below(shape: Shape) -> list[Shape]:
+    """The shape and every shape under it, each once (a step's `parallel` holds steps)."""
+    found: dict[int, Shape] = {}
+    pending = [shape]
+    while pending:
+        here = pending.pop()
+        if id(here) in found:
+            continue
+        found[id(here)] = here
+        if isinstance(here, Either):
+            pending.extend(here.shapes)
+        elif isinstance(here, Keys):
+            pending.extend(here.keys.values())
+            pending.extend([here.other] if here.other is not None else [])
+        elif isinstance(here, Items):
+            pending.append(here.item)
+    return [here for here in found.values() if not isinstance(here, Either)]
 
 
 def _why_not(walked: str, shapes: list[Shape], segment: Segment) -> str:

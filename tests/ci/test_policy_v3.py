@@ -208,3 +208,55 @@ def test_a_constant_file_is_read_from_the_repository_only(make_repo, tmp_path: P
     assert [h.split(": ", 1)[1].split(" [")[0] for h in result.headers] == [
         "CC106 cannot read X: 'ci/link.py' does not exist in the repository; this item of the rule is not checked"
     ]
+
+
+DECIDE = (
+    CI
+    + """  docker-decide:
+    runs-on: ubuntu-latest
+    outputs:
+      build: ${{ steps.d.outputs.build }}
+    steps:
+      - id: d
+        run: echo build=true >> "$GITHUB_OUTPUT"
+"""
+)
+
+
+def test_a_double_star_path_finds_a_name_at_any_depth(make_repo) -> None:  # type: ignore[no-untyped-def]
+    nowhere = """  - id: no-decide
+    kind: forbid
+    where: {workflow: .github/workflows/*.yml}
+    forbid:
+      - key: '**.docker-decide'
+      - key: '**'
+        contains: docker-decide
+"""
+    assert check(make_repo, nowhere).code == 0
+    needed = DECIDE.replace("  stage-a-gpu-1:\n    needs: build-image", "  stage-a-gpu-1:\n    needs: [docker-decide]")
+    result = check(make_repo, nowhere, files={".github/workflows/ci.yml": needed})
+    assert [h.split(": ", 1)[1] for h in result.headers] == [
+        "CC101 `jobs.stage-a-gpu-1.needs[0]` is 'docker-decide', which is forbidden here (`**` contains "
+        "'docker-decide') [no-decide]",
+        "CC101 `jobs.docker-decide` is forbidden here [no-decide]",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("item", "holds"),
+    [
+        ("- key: 'jobs.**.run'\n  contains: pytest\n  count: 1", True),
+        ("- key: '**.run'\n  count: 2", True),
+        ("- key: '**.cron'\n  in: ['0 15 * * 6', '0 1 * * *']", True),
+        ("- key: '**.cron'\n  equals: '0 1 * * *'", False),
+        ("- key: '**.options'\n  has: [gfx950]", True),
+        ("- key: 'on.**.arch.type'\n  equals: choice", True),
+        ("- key: '**.**.runs-on'\n  count: 2", True),
+        ("- key: 'jobs.**'\n  contains: mi300x\n  count: {min: 1}", True),
+    ],
+)
+def test_a_double_star_path_descends_any_depth_none_included(make_repo, item: str, holds: bool) -> None:  # type: ignore[no-untyped-def]
+    indented = "".join(f"      {line}\n" for line in item.split("\n"))
+    rules = f"  - id: r\n    kind: require\n    where: {{workflow: .github/workflows/ci.yml}}\n    require:\n{indented}"
+    result = check(make_repo, rules)
+    assert (result.code, result.err) == (0 if holds else 1, ""), result.out

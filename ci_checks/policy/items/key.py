@@ -31,6 +31,7 @@ it is a finding at its value (at its key for `keys` and bare existence). In
 - key: on.schedule[*].cron
   in: ["0 1 * * *", "0 13 * * *"]
   count: 2
+- key: "**.docker-decide"          # in a forbid rule: no key of that name anywhere
 ```
 """
 
@@ -215,7 +216,8 @@ class KeyItem(Item):
                 raise SearchTimedOut(self, scope.path or "", TIMEOUT_S) from None
             span = selected.key_span if self.comparator.at_key else selected.span
             value = _shown(selected.value) if self.comparator.description else ""
-            hits.append(Hit(span, f"`{selected.shown}`", failure is None, failure or "", value, where))
+            shown = f"`{selected.shown}`" if selected.shown else "the scope's own value"
+            hits.append(Hit(span, shown, failure is None, failure or "", value, where))
         return hits
 
     def absent_because(self, scope: Scope) -> str:
