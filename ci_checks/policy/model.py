@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from ci_checks.config_files import ConfigError
 from ci_checks.diagnostics import Diagnostic, Fix, Related, Severity, Span
 from ci_checks.globs import Glob
+from ci_checks.model.steps import uses_matches
 from ci_checks.rule import Rule
 
 if TYPE_CHECKING:
@@ -213,10 +214,7 @@ class StepSelector:
         if self.id is not None and not self.id.matches(step.id):
             return False
         if self.uses is not None:
-            ref = step.uses
-            if ref is None:
-                return False
-            return self.uses.matches(ref.raw if "@" in self.uses.text else ref.name)
+            return step.uses is not None and uses_matches(self.uses, step.uses)
         return True
 
     def __str__(self) -> str:

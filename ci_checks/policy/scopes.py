@@ -465,8 +465,6 @@ def job_scope(file: LoadedFile, job: Job) -> Scope:
 def step_scope(file: LoadedFile, step: Step) -> Scope:
     span = step.node.span
     start, end = _extent(file, span, span)
-    owner = step.owner
-    base: Path = ("jobs", owner.id, "steps", step.index) if isinstance(owner, Job) else ("runs", "steps", step.index)
     return Scope(
         file,
         f"step {step.label!r}",
@@ -475,7 +473,7 @@ def step_scope(file: LoadedFile, step: Step) -> Scope:
         end,
         steps=[step],
         node=step.node,
-        node_path=base,
+        node_path=step.place,
         node_span=span,
     )
 

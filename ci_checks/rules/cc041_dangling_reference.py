@@ -5,7 +5,9 @@ Checks that the repository paths a job names after checking the repository
 out exist:
 
 - local `uses: ./path` (a folder with `action.yml` or `action.yaml`) and
-  reusable workflows `uses: ./.github/workflows/x.yml`;
+  reusable workflows `uses: ./.github/workflows/x.yml`, and the same written
+  `$/path` (this repository at the commit that runs: judged with or without a
+  checkout);
 - scripts run from `run:` (`bash x.sh`, `sh x`, `python x.py`, `./x`,
   `source x`), patches given to `git apply`, `git am`, `patch -i` and
   `patch <`, `docker build -f FILE` and its context, `pip install -r FILE`,
@@ -103,8 +105,9 @@ def check_repository(context: RepositoryContext) -> Iterator[Diagnostic]:
 
 def _workflow(repository: Repository, workflow: Workflow, submodules: list[str]) -> Iterator[Diagnostic]:
     for job in workflow.jobs.values():
-        if job.uses is not None and job.uses.kind == "local" and job.uses_node is not None:
+        if job.uses is not None and job.uses.kind in ("local", "self") and job.uses_node is not None:
             yield from _missing_path(repository, job.uses.path, job.uses_node.span, f"`uses: {job.uses.raw}` calls")
+        yield from _own_actions(repository, job.steps)
         root, steps, others = _checked_out(job)
         if root is None:
             continue
@@ -172,7 +175,16 @@ def _step(
         yield from _missing_path(repository, path, reference.span, f"`{_shown(reference)}` {VERBS[reference.kind]}")
 
 
+def _own_actions(repository: Repository, steps: list[Step]) -> Iterator[Diagnostic]:
+    """`uses: $/path`: an action of this repository at the commit that runs, whether or not it is checked out."""
+    for step in steps:
+        if step.uses is not None and step.uses.kind == "self" and step.uses_node is not None:
+            path = posixpath.normpath(step.uses.path)
+            yield from _missing_action(repository, path, step.uses_node.span, step.uses.raw)
+
+
 def _action(repository: Repository, action: Action) -> Iterator[Diagnostic]:
+    yield from _own_actions(repository, action.steps)
     folder = posixpath.dirname(action.path)
     for step in action.steps:
         script = step.script

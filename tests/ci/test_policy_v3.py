@@ -260,3 +260,92 @@ def test_a_double_star_path_descends_any_depth_none_included(make_repo, item: st
     rules = f"  - id: r\n    kind: require\n    where: {{workflow: .github/workflows/ci.yml}}\n    require:\n{indented}"
     result = check(make_repo, rules)
     assert (result.code, result.err) == (0 if holds else 1, ""), result.out
+
+
+NEWER = """name: GPU CI
+description: Builds the image, then tests it
+on:
+  schedule:
+    - cron: "0 15 * * 6"
+      timezone: Europe/Paris
+concurrency:
+  group: gpu-ci
+  queue: max
+jobs:
+  call:
+    uses: $/.github/workflows/_run-ci.yml
+  build:
+    runs-on: ubuntu-latest
+    cancel-timeout-minutes: 5
+    concurrency:
+      group: build
+      queue: single
+    steps:
+      - uses: $/.github/actions/setup
+      - uses: actions/checkout@v4
+      - id: server
+        run: ./serve
+        background: true
+      - parallel:
+          - id: unit
+            run: pytest tests/a
+          - uses: $/.github/actions/setup
+      - wait: [server]
+      - wait-all:
+      - cancel: server
+"""
+NEWER_FILES = {
+    ".github/workflows/ci.yml": NEWER,
+    ".github/workflows/_run-ci.yml": "on: workflow_call\njobs:\n  a:\n    runs-on: x\n    steps:\n      - run: echo\n",
+    ".github/actions/setup/action.yml": "name: s\ndescription: s\nruns:\n  using: composite\n  steps:\n"
+    "    - run: echo\n      shell: bash\n",
+    "serve": "#!/bin/sh\n",
+}
+
+
+def test_the_keys_github_accepts_today_are_known_to_paths_and_found_by_items(make_repo) -> None:  # type: ignore[no-untyped-def]
+    rules = """  - id: newer
+    kind: require
+    where: {workflow: .github/workflows/ci.yml}
+    require:
+      - {key: concurrency.queue, equals: max}
+      - {key: jobs.build.concurrency.queue, equals: single}
+      - {key: 'on.schedule[*].timezone', equals: Europe/Paris}
+      - {key: description, contains: image}
+      - {key: jobs.build.cancel-timeout-minutes, equals: 5}
+      - {key: 'jobs.build.steps[*].background', equals: true}
+      - {key: 'jobs.build.steps[*].wait', has: [server]}
+      - {key: 'jobs.build.steps[*].cancel', equals: server}
+      - {key: 'jobs.build.steps[*].wait-all'}
+      - {key: 'jobs.build.steps[*].parallel[*].run', contains: pytest, count: 1}
+      - {key: 'jobs.*.uses', matches: '^\\$/'}
+  - id: in-groups
+    kind: require
+    where: {workflow: .github/workflows/ci.yml, job: build}
+    require:
+      - command: pytest tests/a
+      - step: {uses: $/.github/actions/setup}
+        count: 2
+      - step: {uses: .github/actions/setup}
+        count: 2
+  - id: group-step
+    kind: require
+    where: {workflow: .github/workflows/ci.yml, step: unit}
+    require:
+      - {key: run, contains: pytest}
+"""
+    result = run_cli("check", make_repo({**NEWER_FILES, ".github/ci-checks.yml": f"version: 1\nrules:\n{rules}"}))
+    assert (result.code, result.headers, result.err) == (0, [], ""), result.out
+
+
+def test_no_rule_flags_the_keys_github_accepts_today(make_repo) -> None:  # type: ignore[no-untyped-def]
+    """CC020 (the schema), CC030 (`uses`), CC040 (the workspace before a checkout) and CC041 (dangling `$/` paths)."""
+    root = make_repo(NEWER_FILES)
+    result = run_cli("check", root, "--select", "CC0")
+    assert (result.code, result.headers, result.err) == (0, [], "")
+    (root / ".github" / "actions" / "setup" / "action.yml").unlink()
+    result = run_cli("check", root, "--select", "CC0")
+    assert [h.split(": ", 1)[1] for h in result.headers] == [
+        "CC041 `uses: $/.github/actions/setup` names a folder without action.yml or action.yaml",
+        "CC041 `uses: $/.github/actions/setup` names a folder without action.yml or action.yaml",
+    ]
