@@ -349,3 +349,102 @@ def test_no_rule_flags_the_keys_github_accepts_today(make_repo) -> None:  # type
         "CC041 `uses: $/.github/actions/setup` names a folder without action.yml or action.yaml",
         "CC041 `uses: $/.github/actions/setup` names a folder without action.yml or action.yaml",
     ]
+
+
+ORPHANS = {
+    ".github/workflows/ci.yml": """on: push
+jobs:
+  build:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+        with: {path: src}
+      - uses: ./src/.github/actions/setup
+      - run: |
+          docker build -f docker/Dockerfile.rocm .
+          bash scripts/run.sh
+        working-directory: src
+      - uses: docker/build-push-action@v6
+        with: {file: src/docker/Dockerfile.cuda}
+""",
+    ".github/actions/setup/action.yml": "name: s\ndescription: s\nruns:\n  using: composite\n  steps:\n"
+    '    - run: pip install -r "$GITHUB_ACTION_PATH/requirements.txt"\n      shell: bash\n',
+    ".github/actions/setup/requirements.txt": "torch\n",
+    ".github/actions/unused/action.yml": "name: u\ndescription: u\nruns:\n  using: composite\n  steps: []\n",
+    "docker/Dockerfile.rocm": "FROM rocm/pytorch\nCOPY docker/amd_patch/latest/megatron.patch /tmp/p.patch\n"
+    "COPY docker/common /opt/common\nCOPY docker/*.sh /opt/\nCOPY . /src\n",
+    "docker/Dockerfile.cuda": "FROM nvidia/cuda\n",
+    "docker/Dockerfile.old": "FROM nvidia/cuda\n",
+    "docker/amd_patch/latest/megatron.patch": "diff\n",
+    "docker/amd_patch/sglv0.5.10/megatron.patch": "diff\n",
+    "docker/common/env.sh": "export A=1\n",
+    "docker/entry.sh": "#!/bin/sh\n",
+    "scripts/run.sh": "#!/bin/sh\ngit apply patches/fix.patch\npython tools/apply.py\n",
+    "scripts/stale.sh": "#!/bin/sh\n",
+    "patches/fix.patch": "diff\n",
+    "patches/by-python.patch": "diff\n",
+    "patches/orphan.patch": "diff\n",
+    "tools/apply.py": 'import subprocess\nsubprocess.run(["git", "apply", "patches/by-python.patch"])\n',
+}
+
+
+def _files_that(make_repo, condition: str, glob: str = "**") -> list[str]:  # type: ignore[no-untyped-def]
+    rules = f"  - id: r\n    kind: forbid\n    forbid:\n      - file: '{glob}'\n        referenced_by: {condition}\n"
+    root = make_repo({**ORPHANS, ".github/ci-checks.yml": f"version: 1\nrules:\n{rules}"})
+    result = run_cli("check", root, "--select", "CC1")
+    assert result.err == ""
+    return [h.split(":", 1)[0] for h in result.headers]
+
+
+def test_referenced_by_false_finds_the_files_nothing_in_the_repository_refers_to(make_repo) -> None:  # type: ignore[no-untyped-def]
+    assert _files_that(make_repo, "false") == [
+        ".github/actions/unused/action.yml",
+        ".github/ci-checks.yml",
+        ".github/workflows/ci.yml",
+        "docker/Dockerfile.old",
+        "docker/amd_patch/sglv0.5.10/megatron.patch",
+        "patches/orphan.patch",
+        "scripts/stale.sh",
+    ]
+
+
+def test_referenced_by_a_glob_or_true_finds_the_files_those_refer_to(make_repo) -> None:  # type: ignore[no-untyped-def]
+    assert _files_that(make_repo, ".github/workflows/*.yml") == [
+        ".github/actions/setup/action.yml",
+        "docker/Dockerfile.cuda",
+        "docker/Dockerfile.rocm",
+        "scripts/run.sh",
+    ]
+    assert _files_that(make_repo, "[scripts/*.sh, tools/*.py]", "patches/*") == [
+        "patches/by-python.patch",
+        "patches/fix.patch",
+    ]
+    assert _files_that(make_repo, "true", "docker/**") == [
+        "docker/Dockerfile.cuda",
+        "docker/Dockerfile.rocm",
+        "docker/amd_patch/latest/megatron.patch",
+        "docker/common/env.sh",
+        "docker/entry.sh",
+    ]
+
+
+def test_a_file_item_says_who_refers_to_what_it_finds(make_repo) -> None:  # type: ignore[no-untyped-def]
+    rules = """  - id: built
+    kind: forbid
+    forbid:
+      - file: docker/Dockerfile.cuda
+        referenced_by: true
+  - id: applied
+    kind: require
+    require:
+      - file: 'patches/*.patch'
+        referenced_by: '**/*.py'
+        count: 2
+"""
+    root = make_repo({**ORPHANS, ".github/ci-checks.yml": f"version: 1\nrules:\n{rules}"})
+    result = run_cli("check", root, "--select", "CC1")
+    assert [h.split(": ", 1)[1] for h in result.headers] == [
+        "CC102 the repository has a file matching 'patches/*.patch' that '**/*.py' refers to 1 time, not exactly "
+        "2: patches/by-python.patch [applied]",
+        "CC101 docker/Dockerfile.cuda, which .github/workflows/ci.yml refers to, is forbidden here [built]",
+    ]
