@@ -229,8 +229,8 @@ def _descendants(place: Selected) -> Iterator[Selected]:
     yield place
     if reading.is_events(place.path) or isinstance(place.node, Mapping):
         children = _step(place, _ANY_KEY)  # `on: [push]` has the key `push`, whatever shape `on:` has
-    elif isinstance(place.node, YamlSequence) or (isinstance(place.value, list) and place.node is not None):
-        children = _step(place, _EACH)  # and `needs: a`, which GitHub reads as `[a]`, holds `needs[0]`
+    elif isinstance(place.node, YamlSequence):
+        children = _step(place, _EACH)
     else:
         return
     for child in children:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from ci_checks.config_files import ConfigError
@@ -86,7 +86,8 @@ class Hit:
     def named(self) -> str:
         """How a message lists it among others: `` `[0].cron` = '0 1 * * *' ``, a command, a step's label."""
         text = self.text if len(self.text) <= 60 else self.text[:57] + "..."
-        return f"{text} = {self.value}" if self.value else text
+        short = self.value and len(self.value) <= 40 and "\\n" not in self.value  # a script: named by its place
+        return f"{text} = {self.value}" if short else text
 
 
 class Item(ABC):
@@ -143,6 +144,15 @@ class ItemKind:
     """False for items judged over the whole repository (`file:`), which take no `where`."""
 
 
+@dataclass(frozen=True)
+class Part:
+    """Items and the scopes they are looked for in: a rule has one per mapping of its `where`, and one per item
+    with a `where` of its own (for each mapping of the rule's)."""
+
+    where: Where | None
+    items: tuple[Item, ...]
+
+
 @dataclass(frozen=True, eq=False)
 class PolicyRule:
     id: str
@@ -152,8 +162,14 @@ class PolicyRule:
     message: str | None = None
     where: Where | None = None
     items: tuple[Item, ...] = ()
+    """The items of the part being judged (every item, for a rule as compiled)."""
     spec: Any = None
     """What only this rule's kind reads (`missing`, `across`, what a parity rule compares), as the kind compiled it."""
+    parts: tuple[Part, ...] = ()
+
+    def judged(self, part: Part) -> PolicyRule:
+        """The rule as its kind judges one part: that part's scopes and items."""
+        return replace(self, where=part.where, items=part.items, parts=(part,))
 
     def finding(self, span: Span, detail: str, related: tuple[Related, ...] = (), fix: Fix | None = None) -> Diagnostic:
         message = f"{detail}: {self.message}" if self.message else detail

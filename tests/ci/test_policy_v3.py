@@ -448,3 +448,128 @@ def test_a_file_item_says_who_refers_to_what_it_finds(make_repo) -> None:  # typ
         "2: patches/by-python.patch [applied]",
         "CC101 docker/Dockerfile.cuda, which .github/workflows/ci.yml refers to, is forbidden here [built]",
     ]
+
+
+def _headers(make_repo, rules: str, files: dict[str, str] | None = None) -> list[str]:  # type: ignore[no-untyped-def]
+    result = check(make_repo, rules, files)
+    assert result.err == "", result.err
+    return [h.split(": ", 1)[1] if h.startswith(".github/workflows") else h for h in result.headers]
+
+
+def test_one_rule_holds_several_scopes_and_items_each_with_its_own_where(make_repo) -> None:  # type: ignore[no-untyped-def]
+    rules = """  - id: gpu-ci
+    kind: require
+    where: {workflow: .github/workflows/ci.yml}
+    require:
+      - key: '[*].cron'
+        in: {from: {python: ci/schedules.py, name: SCHEDULE_POLICIES}}
+        where: {trigger: schedule}
+      - key: needs
+        has: [build-image]
+        where: {job: 'stage-*-gpu-*'}
+      - command: docker build
+        where: {job: build-image}
+      - text: BASE_ARCHES
+        where: {files: ci/common.py}
+      - key: jobs.build-image.runs-on
+"""
+    assert _headers(make_repo, rules) == []
+    broken = CI.replace("needs: build-image", "needs: lint").replace("docker build", "docker pull")
+    assert _headers(make_repo, rules, {".github/workflows/ci.yml": broken}) == [
+        "CC102 job 'build-image' lacks `docker build` [gpu-ci]",
+        "CC102 `needs` in job 'stage-a-gpu-1' is ['lint'], without 'build-image' [gpu-ci]",
+    ]
+
+
+def test_a_where_may_list_several_scopes_and_a_list_of_names_must_all_exist(make_repo) -> None:  # type: ignore[no-untyped-def]
+    other = "on: push\njobs:\n  test:\n    runs-on: [self-hosted, mi300x]\n    steps:\n      - run: pytest\n"
+    rules = """  - id: gpu-jobs
+    kind: require
+    where:
+      - {workflow: .github/workflows/ci.yml, job: [build-image, stage-a-gpu-1]}
+      - {workflow: .github/workflows/other.yml, job: test}
+    require:
+      - key: runs-on
+"""
+    assert _headers(make_repo, rules) == [
+        ".github/ci-checks.yml:7:9: CC104 `where` selects nothing: no file matches '.github/workflows/other.yml' "
+        "[gpu-jobs]"
+    ]
+    assert _headers(make_repo, rules, {".github/workflows/other.yml": other}) == []
+    renamed = CI.replace("stage-a-gpu-1:", "stage-a-gpu-2:")
+    assert _headers(make_repo, rules, {".github/workflows/other.yml": other, ".github/workflows/ci.yml": renamed}) == [
+        ".github/ci-checks.yml:6:65: CC104 `where` names job 'stage-a-gpu-1', which matches nothing (jobs there: "
+        "build-image, stage-a-gpu-2) [gpu-jobs]",
+    ]
+    globbed = rules.replace("[build-image, stage-a-gpu-1]", "[build-image, 'stage-b-*']")
+    assert _headers(make_repo, globbed, {".github/workflows/ci.yml": CI}) == []
+    two_files = """  - id: both
+    kind: forbid
+    where: {files: [ci/schedules.py, ci/gone.py]}
+    forbid:
+      - text: amd_patch
+"""
+    assert _headers(make_repo, two_files) == [
+        ".github/ci-checks.yml:5:38: CC104 `where` names file 'ci/gone.py', which does not exist [both]"
+    ]
+
+
+def test_the_items_of_an_order_rule_take_no_where_of_their_own(make_repo) -> None:  # type: ignore[no-untyped-def]
+    rules = """  - id: o
+    kind: order
+    where: {workflow: .github/workflows/ci.yml}
+    order:
+      - command: docker build
+      - command: pytest
+        where: {job: stage-a-gpu-1}
+"""
+    result = check(make_repo, rules)
+    assert result.code == 2
+    assert result.err.startswith(".github/ci-checks.yml:9:9: error: the items of an `order` rule are ordered")
+    bad = "  - id: r\n    kind: require\n    where: {workflow: x.yml}\n    require:\n      - command: a\n"
+    bad += "        where: {jobs: x}\n"
+    result = check(make_repo, bad)
+    assert result.code == 2
+    assert "unknown key of an item's `where` 'jobs' (did you mean 'job'?)" in result.err
+
+
+@pytest.mark.parametrize(
+    ("item", "holds"),
+    [
+        ("key: '[*].cron'\n  set: {from: {python: ci/schedules.py, name: SCHEDULE_POLICIES}}", True),
+        ("key: '[*].cron'\n  set: ['0 1 * * *', '0 15 * * 6']", True),
+        ("key: '[*].cron'\n  set: ['0 1 * * *']", False),
+        ("key: '[*].cron'\n  set: ['0 1 * * *', '0 15 * * 6', '0 2 * * *']", False),
+    ],
+)
+def test_a_set_is_what_the_selected_values_are_together(make_repo, item: str, holds: bool) -> None:  # type: ignore[no-untyped-def]
+    rules = "  - id: r\n    kind: require\n    where: {workflow: .github/workflows/ci.yml, trigger: schedule}\n"
+    indented = item.replace("\n", "\n      ")
+    result = check(make_repo, rules + f"    require:\n      - {indented}\n")
+    assert (result.code, result.err) == (0 if holds else 1, ""), result.out
+
+
+def test_a_set_names_what_is_extra_and_what_is_missing(make_repo) -> None:  # type: ignore[no-untyped-def]
+    rules = """  - id: crons
+    kind: require
+    where: {workflow: .github/workflows/ci.yml, trigger: schedule}
+    require:
+      - key: '[*].cron'
+        set: ['0 15 * * 6', '0 2 * * *']
+  - id: needs
+    kind: require
+    where: {workflow: .github/workflows/ci.yml, job: stage-a-gpu-1}
+    require:
+      - {key: needs, set: [build-image]}
+"""
+    assert _headers(make_repo, rules) == [
+        "CC102 `[*].cron` in trigger 'schedule' lacks '0 2 * * *' of the set ['0 15 * * 6', '0 2 * * *'] [crons]",
+        "CC102 `[1].cron` in trigger 'schedule' holds '0 1 * * *', which the set ['0 15 * * 6', '0 2 * * *'] does not "
+        "[crons]",
+    ]
+    forbidden = rules.replace("crons\n    kind: require", "crons\n    kind: forbid").replace(
+        "    require:\n      - key: '[*]", "    forbid:\n      - key: '[*]"
+    )
+    result = check(make_repo, forbidden)
+    assert result.code == 2
+    assert "`set` judges the values a PATH selects together, in a `require` rule without `count`" in result.err

@@ -52,6 +52,7 @@ from ci_checks.policy.model import Hit, Item, ItemKind, SearchTimedOut
 from ci_checks.policy.scopes import Scope
 from ci_checks.yamlpos import Mapping as YamlMapping
 from ci_checks.yamlpos import Plain
+from ci_checks.yamlpos import Sequence as YamlSequence
 
 _FROM = {
     "type": "object",
@@ -73,12 +74,17 @@ _FROM = {
 }
 _LIST = {"oneOf": [{"type": "array", "minItems": 1}, _FROM]}
 _NAMES = {"oneOf": [{"type": "array", "minItems": 1, "items": {"type": "string"}}, _FROM]}
-COMPARATORS = ("equals", "in", "has", "keys", "keys_include", "matches", "contains")
+COMPARATORS = ("equals", "in", "has", "set", "keys", "keys_include", "matches", "contains")
 PROPERTIES = {
     "key": {"description": "A PATH relative to the scope: `jobs.*.needs`, `on.schedule[*].cron`.", "type": "string"},
     "equals": {"description": "The value equals this, as GitHub reads both."},
     "in": {**_LIST, "description": "The value is one of these."},
     "has": {**_LIST, "description": "The value (a list, or one value read as a list) holds all of these."},
+    "set": {
+        **_LIST,
+        "description": "In `require`: the values PATH selects, taken together (a list counting as its elements), "
+        "are exactly these, in any order.",
+    },
     "keys": {**_NAMES, "description": "A mapping with exactly these keys."},
     "keys_include": {**_NAMES, "description": "A mapping with at least these keys."},
     "matches": {"description": "A regular expression the value's text matches.", "type": "string", "minLength": 1},
@@ -93,6 +99,8 @@ class Comparator:
     judge: Callable[[Selected], str | None]
     """None when the node satisfies the comparator, else why not."""
     at_key: bool = False
+    lacking: Callable[[list[Selected]], list[str]] | None = None
+    """For a comparator of the selected nodes together (`set`): the wanted values none of them has, as shown."""
 
 
 def _existence() -> Comparator:
@@ -100,7 +108,8 @@ def _existence() -> Comparator:
 
 
 def _shown(value: Plain) -> str:
-    text = reading.shown(value)
+    """A value as a message shows it; a text's final line break is not shown (`|` and `|-` scripts read alike)."""
+    text = reading.shown(value.removesuffix("\n") if isinstance(value, str) else value)
     return text if len(text) <= 80 else text[:77] + "..."
 
 
@@ -140,6 +149,8 @@ def _comparator(name: str, raw: Any, context: ItemContext) -> Comparator:
             return None if not missing else f"is {_shown(actual)}, without {', '.join(map(_shown, missing))}"
 
         return Comparator(name, f"has {_shown(members)}", has)
+    if name == "set":
+        return _set(_list(value, name, context))
     if name in ("keys", "keys_include"):
         names = [str(item) for item in _list(value, name, context)]
         exact = name == "keys"
@@ -169,7 +180,7 @@ def _comparator(name: str, raw: Any, context: ItemContext) -> Comparator:
             raise context.place.error(f"invalid regular expression {text!r}: {error}", name) from None
 
         def matches(selected: Selected) -> str | None:
-            actual = selected.value
+            actual = _single(selected)
             if isinstance(actual, dict | list):
                 return f"is {_shown(actual)}, not a single value"
             try:
@@ -181,12 +192,51 @@ def _comparator(name: str, raw: Any, context: ItemContext) -> Comparator:
         return Comparator(name, f"matches /{text}/", matches)
 
     def contains(selected: Selected) -> str | None:
-        actual = selected.value
+        actual = _single(selected)
         if isinstance(actual, dict | list):
             return f"is {_shown(actual)}, not a single value"
         return None if text in reading.github_string(actual) else f"is {_shown(actual)}, without {text!r}"
 
     return Comparator(name, f"contains {text!r}", contains)
+
+
+def _single(selected: Selected) -> Plain:
+    """The value, or its one element when GitHub reads a single value as a list (`runs-on: x` is `[x]`)."""
+    value = selected.value
+    node = selected.node
+    if isinstance(value, list) and len(value) == 1 and node is not None and not isinstance(node, YamlSequence):
+        return value[0]
+    return value
+
+
+def _elements(selected: Selected) -> list[tuple[Plain, reading.Path]]:
+    """The values a selected node adds to a set, each with the place it is read at: a list's elements, or itself."""
+    value = selected.value
+    if isinstance(value, list):
+        return [(item, (*selected.path, index)) for index, item in enumerate(value)]
+    return [(value, selected.path)]
+
+
+def _set(members: list[Plain]) -> Comparator:
+    shown = _shown(members)
+
+    def within(selected: Selected) -> str | None:
+        extra = [
+            item
+            for item, path in _elements(selected)
+            if not reading.one_of(item, [reading.written(m, path) for m in members])
+        ]
+        return None if not extra else f"holds {', '.join(map(_shown, extra))}, which the set {shown} does not"
+
+    def lacking(selected: list[Selected]) -> list[str]:
+        found = [element for node in selected for element in _elements(node)]
+        return [
+            _shown(member)
+            for member in members
+            if not any(reading.equal(item, reading.written(member, path)) for item, path in found)
+        ]
+
+    return Comparator("set", f"is the set {shown}", within, lacking=lacking)
 
 
 class _Timeout(Exception):
@@ -209,7 +259,8 @@ class KeyItem(Item):
     def find(self, scope: Scope) -> list[Hit]:
         hits = []
         where = "" if scope.whole_file else f" in {scope.label}"
-        for selected in self.selected(scope):
+        selected_nodes = self.selected(scope)
+        for selected in selected_nodes:
             try:
                 failure = self.comparator.judge(selected)
             except _Timeout:
@@ -218,6 +269,13 @@ class KeyItem(Item):
             value = _shown(selected.value) if self.comparator.description else ""
             shown = f"`{selected.shown}`" if selected.shown else "the scope's own value"
             hits.append(Hit(span, shown, failure is None, failure or "", value, where))
+        if self.comparator.lacking is not None:
+            lacking = self.comparator.lacking(selected_nodes)
+            if lacking:
+                failure = (
+                    f"lacks {', '.join(lacking)} of the set {self.comparator.description.removeprefix('is the set ')}"
+                )
+                hits.append(Hit(scope.anchor, f"`{self.key_path}`", False, failure, context=where))
         return hits
 
     def absent_because(self, scope: Scope) -> str:
@@ -265,6 +323,10 @@ def _compile(raw: Mapping[str, Any], context: ItemContext) -> Item:
     named = [name for name in COMPARATORS if name in raw]
     if len(named) > 1:
         raise place.error(f"a `key` item takes one comparator; found {', '.join(named)}", named[1], key=True)
+    if named == ["set"] and (context.kind.name != "require" or "count" in raw):
+        wrong = "with `count`" if "count" in raw else f"in a `{context.kind.name}` rule"
+        message = f"`set` judges the values a PATH selects together, in a `require` rule without `count`; not {wrong}"
+        raise place.error(message, "set", key=True)
     comparator = _comparator(named[0], raw[named[0]], context) if named else _existence()
     return KeyItem(key_path, comparator, roots, context)
 
