@@ -356,19 +356,9 @@ def _strategy(schema: Schema) -> None:
 
 
 def _one_kind_of_step(*kinds: str, neither: str = _NEITHER) -> list[Schema]:
-    """A step has `uses` or `run` (or another of `kinds`), and not two of them."""
-    pairs = [(first, second) for index, first in enumerate(kinds) for second in kinds[index + 1 :]]
+    """A step has `uses` or `run` (or another of `kinds`), and not both `uses` and `run`."""
     return [
-        *(
-            {
-                "not": {"type": "object", "required": [first, second]},
-                "x-message": _BOTH
-                if (first, second) == ("uses", "run")
-                else f"step has both `{first}` and "
-                f"`{second}`; a step is one of {', '.join(f'`{kind}`' for kind in kinds)}",
-            }
-            for first, second in pairs
-        ),
+        {"not": {"type": "object", "required": ["uses", "run"]}, "x-message": _BOTH},
         {"anyOf": [{"required": [kind]} for kind in kinds], "x-message": neither},
     ]
 
@@ -379,39 +369,44 @@ _GROUPED_AWAY = ("background", *_WAITING, "parallel")
 """What a step inside a `parallel` group cannot have: it runs in the background already, and groups do not nest."""
 
 
-def _only(kind: str, allowed: tuple[str, ...], keys: list[str], message: str) -> list[Schema]:
-    """A step of `kind` has none of `keys` but `allowed` (and its kind)."""
-    return [
-        {"not": {"type": "object", "required": [kind, key]}, "x-message": message.format(key=key)}
-        for key in keys
-        if key not in (kind, *allowed) and key not in _STEP_KINDS
-    ]
+def _without(kind: str, keys: list[str], message: str) -> Schema:
+    """What a step that has `kind` must not have (checked only on such steps: the others pay nothing)."""
+    return {"allOf": [{"not": {"required": [key]}, "x-message": message.format(key=key)} for key in keys]}
 
 
 def _step_kinds(schema: Schema) -> None:
     definitions = _definitions(schema)
     step = definitions["step"]
     del step["oneOf"]
-    step["dependencies"] = {"working-directory": ["run"], "shell": ["run"], "with": ["uses"]}
     keys = list(step["properties"])
+    kinds = ", ".join(f"`{kind}`" for kind in _STEP_KINDS)
+    other_kinds = "step has both `{kind}` and `{{key}}`; a step is one of " + kinds
+    step["dependencies"] = {"working-directory": ["run"], "shell": ["run"], "with": ["uses"]}
+    for kind in _WAITING:
+        takes = ("name", "id", "continue-on-error", kind)
+        message = f"a `{kind}` step takes only `name`, `id` and `continue-on-error`, not `{{key}}`"
+        others = [key for key in keys if key not in takes and key not in _STEP_KINDS]
+        step["dependencies"][kind] = {
+            "allOf": [
+                _without(kind, [other for other in _STEP_KINDS if other != kind], other_kinds.format(kind=kind)),
+                _without(kind, others, message),
+            ]
+        }
+    step["dependencies"]["parallel"] = {
+        "allOf": [
+            _without("parallel", ["uses", "run"], other_kinds.format(kind="parallel")),
+            _without(
+                "parallel",
+                [key for key in keys if key not in _STEP_KINDS],
+                "a `parallel` step holds only its steps; `{key}` goes on a step inside it",
+            ),
+        ]
+    }
     neither = (
         "step has none of `uses`, `run`, `parallel`, `wait`, `wait-all` or `cancel`; a step runs an action or a "
         "script, groups steps, or waits for or cancels background steps"
     )
-    step["allOf"] = [
-        *_one_kind_of_step(*_STEP_KINDS, neither=neither),
-        *(
-            schema
-            for kind in _WAITING
-            for schema in _only(
-                kind,
-                ("name", "id", "continue-on-error"),
-                keys,
-                f"a `{kind}` step takes only `name`, `id` and `continue-on-error`, not `{{key}}`",
-            )
-        ),
-        *_only("parallel", (), keys, "a `parallel` step holds only its steps; `{key}` goes on a step inside it"),
-    ]
+    step["allOf"] = _one_kind_of_step(*_STEP_KINDS, neither=neither)
     step["properties"]["uses"] = _NON_EMPTY
     step["properties"]["wait-all"] = {
         "anyOf": [{"type": "null"}, {"const": True}],
@@ -422,13 +417,11 @@ def _step_kinds(schema: Schema) -> None:
         "items": {
             "allOf": [
                 {"$ref": "#/definitions/step"},
-                *(
-                    {
-                        "not": {"type": "object", "required": [key]},
-                        "x-message": f"`{key}` is not allowed inside a `parallel` group: its steps run in the "
-                        "background already, and groups do not nest",
-                    }
-                    for key in _GROUPED_AWAY
+                _without(
+                    "parallel",
+                    list(_GROUPED_AWAY),
+                    "`{key}` is not allowed inside a `parallel` group: its steps run in the background already, "
+                    "and groups do not nest",
                 ),
             ]
         },
