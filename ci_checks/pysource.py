@@ -193,7 +193,7 @@ _CONTAINERS: dict[str, Callable[[list[object]], object]] = {
     "sorted": list,
     "reversed": list,
 }
-_LARGEST = 100_000
+_LARGEST = 1_000_000
 """The most elements and characters a constant may hold: a module of doublings (`B = A + A`) is not read whole."""
 _FILES = 16
 """The most modules one constant may lead through by `from M import N`."""

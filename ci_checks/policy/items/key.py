@@ -130,23 +130,26 @@ def _comparator(name: str, raw: Any, context: ItemContext) -> Comparator:
         return Comparator(name, f"equals {_shown(value)}", equals)
     if name == "in":
         choices = _list(value, name, context)
+        readings = _Readings(choices)
 
         def one_of(selected: Selected) -> str | None:
             actual = selected.value
-            wanted = [reading.written(choice, selected.path) for choice in choices]
-            if reading.one_of(actual, wanted):
+            wanted, keys = readings.at(selected.path)
+            if _key(actual) in keys:
                 return None
-            return f"is {_shown(actual)}, not one of {', '.join(_shown(choice) for choice in wanted)}"
+            return f"is {_shown(actual)}, not one of {_listed(wanted)}"
 
         return Comparator(name, f"in {_shown(choices)}", one_of)
     if name == "has":
         members: list[Plain] = value if isinstance(value, list) else [value]
+        member_readings = _Readings(members)
 
         def has(selected: Selected) -> str | None:
             actual = selected.value
-            wanted = [reading.written(member, (*selected.path, 0)) for member in members]
-            missing = [want for want in wanted if not reading.contains_all(actual, [want])]
-            return None if not missing else f"is {_shown(actual)}, without {', '.join(map(_shown, missing))}"
+            present = {_key(item) for item in (actual if isinstance(actual, list) else [actual])}
+            wanted, _ = member_readings.at((*selected.path, 0))
+            missing = [want for want in wanted if _key(want) not in present]
+            return None if not missing else f"is {_shown(actual)}, without {_listed(missing)}"
 
         return Comparator(name, f"has {_shown(members)}", has)
     if name == "set":
@@ -219,24 +222,70 @@ def _elements(selected: Selected) -> list[tuple[Plain, reading.Path]]:
 
 def _set(members: list[Plain]) -> Comparator:
     shown = _shown(members)
+    readings = _Readings(members)
 
     def within(selected: Selected) -> str | None:
-        extra = [
-            item
-            for item, path in _elements(selected)
-            if not reading.one_of(item, [reading.written(m, path) for m in members])
-        ]
-        return None if not extra else f"holds {', '.join(map(_shown, extra))}, which the set {shown} does not"
+        extra = [item for item, path in _elements(selected) if _key(item) not in readings.at(path)[1]]
+        return None if not extra else f"holds {_listed(extra)}, which the set {shown} does not"
 
     def lacking(selected: list[Selected]) -> list[str]:
-        found = [element for node in selected for element in _elements(node)]
-        return [
-            _shown(member)
-            for member in members
-            if not any(reading.equal(item, reading.written(member, path)) for item, path in found)
-        ]
+        found: dict[reading.Path, set[object]] = {}
+        for node in selected:
+            for item, path in _elements(node):
+                found.setdefault(_kind_of_place(path), set()).add(_key(item))
+        present = [False] * len(members)
+        for place, keys in found.items():
+            wanted, _ = readings.at(place)
+            present = [seen or _key(want) in keys for seen, want in zip(present, wanted, strict=True)]
+        return [_shown(member) for member, seen in zip(members, present, strict=True) if not seen]
 
     return Comparator("set", f"is the set {shown}", within, lacking=lacking)
+
+
+def _kind_of_place(path: reading.Path) -> reading.Path:
+    """A place with its list indexes made 0: how GitHub reads a value there depends on its keys alone."""
+    return tuple(0 if isinstance(part, int) else part for part in path)
+
+
+class _Readings:
+    """Values of the policy as GitHub reads them at each kind of place, with their keys: found once per kind of
+    place, so that a constant of many values is compared in time linear in what is selected."""
+
+    def __init__(self, values: list[Plain]) -> None:
+        self.values = values
+        self.read: dict[reading.Path, tuple[list[Plain], set[object]]] = {}
+
+    def at(self, path: reading.Path) -> tuple[list[Plain], set[object]]:
+        place = _kind_of_place(path)
+        found = self.read.get(place)
+        if found is None:
+            wanted = [reading.written(value, place) for value in self.values]
+            found = self.read[place] = (wanted, {_key(value) for value in wanted})
+        return found
+
+
+def _key(value: Plain) -> object:
+    """A value as a hashable key, equal for two values exactly when `reading.equal` says they are."""
+    if value is None or (isinstance(value, str) and not value):
+        return ("empty",)
+    if isinstance(value, bool):
+        return ("boolean", value)
+    if isinstance(value, int | float):
+        return ("number", value)
+    if isinstance(value, list):
+        return ("list", tuple(_key(item) for item in value))
+    if isinstance(value, dict):
+        return ("mapping", tuple(sorted((key, _key(item)) for key, item in value.items())))
+    return ("text", value)
+
+
+_LISTED = 10
+"""How many values a message lists before saying how many more there are."""
+
+
+def _listed(values: list[Plain]) -> str:
+    shown = ", ".join(_shown(value) for value in values[:_LISTED])
+    return shown + (f" and {len(values) - _LISTED} more" if len(values) > _LISTED else "")
 
 
 class _Timeout(Exception):
@@ -272,9 +321,9 @@ class KeyItem(Item):
         if self.comparator.lacking is not None:
             lacking = self.comparator.lacking(selected_nodes)
             if lacking:
-                failure = (
-                    f"lacks {', '.join(lacking)} of the set {self.comparator.description.removeprefix('is the set ')}"
-                )
+                more = f" and {len(lacking) - _LISTED} more" if len(lacking) > _LISTED else ""
+                of_the_set = self.comparator.description.removeprefix("is the set ")
+                failure = f"lacks {', '.join(lacking[:_LISTED])}{more} of the set {of_the_set}"
                 hits.append(Hit(scope.anchor, f"`{self.key_path}`", False, failure, context=where))
         return hits
 
