@@ -76,14 +76,14 @@ def validate(data: Mapping[str, Any], schema: Mapping[str, Any], place: Place, w
     raise PolicyError(message, place.span(*where, key=at_key))
 
 
-_JSON_TYPES = {"object": dict, "array": list, "string": str, "boolean": bool}
+_JSON_TYPES = {"object": dict, "array": list}
 
 
 def _within_the_fitting_shape(error: jsonschema.ValidationError) -> jsonschema.ValidationError:
     """For a `oneOf` of which one choice has the value's type (`where` as one mapping or a list of them), the
     first problem within that choice: "rules.0.where cannot be empty", not "must be a list"."""
-    if error.validator != "oneOf" or not error.context:
-        return error
+    if error.validator != "oneOf" or not error.context or not isinstance(error.instance, dict | list):
+        return error  # a scalar's problem is said for all its shapes at once ("a number of bytes or a size")
     choices = cast(list[dict[str, Any]], error.validator_value)
     fitting = [
         index
