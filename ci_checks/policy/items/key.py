@@ -76,7 +76,11 @@ _LIST = {"oneOf": [{"type": "array", "minItems": 1}, _FROM]}
 _NAMES = {"oneOf": [{"type": "array", "minItems": 1, "items": {"type": "string"}}, _FROM]}
 COMPARATORS = ("equals", "in", "has", "set", "keys", "keys_include", "matches", "contains")
 PROPERTIES = {
-    "key": {"description": "A PATH relative to the scope: `jobs.*.needs`, `on.schedule[*].cron`.", "type": "string"},
+    "key": {
+        "description": "A PATH relative to the scope: `jobs.*.needs`, `on.schedule[*].cron`; `**` descends any depth "
+        "(`**.uses`).",
+        "type": "string",
+    },
     "equals": {"description": "The value equals this, as GitHub reads both."},
     "in": {**_LIST, "description": "The value is one of these."},
     "has": {**_LIST, "description": "The value (a list, or one value read as a list) holds all of these."},
