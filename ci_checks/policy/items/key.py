@@ -8,9 +8,13 @@ selects is judged by its value as GitHub reads it (`ci_checks.model.reading`):
 - `equals: V`: the value equals V (`on: push` equals `[push]`; lists in order);
 - `in: [V, ...]`: the value is one of these;
 - `has: [V, ...]`: the value (a list, or a single value read as one) holds all of these;
+- `set: [V, ...]` (in `require`, without `count`): the values PATH selects, together (a
+  list counting as its elements), are exactly these in any order; a value missing is a
+  finding at the scope, one too many a finding at its node;
 - `keys: [K, ...]`: a mapping with exactly these keys; `keys_include: [K, ...]`: at least these;
 - `matches: REGEX`, `contains: TEXT`: the value's text (after YAML unquoting, folding
-  and block-scalar decoding, never the source text) matches or contains it.
+  and block-scalar decoding, never the source text) matches or contains it; a single
+  value GitHub reads as a list (`runs-on: x`) is that value.
 
 Wherever a list of values is written, `{from: {python: FILE, name: CONSTANT}}`
 reads a module-level constant of a Python file of the repository as Python
@@ -32,6 +36,8 @@ it is a finding at its value (at its key for `keys` and bare existence). In
   in: ["0 1 * * *", "0 13 * * *"]
   count: 2
 - key: "**.docker-decide"          # in a forbid rule: no key of that name anywhere
+- key: "[*].cron"                  # in a trigger scope: exactly the crons of a constant
+  set: {from: {python: tools/ci_config.py, name: SCHEDULE_POLICIES}}
 ```
 """
 
