@@ -190,9 +190,10 @@ _CONTAINERS: dict[str, Callable[[list[object]], object]] = {
     "set": set,
     "tuple": tuple,
     "list": list,
-    "sorted": list,
-    "reversed": list,
+    "reversed": lambda items: items[::-1],
+    "sorted": sorted,  # type: ignore[dict-item]
 }
+"""The calls of one iterable that give a container of its elements, as Python makes them."""
 _LARGEST = 1_000_000
 """The most elements and characters a constant may hold: a module of doublings (`B = A + A`) is not read whole."""
 _FILES = 16
@@ -393,14 +394,10 @@ class _Module:
                 return found
             if function.id in _CONTAINERS and len(node.args) <= 1 and not node.keywords:
                 items = list(_iterated(self.evaluate(node.args[0]), where)) if node.args else []
-                if function.id == "sorted":
-                    try:
-                        return sorted(items)  # type: ignore[type-var]
-                    except TypeError:
-                        raise ConstantError(f"{where} sorts values that cannot be compared") from None
-                if function.id == "reversed":
-                    return items[::-1]
-                return _CONTAINERS[function.id](items)
+                try:
+                    return _CONTAINERS[function.id](items)
+                except TypeError:  # `sorted` of values that cannot be compared
+                    raise ConstantError(f"{where} sorts values that cannot be compared") from None
         raise ConstantError(f"{where} calls {ast.unparse(function)}(), which only running it would tell")
 
     def _where(self, node: ast.AST) -> str:

@@ -85,21 +85,16 @@ def _build(workspace: Workspace) -> Referrers:
         if not file.readable:
             continue
         for named in _REFERRING[kind](file, existing):
-            for candidate in _candidates(file, named):
-                found.add(candidate, path)
+            found.add(named, path)
     return found
 
 
-def _candidates(file: LoadedFile, named: str) -> Iterator[str]:
-    """A path as written and, when it is relative to an unknown directory (marked `?`), from the file's folder too."""
-    if named.startswith("?"):
-        written = named[1:]
-        yield written
-        folder = posixpath.dirname(file.path)
-        if folder:
-            yield posixpath.join(folder, written)
-    else:
-        yield named
+def _either(file: LoadedFile, written: str) -> Iterator[str]:
+    """A path written relative to an unknown directory: from the repository root, and from the file's folder."""
+    yield written
+    folder = posixpath.dirname(file.path)
+    if folder:
+        yield posixpath.join(folder, written)
 
 
 def _yaml(file: LoadedFile, existing: frozenset[str]) -> Iterator[str]:
@@ -162,7 +157,7 @@ def _in_root(path: str, root: str) -> Iterator[str]:
 def _shell(file: LoadedFile, existing: frozenset[str]) -> Iterator[str]:
     if file.shell_script is not None:
         for path in _script(file.shell_script, "", "", None):
-            yield "?" + path
+            yield from _either(file, path)
 
 
 def _dockerfile(file: LoadedFile, existing: frozenset[str]) -> Iterator[str]:
@@ -179,7 +174,7 @@ def _dockerfile(file: LoadedFile, existing: frozenset[str]) -> Iterator[str]:
             if any(mark in source for mark in _GLOB):
                 yield from _globbed(file, source, existing)
             elif posixpath.normpath(source) != ".":
-                yield "?" + source
+                yield from _either(file, source)
 
 
 def _globbed(file: LoadedFile, pattern: str, existing: frozenset[str]) -> Iterator[str]:
@@ -203,7 +198,7 @@ def _python(file: LoadedFile, existing: frozenset[str]) -> Iterator[str]:
             text = node.value.strip().removeprefix("./")
             if "\n" in text or text.startswith("/") or not ("/" in text or "." in text):
                 continue
-            for candidate in _candidates(file, "?" + text):
+            for candidate in _either(file, text):
                 normal = posixpath.normpath(candidate)
                 if normal in existing:
                     yield normal

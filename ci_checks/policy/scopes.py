@@ -171,7 +171,7 @@ def narrowed(
 
 
 def compile_where(raw: Mapping[str, Any], place: Place) -> Where:
-    structural = [key for key in ("workflow", "action", "trigger", "job", "step", "branch") if key in raw]
+    structural = [key for key in _STRUCTURAL if key in raw]
     if "files" in raw and structural:
         raise PolicyError(
             f"`where: files` selects whole files and cannot be combined with {', '.join(structural)}",
