@@ -11,7 +11,8 @@ tests read only the recorded file.
 
 Under node 20 the package's two `import ... from "*.json"` statements need an
 import attribute (`with {type: "json"}`); they are patched in the temporary
-copy, which is deleted afterwards.
+copy, which is deleted afterwards. The parser's `allowBackgroundSteps` feature
+is turned on (GitHub runs background steps); the recording names it.
 """
 
 from __future__ import annotations
@@ -66,7 +67,7 @@ def main() -> int:
         )
     verdicts = {item["id"]: item["errors"] for item in json.loads(result.stdout)}
     recorded = {
-        "parser": f"{PACKAGE} {VERSION}",
+        "parser": f"{PACKAGE} {VERSION} with allowBackgroundSteps",
         "node": node_version,
         "shapes": [
             {"id": shape.id, "accepted": not verdicts[shape.id], "errors": verdicts[shape.id], "yaml": shape.yaml}

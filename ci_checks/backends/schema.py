@@ -355,22 +355,77 @@ def _strategy(schema: Schema) -> None:
     definitions["configuration"] = {}
 
 
-def _one_kind_of_step(*kinds: str) -> list[Schema]:
+def _one_kind_of_step(*kinds: str, neither: str = _NEITHER) -> list[Schema]:
     """A step has `uses` or `run` (or another of `kinds`), and not both `uses` and `run`."""
     return [
         {"not": {"type": "object", "required": ["uses", "run"]}, "x-message": _BOTH},
-        {"anyOf": [{"required": [kind]} for kind in kinds], "x-message": _NEITHER},
+        {"anyOf": [{"required": [kind]} for kind in kinds], "x-message": neither},
     ]
 
 
+_STEP_KINDS = ("uses", "run", "parallel", "wait", "wait-all", "cancel")
+_WAITING = ("wait", "wait-all", "cancel")
+_GROUPED_AWAY = ("background", *_WAITING, "parallel")
+"""What a step inside a `parallel` group cannot have: it runs in the background already, and groups do not nest."""
+
+
+def _without(kind: str, keys: list[str], message: str) -> Schema:
+    """What a step that has `kind` must not have (checked only on such steps: the others pay nothing)."""
+    return {"allOf": [{"not": {"required": [key]}, "x-message": message.format(key=key)} for key in keys]}
+
+
 def _step_kinds(schema: Schema) -> None:
-    step = _definitions(schema)["step"]
-    for key in ("background", "wait", "wait-all", "cancel"):
-        step["properties"].pop(key, None)
+    definitions = _definitions(schema)
+    step = definitions["step"]
     del step["oneOf"]
+    keys = list(step["properties"])
+    kinds = ", ".join(f"`{kind}`" for kind in _STEP_KINDS)
+    other_kinds = "step has both `{kind}` and `{{key}}`; a step is one of " + kinds
     step["dependencies"] = {"working-directory": ["run"], "shell": ["run"], "with": ["uses"]}
-    step["allOf"] = _one_kind_of_step("uses", "run", "parallel")
+    for kind in _WAITING:
+        takes = ("name", "id", "continue-on-error", kind)
+        message = f"a `{kind}` step takes only `name`, `id` and `continue-on-error`, not `{{key}}`"
+        others = [key for key in keys if key not in takes and key not in _STEP_KINDS]
+        step["dependencies"][kind] = {
+            "allOf": [
+                _without(kind, [other for other in _STEP_KINDS if other != kind], other_kinds.format(kind=kind)),
+                _without(kind, others, message),
+            ]
+        }
+    step["dependencies"]["parallel"] = {
+        "allOf": [
+            _without("parallel", ["uses", "run"], other_kinds.format(kind="parallel")),
+            _without(
+                "parallel",
+                [key for key in keys if key not in _STEP_KINDS],
+                "a `parallel` step holds only its steps; `{key}` goes on a step inside it",
+            ),
+        ]
+    }
+    neither = (
+        "step has none of `uses`, `run`, `parallel`, `wait`, `wait-all` or `cancel`; a step runs an action or a "
+        "script, groups steps, or waits for or cancels background steps"
+    )
+    step["allOf"] = _one_kind_of_step(*_STEP_KINDS, neither=neither)
     step["properties"]["uses"] = _NON_EMPTY
+    step["properties"]["wait-all"] = {
+        "anyOf": [{"type": "null"}, {"const": True}],
+        "x-message": "`wait-all` takes no value (or `true`): it waits for every background step started before it",
+    }
+    step["properties"]["parallel"] = {
+        "type": "array",
+        "items": {
+            "allOf": [
+                {"$ref": "#/definitions/step"},
+                _without(
+                    "parallel",
+                    list(_GROUPED_AWAY),
+                    "`{key}` is not allowed inside a `parallel` group: its steps run in the background already, "
+                    "and groups do not nest",
+                ),
+            ]
+        },
+    }
 
 
 def _empty_values(schema: Schema) -> None:
@@ -435,8 +490,13 @@ OVERRIDES: tuple[Override, ...] = (
     ),
     Override(
         "step-kinds",
-        "`with` only on `uses` steps; no `background`, `wait`, `wait-all` or `cancel` steps (GitHub rejects them)",
-        _workflow(step="      - parallel:\n          - run: a\n          - run: b\n"),
+        "`with` only on `uses` steps; background steps (`background: true` on a `run` or `uses` step, `wait`, "
+        "`wait-all` and `cancel` steps that take only `name`, `id` and `continue-on-error`) and `parallel` groups "
+        "of plain steps, as GitHub runs them since 2026-06-25",
+        _workflow(
+            step="      - id: server\n        run: ./serve\n        background: true\n      - parallel:\n"
+            "          - run: a\n          - run: b\n      - cancel: server\n"
+        ),
         _step_kinds,
     ),
     Override(
@@ -684,6 +744,35 @@ def _step_ids(root: Mapping) -> Iterator[SchemaError]:
                 yield SchemaError(problem, node.span)
 
 
+def _background_targets(root: Mapping) -> Iterator[SchemaError]:
+    for _, job in _jobs(root):
+        yield from _targets(job.get("steps"))
+
+
+def _targets(steps: Node | None) -> Iterator[SchemaError]:
+    """`wait` and `cancel` name steps of the same list (a job's, or a `parallel` group's) that come before them."""
+    known: list[str] = []
+    for step in steps.items if isinstance(steps, Sequence) else ():
+        if not isinstance(step, Mapping):
+            continue
+        own = step.get("id")
+        own_id = own.value if isinstance(own, Scalar) and own.resolved is not None else None
+        for kind in ("wait", "cancel"):
+            node = step.get(kind)
+            for target in node.items if isinstance(node, Sequence) else [node] if node is not None else []:
+                if not isinstance(target, Scalar) or target.resolved is None or "${{" in target.value:
+                    continue
+                if own_id is not None and target.value.lower() == own_id.lower():
+                    yield SchemaError(f"step {own_id!r} cannot {kind} for itself", target.span)
+                elif target.value not in known:
+                    listed = ", ".join(known) or "none"
+                    message = f"`{kind}: {target.value}` names no earlier step of this list (ids before it: {listed})"
+                    yield SchemaError(message, target.span)
+        yield from _targets(step.get("parallel"))
+        if own_id is not None:
+            known.append(own_id)
+
+
 def _needs(root: Mapping) -> Iterator[SchemaError]:
     jobs = _jobs(root)
     needs: dict[str, list[Scalar]] = {}
@@ -790,6 +879,11 @@ CHECKS: tuple[Check, ...] = (
         _needs,
     ),
     Check("cron", _workflow(on="on:\n  schedule:\n    - cron: '0 25 * * *'\n"), _crons),
+    Check(
+        "background-targets",
+        _workflow(step="      - id: server\n        run: ./serve\n        background: true\n      - wait: sever\n"),
+        _background_targets,
+    ),
 )
 
 

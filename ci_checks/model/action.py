@@ -67,9 +67,5 @@ class Action:
             action.using = text(runs.get("using"))
             steps = runs.get("steps")
             if isinstance(steps, Sequence):
-                action.steps = [
-                    Step.build(action, index, item, document.source)
-                    for index, item in enumerate(steps.items)
-                    if isinstance(item, Mapping)
-                ]
+                action.steps = Step.build_all(action, steps, document.source)
         return action

@@ -5,6 +5,8 @@ a trigger's value). Its segments are separated by dots:
 
 - a key, which is a glob of the one dialect over the keys there (`needs`,
   `stage-*-gpu-*`, `*` for any key);
+- `**`, which descends any depth, none included: `**.uses` is every `uses`
+  below the scope, `**` every node of it;
 - `[*]` every element of a list, `[N]` the Nth (from 0; `[-1]` is the last);
 - `["a.b"]` (or `['a.b']`) a key taken literally: dots, spaces, glob characters.
 
@@ -18,6 +20,7 @@ written as a string or a list has the events as keys (`on.push` exists in
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
 
@@ -39,7 +42,7 @@ class PathError(ValueError):
 
 @dataclass(frozen=True)
 class Segment:
-    kind: Literal["key", "each", "index"]
+    kind: Literal["key", "each", "index", "deep"]
     text: str
     offset: int
     glob: Glob | None = None
@@ -86,6 +89,11 @@ def parse_path(text: str) -> KeyPath:
                 raise PathError("a key follows a dot: write `a.b` or `a[0]`", i)
             end = _key_end(text, i)
             word = text[i:end]
+            if word == "**":
+                segments.append(Segment("deep", word, i))
+                i = end
+                expect_key = False
+                continue
             try:
                 glob = compile_name_glob(word)
             except GlobError as error:
@@ -204,8 +212,29 @@ def select(root: Node | None, base: Path, key_path: KeyPath, root_span: Span | N
         return []
     current = [Selected(base, "", None, root, root_span or root.span)]
     for segment in key_path.segments:
-        current = [found for place in current for found in _step(place, segment)]
+        if segment.kind == "deep":
+            below = [found for place in current for found in _descendants(place)]
+            current = list({found.path: found for found in below}.values())  # `**.**` reaches a node once
+        else:
+            current = [found for place in current for found in _step(place, segment)]
     return current
+
+
+_ANY_KEY = Segment("key", "*", 0, compile_name_glob("*"))
+_EACH = Segment("each", "[*]", 0)
+
+
+def _descendants(place: Selected) -> Iterator[Selected]:
+    """The node and every node below it, in document order; a single value is not read as a list here."""
+    yield place
+    if reading.is_events(place.path) or isinstance(place.node, Mapping):
+        children = _step(place, _ANY_KEY)  # `on: [push]` has the key `push`, whatever shape `on:` has
+    elif isinstance(place.node, YamlSequence):
+        children = _step(place, _EACH)
+    else:
+        return
+    for child in children:
+        yield from _descendants(child)
 
 
 def _shown(prefix: str, segment: str, bracket: bool) -> str:

@@ -174,7 +174,7 @@ class RunnerResolver:
         self.callers: dict[str, list[Job]] = {}
         for workflow in workflows:
             for job in workflow.jobs.values():
-                if job.uses is not None and job.uses.kind == "local":
+                if job.uses is not None and job.uses.kind in ("local", "self"):
                     self.callers.setdefault(job.uses.path, []).append(job)
 
     def runners(self, job: Job) -> Runners:

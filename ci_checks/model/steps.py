@@ -10,12 +10,12 @@ from typing import TYPE_CHECKING, Literal
 
 from ci_checks import shell
 from ci_checks.diagnostics import Occurrence, Span
-from ci_checks.globs import compile_name_glob, compile_ref_glob
+from ci_checks.globs import Glob, compile_name_glob, compile_ref_glob
 from ci_checks.model.paths import Selected, get_text, select_text
 from ci_checks.model.values import Entry, entries, entry, is_expression, occurrences, text
 from ci_checks.shell import Script
 from ci_checks.source import FileLocator, SourceFile
-from ci_checks.yamlpos import Mapping, Scalar, ScalarMap
+from ci_checks.yamlpos import Mapping, Node, Scalar, ScalarMap, Sequence
 
 if TYPE_CHECKING:
     from ci_checks.model.action import Action
@@ -31,11 +31,14 @@ _REPOSITORY_REF = re.compile(
 class ActionRef:
     """A parsed `uses:` value.
 
-    `kind` is "repository" (`owner/repo[/path]@ref`), "local" (`./path`) or
-    "docker" (`docker://image`).
+    `kind` is "repository" (`owner/repo[/path]@ref`), "local" (`./path`, in the
+    workspace, so after a checkout), "self" (`$/path`: this repository at the
+    commit that runs, no checkout needed) or "docker" (`docker://image`). For a
+    reusable workflow (`jobs.<id>.uses`) "local" and "self" both name a file of
+    this repository.
     """
 
-    kind: Literal["repository", "local", "docker"]
+    kind: Literal["repository", "local", "self", "docker"]
     raw: str
     owner: str = ""
     repo: str = ""
@@ -61,13 +64,22 @@ class ActionRef:
             return ActionRef("docker", value, path=image)
         if value.startswith("./"):
             return ActionRef("local", value, path=value[2:].rstrip("/"))
+        if value.startswith("$/"):
+            path = value[2:].rstrip("/")
+            return ActionRef("self", value, path=path) if path else "`$/` needs the path of an action or workflow"
         match = _REPOSITORY_REF.match(value)
         if match is None:
             if "@" not in value:
                 return f"{value!r} needs a ref: write `{value}@<tag, branch or commit SHA>`"
-            return f"{value!r} is not `owner/repo[/path]@ref`, `./local/path` or `docker://image`"
+            return f"{value!r} is not `owner/repo[/path]@ref`, `./local/path`, `$/path` or `docker://image`"
         path = (match.group("path") or "").strip("/")
         return ActionRef("repository", value, match.group("owner"), match.group("repo"), path, match.group("ref"))
+
+
+def _listed(node: Node) -> list[str]:
+    """The texts of a scalar or of a list of scalars (`wait: a`, `wait: [a, b]`)."""
+    items = node.items if isinstance(node, Sequence) else [node]
+    return [item.value for item in items if isinstance(item, Scalar)]
 
 
 _POSIX_SHELLS = {"bash", "sh", "dash", "ksh", "zsh"}
@@ -114,6 +126,14 @@ def find_step(steps: Iterable[Step], name_or_id: str, where: str) -> Step:
     raise LookupError(f"{where} has no step named {name_or_id!r}; steps: {[s.label for s in candidates]}")
 
 
+def uses_matches(glob: Glob, ref: ActionRef) -> bool:
+    """Whether a `uses` glob names this reference: `owner/repo[/path]` (the whole value when the glob has `@`),
+    the path of a local (`./x`) or self-repository (`$/x`) action written with or without that prefix."""
+    if glob.text.startswith(("./", "$/")) or "@" in glob.text:
+        return glob.matches(ref.raw)
+    return glob.matches(ref.name)
+
+
 def matching_steps(steps: Iterable[Step], uses: str | None, name: str | None, id: str | None) -> list[Step]:
     """The steps whose `uses`, name and id match these globs (of `ci_checks.globs`); None matches anything."""
     uses_glob = compile_ref_glob(uses) if uses is not None else None
@@ -121,10 +141,8 @@ def matching_steps(steps: Iterable[Step], uses: str | None, name: str | None, id
     id_glob = compile_name_glob(id) if id is not None else None
     found = []
     for step in steps:
-        if uses_glob is not None:
-            ref = step.uses
-            if ref is None or not uses_glob.matches(ref.raw if "@" in uses_glob.text else ref.name):
-                continue
+        if uses_glob is not None and (step.uses is None or not uses_matches(uses_glob, step.uses)):
+            continue
         if name_glob is not None and not name_glob.matches(step.name):
             continue
         if id_glob is not None and not id_glob.matches(step.id):
@@ -153,6 +171,8 @@ class Step:
     working_directory: str | None = None
     continue_on_error: Entry | None = None
     timeout_minutes: Entry | None = None
+    group: int | None = None
+    """For a step of a `parallel` group, the index of the group's own step; `index` is then its place in the group."""
 
     @property
     def span(self) -> Span:
@@ -170,6 +190,14 @@ class Step:
         if self.run is not None:
             first = self.run.value.strip().splitlines()
             return f"run: {first[0]}" if first else "run"
+        for control in ("wait", "cancel"):
+            target = self.node.get(control)
+            if target is not None:
+                return f"{control}: {', '.join(_listed(target))}"
+        if "wait-all" in self.node:
+            return "wait-all"
+        if "parallel" in self.node:
+            return f"parallel group {self.index + 1}"
         return f"step {self.index + 1}"
 
     def occurrences(self, text: str) -> list[Occurrence]:
@@ -178,9 +206,13 @@ class Step:
 
     @property
     def place(self) -> tuple[str | int, ...]:
-        """Where the step sits in its file: `jobs.ID.steps[N]`, or `runs.steps[N]` in a composite action."""
+        """Where the step sits in its file: `jobs.ID.steps[N]`, or `runs.steps[N]` in a composite action;
+        `...steps[N].parallel[M]` in a `parallel` group."""
         owner_id = getattr(self.owner, "id", None)
-        return ("jobs", owner_id, "steps", self.index) if owner_id is not None else ("runs", "steps", self.index)
+        steps: tuple[str | int, ...] = ("jobs", owner_id, "steps") if owner_id is not None else ("runs", "steps")
+        if self.group is None:
+            return (*steps, self.index)
+        return (*steps, self.group, "parallel", self.index)
 
     def select(self, key_path: str) -> list[Selected]:
         """What a PATH relative to the step selects: `with.persist-credentials`, `env.*`."""
@@ -207,8 +239,26 @@ class Step:
         return shell.parse(self.run.value, ScalarLocator(self.source, self.run))
 
     @classmethod
-    def build(cls, owner: Job | Action, index: int, node: Mapping, source: SourceFile) -> Step:
-        step = cls(owner, index, node, source)
+    def build_all(cls, owner: Job | Action, steps: Sequence, source: SourceFile) -> list[Step]:
+        """The steps of a job or composite action in the order they are written: a `parallel` group's own step,
+        then the steps it holds."""
+        built: list[Step] = []
+        for index, item in enumerate(steps.items):
+            if not isinstance(item, Mapping):
+                continue
+            built.append(cls.build(owner, index, item, source))
+            group = item.get("parallel")
+            if isinstance(group, Sequence):
+                for inner, node in enumerate(group.items):
+                    if isinstance(node, Mapping):
+                        built.append(cls.build(owner, inner, node, source, group=index))
+        return built
+
+    @classmethod
+    def build(
+        cls, owner: Job | Action, index: int, node: Mapping, source: SourceFile, group: int | None = None
+    ) -> Step:
+        step = cls(owner, index, node, source, group=group)
         step.id = text(node.get("id"))
         step.name = text(node.get("name"))
         uses = node.get("uses")

@@ -308,11 +308,7 @@ class Job:
         job.concurrency = node.get("concurrency")
         steps = node.get("steps")
         if isinstance(steps, Sequence):
-            job.steps = [
-                Step.build(job, index, item, workflow.source)
-                for index, item in enumerate(steps.items)
-                if isinstance(item, Mapping)
-            ]
+            job.steps = Step.build_all(job, steps, workflow.source)
         return job
 
 

@@ -7,14 +7,14 @@ from the repository) and raises a `PolicyError` at the exact place.
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ci_checks.diagnostics import Span
 from ci_checks.globs import Glob, GlobError, compile_glob, compile_name_glob, compile_ref_glob, literal
-from ci_checks.policy.model import Count, PolicyError, RuleKind, StepSelector
+from ci_checks.policy.model import Count, PolicyError, RuleKind, StepSelector, Unreadable
+from ci_checks.pysource import ConstantError, constant
 from ci_checks.repository import Repository
 from ci_checks.yamlpos import Plain
 
@@ -153,7 +153,8 @@ def values(raw: Any, place: Place) -> Plain:
 
 
 def python_constant(relative: str, name: str, place: Place) -> Plain:
-    """A module-level constant of a Python file of the repository, read with `ast.literal_eval`, never run."""
+    """`list(NAME)` of a module-level constant of a Python file of the repository, read from its syntax tree and
+    never run (`ci_checks.pysource.constant`); `Unreadable` when the repository does not give it."""
     repository = place.repository
     if repository is None:
         raise place.error("`from` reads a file of the repository, and there is none here")
@@ -163,38 +164,27 @@ def python_constant(relative: str, name: str, place: Place) -> Plain:
         raise place.error(f"invalid path {relative!r}: {error}", "python") from None
     relative = relative.removeprefix("./")
     if not repository.exists(relative):
-        raise place.error(f"{relative!r} does not exist in the repository", "python")
+        raise Unreadable(f"cannot read {name}: {relative!r} does not exist in the repository", place.span("python"))
+
+    def read(path: str) -> str | None:
+        found = repository.read(path) if path == relative or repository.exists(path) else None
+        return found.text if found is not None and found.problem is None else None
+
     source = repository.read(relative)
     if source.problem is not None:
-        raise place.error(f"{relative}: {source.problem.message}", "python")
+        raise Unreadable(f"cannot read {name}: {relative}: {source.problem.message}", place.span("python"))
     try:
-        tree = ast.parse(source.text, filename=relative)
-    except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
-        raise place.error(f"{relative} cannot be parsed as Python: {type(error).__name__}", "python") from None
-    for statement in tree.body:
-        targets: list[ast.expr] = []
-        value: ast.expr | None = None
-        if isinstance(statement, ast.Assign):
-            targets, value = statement.targets, statement.value
-        elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
-            targets, value = [statement.target], statement.value
-        if value is not None and any(isinstance(t, ast.Name) and t.id == name for t in targets):
-            try:
-                constant = ast.literal_eval(value)
-            except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
-                raise place.error(
-                    f"{name} in {relative} is not a literal (a list, tuple, set, dict, string or number)", "name"
-                ) from None
-            return _plain(constant, name, relative, place)
-    raise place.error(f"{relative} assigns no module-level {name!r}", "name")
+        return _plain(constant(read, relative, name), name, relative, place)
+    except ConstantError as error:
+        raise Unreadable(f"cannot read {name}: {error}", place.span("name")) from None
 
 
 def _plain(value: object, name: str, relative: str, place: Place) -> Plain:
-    if isinstance(value, tuple | list | set | frozenset):
-        items = sorted(value, key=repr) if isinstance(value, set | frozenset) else list(value)
-        return [_plain(item, name, relative, place) for item in items]
+    if isinstance(value, list):
+        return [_plain(item, name, relative, place) for item in value]
     if isinstance(value, dict):
         return {str(key): _plain(item, name, relative, place) for key, item in value.items()}
     if value is None or isinstance(value, str | int | float | bool):
         return value
-    raise place.error(f"{name} in {relative} holds a {type(value).__name__}, which a policy cannot compare", "name")
+    message = f"{name} in {relative} holds {type(value).__name__} values, which a policy cannot compare"
+    raise Unreadable(message, place.span("name"))

@@ -6,9 +6,10 @@ from collections.abc import Iterator
 
 from ci_checks.diagnostics import Diagnostic, Span
 from ci_checks.loading import LoadedFile, Workspace
+from ci_checks.model.reading import events
 from ci_checks.policy.findings import about, no_match, unreadable
-from ci_checks.policy.model import Covers, PolicyRule, SearchTimedOut
-from ci_checks.policy.scopes import Scope, Selection, candidates, repository_scope, select
+from ci_checks.policy.model import Covers, Part, PolicyRule, SearchTimedOut, UnreadableItem
+from ci_checks.policy.scopes import Named, Scope, candidates, repository_scope, select
 from ci_checks.pysource import PythonSyntaxError
 from ci_checks.rules import cc106_policy_unreadable_input
 
@@ -24,9 +25,25 @@ def evaluate(
     for rule in rules:
         if rule.kind.check_repository is not None:
             found.extend(rule.kind.check_repository(rule, workspace, covers))
-        else:
-            found.extend(_scoped(rule, workspace, covers, policy_files))
+            continue
+        of_rule: dict[tuple[str, Span, str], Diagnostic] = {}
+        for part in rule.parts:
+            for finding in _part(rule, part, workspace, covers, policy_files):
+                of_rule.setdefault((finding.code, finding.span, finding.message), finding)  # a scope in two parts
+        found.extend(of_rule.values())
     return found
+
+
+def _part(
+    rule: PolicyRule, part: Part, workspace: Workspace, covers: Covers, skipped: frozenset[str]
+) -> Iterator[Diagnostic]:
+    unreadable = [item for item in part.items if isinstance(item, UnreadableItem)]
+    for item in unreadable:
+        message = f"{item.problem.message}; this item of the rule is not checked"
+        yield about(cc106_policy_unreadable_input.RULE, rule, item.problem.span, message)
+    readable = tuple(item for item in part.items if item not in unreadable)
+    if readable:
+        yield from _scoped(rule.judged(Part(part.where, readable)), workspace, covers, skipped)
 
 
 def _scoped(rule: PolicyRule, workspace: Workspace, covers: Covers, skipped: frozenset[str]) -> Iterator[Diagnostic]:
@@ -49,11 +66,29 @@ def _scoped(rule: PolicyRule, workspace: Workspace, covers: Covers, skipped: fro
             reason = whole.empty_because or "the repository has no workflow or composite action"
             yield no_match(rule, where.span, f"`where` selects nothing: {reason}")
         return
-    yield from _items_select_nothing(rule, whole)
+    for named in where.named:
+        missing = _absent(named, paths, [workspace.load(path) for path in paths])
+        if missing:
+            yield no_match(rule, named.span, f"`where` names {named.part} {named.glob.text!r}, {missing}")
     yield from _python_unreadable(rule, selection.scopes)
     yield from _shell_unreadable(rule, selection.scopes)
     scopes = [scope for scope in selection.scopes if scope.path is None or covers(scope.path)]
     yield from _judged(rule, scopes)
+
+
+def _absent(named: Named, paths: list[str], files: list[LoadedFile]) -> str:
+    """Why a name `where` lists selects nothing in the repository ("" when it selects something)."""
+    if named.part in ("file", "workflow", "action"):
+        return "" if any(named.glob.matches(path) for path in paths) else "which does not exist"
+    workflows = [file.workflow for file in files if file.workflow is not None]
+    if named.part == "job":
+        there = sorted({job for workflow in workflows for job in workflow.jobs})
+    else:
+        on = [workflow.node.get("on") for workflow in workflows]
+        there = sorted({name for node in on if node is not None for name, _, _ in events(node)})
+    if any(named.glob.matches(name) for name in there):
+        return ""
+    return f"which matches nothing ({named.part}s there: {', '.join(there) or 'none'})"
 
 
 def _judged(rule: PolicyRule, scopes: list[Scope]) -> Iterator[Diagnostic]:
@@ -69,15 +104,6 @@ def _judged(rule: PolicyRule, scopes: list[Scope]) -> Iterator[Diagnostic]:
         yield about(cc106_policy_unreadable_input.RULE, rule, timeout.item.span, message)
         return
     yield from found
-
-
-def _items_select_nothing(rule: PolicyRule, selection: Selection) -> Iterator[Diagnostic]:
-    for item in rule.items:
-        if item.count is not None and item.count.minimum == 0:
-            continue  # finding none is allowed
-        reason = item.selects_nothing(selection.scopes)
-        if reason is not None:
-            yield no_match(rule, item.span, reason)
 
 
 def _files_of(scopes: list[Scope]) -> Iterator[LoadedFile]:

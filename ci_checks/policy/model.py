@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from ci_checks.config_files import ConfigError
 from ci_checks.diagnostics import Diagnostic, Fix, Related, Severity, Span
 from ci_checks.globs import Glob
+from ci_checks.model.steps import uses_matches
 from ci_checks.rule import Rule
 
 if TYPE_CHECKING:
@@ -29,6 +30,19 @@ Covers = Callable[[str], bool]
 
 class PolicyError(ConfigError):
     """A mistake in a policy, at its place in the configuration file."""
+
+
+class Unreadable(Exception):
+    """A value the policy reads from the repository (`from: {python: ...}`) that cannot be read there.
+
+    Not a mistake in the policy: the repository may change under it. The item is not checked, and the rule that
+    holds it reports why (CC106), while every other rule runs.
+    """
+
+    def __init__(self, message: str, span: Span) -> None:
+        super().__init__(message)
+        self.message = message
+        self.span = span
 
 
 @dataclass(frozen=True)
@@ -65,6 +79,15 @@ class Hit:
     failure: str = ""
     value: str = ""
     """The value found, as a message shows it (`'read'`), for items that judge values."""
+    context: str = ""
+    """Where it is, when a message names it alone: ` in job 'test'` (empty in a whole file)."""
+
+    @property
+    def named(self) -> str:
+        """How a message lists it among others: `` `[0].cron` = '0 1 * * *' ``, a command, a step's label."""
+        text = self.text if len(self.text) <= 60 else self.text[:57] + "..."
+        short = self.value and len(self.value) <= 40 and "\\n" not in self.value  # a script: named by its place
+        return f"{text} = {self.value}" if short else text
 
 
 class Item(ABC):
@@ -86,13 +109,25 @@ class Item(ABC):
     def find(self, scope: Scope) -> list[Hit]:
         """Every hit in the scope, in the order they are written."""
 
-    def selects_nothing(self, scopes: list[Scope]) -> str | None:
-        """Why the item can never be found in these scopes, with what exists instead; None when it can."""
-        return None
+    def absent_because(self, scope: Scope) -> str:
+        """Why the item is not found in a scope that lacks it, when a name in it drifted (`: nothing matches 'x'
+        under `jobs` (keys there: ...)`); "" otherwise."""
+        return ""
 
     def fix(self, scope: Scope) -> Fix | None:
         """Edits that would make the scope have the item, where that is mechanical; None elsewhere."""
         return None
+
+
+class UnreadableItem(Item):
+    """An item whose values could not be read from the repository; it finds nothing and is reported instead."""
+
+    def __init__(self, kind: str, span: Span, problem: Unreadable) -> None:
+        super().__init__(kind, f"a `{kind}` item", span)
+        self.problem = problem
+
+    def find(self, scope: Scope) -> list[Hit]:
+        return []
 
 
 @dataclass(frozen=True)
@@ -109,6 +144,15 @@ class ItemKind:
     """False for items judged over the whole repository (`file:`), which take no `where`."""
 
 
+@dataclass(frozen=True)
+class Part:
+    """Items and the scopes they are looked for in: a rule has one per mapping of its `where`, and one per item
+    with a `where` of its own (for each mapping of the rule's)."""
+
+    where: Where | None
+    items: tuple[Item, ...]
+
+
 @dataclass(frozen=True, eq=False)
 class PolicyRule:
     id: str
@@ -118,8 +162,14 @@ class PolicyRule:
     message: str | None = None
     where: Where | None = None
     items: tuple[Item, ...] = ()
+    """The items of the part being judged (every item, for a rule as compiled)."""
     spec: Any = None
     """What only this rule's kind reads (`missing`, `across`, what a parity rule compares), as the kind compiled it."""
+    parts: tuple[Part, ...] = ()
+
+    def judged(self, part: Part) -> PolicyRule:
+        """The rule as its kind judges one part: that part's scopes and items."""
+        return replace(self, where=part.where, items=part.items, parts=(part,))
 
     def finding(self, span: Span, detail: str, related: tuple[Related, ...] = (), fix: Fix | None = None) -> Diagnostic:
         message = f"{detail}: {self.message}" if self.message else detail
@@ -180,10 +230,7 @@ class StepSelector:
         if self.id is not None and not self.id.matches(step.id):
             return False
         if self.uses is not None:
-            ref = step.uses
-            if ref is None:
-                return False
-            return self.uses.matches(ref.raw if "@" in self.uses.text else ref.name)
+            return step.uses is not None and uses_matches(self.uses, step.uses)
         return True
 
     def __str__(self) -> str:

@@ -12,7 +12,7 @@ from typing import Any
 
 from ci_checks.policy.items import ITEM_KINDS, item_schema
 from ci_checks.policy.kinds import RULE_KINDS
-from ci_checks.policy.scopes import WHERE_PROPERTIES
+from ci_checks.policy.scopes import WHERE_SCHEMA
 
 RULE_ID = {
     "description": "Names the rule in diagnostics and in `# ci-checks: ignore[id]` comments.",
@@ -42,24 +42,28 @@ def rule_defs(precise: bool) -> dict[str, Any]:
                 for kind in RULE_KINDS
             ],
         },
-        "where": {
-            "description": "The scopes a rule looks in.",
-            "type": "object",
-            "additionalProperties": False,
-            "minProperties": 1,
-            "properties": WHERE_PROPERTIES,
-        },
+        "where": WHERE_SCHEMA,
     }
     for counts in (False, True):
         name = "countedItem" if counts else "item"
         if precise:
-            defs[name] = {"oneOf": [item_schema(kind, counts) for kind in ITEM_KINDS]}
+            defs[name] = {"oneOf": [item_schema(kind, counts, own_where=True) for kind in ITEM_KINDS]}
         else:
             defs[name] = {"type": "object"}
     for kind in RULE_KINDS:
         properties: dict[str, Any] = dict(_COMMON)
         if kind.items is not None:
-            properties["where"] = {"$ref": "#/$defs/where"}
+            properties["where"] = {
+                "oneOf": [
+                    {"type": "object", "$ref": "#/$defs/where"},
+                    {
+                        "description": "Several scopes, each looked into for every item.",
+                        "type": "array",
+                        "minItems": 1,
+                        "items": {"$ref": "#/$defs/where"},
+                    },
+                ]
+            }
         for key, value in kind.properties.items():
             properties[key] = dict(value)
             if key == kind.items:

@@ -66,6 +66,15 @@ class Branch:
         return found
 
 
+@dataclass(frozen=True)
+class Named:
+    """A name written without glob characters in a list of `where` (`job: [build, test]`): it must exist."""
+
+    part: str
+    glob: Glob
+    span: Span
+
+
 @dataclass(frozen=True, eq=False)
 class Where:
     span: Span
@@ -76,6 +85,7 @@ class Where:
     jobs: tuple[Glob, ...] = ()
     step: StepSelector | None = None
     branch: Branch | None = None
+    named: tuple[Named, ...] = ()
 
     @property
     def shapes(self) -> tuple[shapes.Shape, ...]:
@@ -129,8 +139,39 @@ WHERE_PROPERTIES = {
 }
 
 
+WHERE_SCHEMA = {
+    "description": "The scopes a rule looks in.",
+    "type": "object",
+    "additionalProperties": False,
+    "minProperties": 1,
+    "properties": WHERE_PROPERTIES,
+}
+_STRUCTURAL = ("workflow", "action", "trigger", "job", "step", "branch")
+
+
+def narrowed(
+    rule: Mapping[str, Any] | None, rule_place: Place | None, item: Mapping[str, Any], item_place: Place
+) -> tuple[dict[str, Any], Place]:
+    """An item's own `where`: the rule's with the keys the item names replaced (`files` replaces the structural
+    keys, `workflow` or `action` replaces `files`), and a place that finds each key where it is written."""
+    merged = dict(rule or {})
+    if "files" in item:
+        merged = {key: value for key, value in merged.items() if key not in _STRUCTURAL}
+    if "workflow" in item or "action" in item:
+        merged.pop("files", None)
+    origins = {key: rule_place for key in merged if rule_place is not None}
+    merged.update(item)
+    origins.update(dict.fromkeys(item, item_place))
+
+    def locate(path: list[str | int], key: bool) -> Span:
+        origin = origins.get(path[1]) if len(path) > 1 and isinstance(path[1], str) else None
+        return (origin or item_place).span(*path[1:], key=key)
+
+    return merged, Place(locate, ["where"], item_place.repository)
+
+
 def compile_where(raw: Mapping[str, Any], place: Place) -> Where:
-    structural = [key for key in ("workflow", "action", "trigger", "job", "step", "branch") if key in raw]
+    structural = [key for key in _STRUCTURAL if key in raw]
     if "files" in raw and structural:
         raise PolicyError(
             f"`where: files` selects whole files and cannot be combined with {', '.join(structural)}",
@@ -164,7 +205,25 @@ def compile_where(raw: Mapping[str, Any], place: Place) -> Where:
         ),
         step=step_selector(raw["step"], place.at("step")) if "step" in raw else None,
         branch=branch,
+        named=tuple(_named(raw, place)),
     )
+
+
+_LISTED = {"files": "file", "workflow": "workflow", "action": "action", "trigger": "trigger", "job": "job"}
+
+
+def _named(raw: Mapping[str, Any], place: Place) -> Iterator[Named]:
+    """The names a `where` lists without glob characters, each of which must select something."""
+    for key, part in _LISTED.items():
+        written = raw.get(key)
+        if not isinstance(written, list) or len(written) < 2:
+            continue  # a single name that selects nothing leaves the whole `where` empty, which is reported so
+        for index, value in enumerate(written):
+            glob = name_glob(value, place.at(key, index)) if key in ("trigger", "job") else None
+            if glob is None:
+                [glob] = path_globs(value, place.at(key, index))
+            if glob.literal is not None:
+                yield Named(part, glob, place.span(key, index))
 
 
 def _branch(raw: str | Mapping[str, Any], place: Place) -> Branch:
@@ -465,8 +524,6 @@ def job_scope(file: LoadedFile, job: Job) -> Scope:
 def step_scope(file: LoadedFile, step: Step) -> Scope:
     span = step.node.span
     start, end = _extent(file, span, span)
-    owner = step.owner
-    base: Path = ("jobs", owner.id, "steps", step.index) if isinstance(owner, Job) else ("runs", "steps", step.index)
     return Scope(
         file,
         f"step {step.label!r}",
@@ -475,7 +532,7 @@ def step_scope(file: LoadedFile, step: Step) -> Scope:
         end,
         steps=[step],
         node=step.node,
-        node_path=base,
+        node_path=step.place,
         node_span=span,
     )
 

@@ -132,7 +132,7 @@ TRIGGERS |= {
 _ENV = _free("env")
 _PERMISSIONS = _free("permissions")
 _DEFAULTS = Keys("defaults", {"run": _leaves("defaults.run", "shell", "working-directory")})
-_CONCURRENCY = Either((LEAF, _leaves("concurrency", "group", "cancel-in-progress")))
+_CONCURRENCY = Either((LEAF, _leaves("concurrency", "group", "cancel-in-progress", "queue")))
 _CONTAINER = Either(
     (
         LEAF,
@@ -149,16 +149,19 @@ _CONTAINER = Either(
         ),
     )
 )
-STEP = Keys(
-    "a step",
+_STEP_KEYS: dict[str, Shape] = (
     dict.fromkeys(("id", "if", "name", "uses", "run", "working-directory", "shell"), LEAF)
     | {"with": _free("with"), "env": _ENV}
-    | dict.fromkeys(("continue-on-error", "timeout-minutes"), LEAF),
+    | dict.fromkeys(("continue-on-error", "timeout-minutes", "background", "wait-all", "cancel"), LEAF)
+    | {"wait": _one_or_many()}
 )
+STEP = Keys("a step", _STEP_KEYS)
+_STEP_KEYS["parallel"] = Items(STEP)  # a group of steps that run side by side
 JOB = Keys(
     "a job",
     {
         "name": LEAF,
+        "cancel-timeout-minutes": LEAF,
         "needs": _one_or_many(),
         "permissions": _PERMISSIONS,
         "runs-on": Either((LEAF, Items(LEAF), Keys("runs-on", {"group": LEAF, "labels": _one_or_many()}))),
@@ -188,6 +191,7 @@ WORKFLOW = Keys(
     "a workflow",
     {
         "name": LEAF,
+        "description": LEAF,
         "run-name": LEAF,
         "on": EVENTS,
         "permissions": _PERMISSIONS,
@@ -251,6 +255,8 @@ def _flatten(shapes: list[Shape]) -> list[Shape]:
 def _follow(shape: Shape, segment: Segment) -> list[Shape]:
     if isinstance(shape, Anything):
         return [ANYTHING]
+    if segment.kind == "deep":
+        return _below(shape)
     if segment.kind == "key":
         if not isinstance(shape, Keys):
             return []
@@ -262,6 +268,25 @@ def _follow(shape: Shape, segment: Segment) -> list[Shape]:
     if isinstance(shape, Items):
         return [shape.item]
     return [shape] if isinstance(shape, Leaf) else []  # a single value reads as a one-element list
+
+
+def _below(shape: Shape) -> list[Shape]:
+    """The shape and every shape under it, each once (a step's `parallel` holds steps)."""
+    found: dict[int, Shape] = {}
+    pending = [shape]
+    while pending:
+        here = pending.pop()
+        if id(here) in found:
+            continue
+        found[id(here)] = here
+        if isinstance(here, Either):
+            pending.extend(here.shapes)
+        elif isinstance(here, Keys):
+            pending.extend(here.keys.values())
+            pending.extend([here.other] if here.other is not None else [])
+        elif isinstance(here, Items):
+            pending.append(here.item)
+    return [here for here in found.values() if not isinstance(here, Either)]
 
 
 def _why_not(walked: str, shapes: list[Shape], segment: Segment) -> str:

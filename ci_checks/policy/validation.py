@@ -35,7 +35,7 @@ def first_error(
     errors = sorted(validator.iter_errors(data), key=_error_order)
     if not errors:
         return None
-    error = errors[0]
+    error = _within_the_fitting_shape(errors[0])
     where = list(error.absolute_path)
     if error.validator == "additionalProperties":
         return _message(error, prefix or []), [*where, _unknown_keys(error)[0]], True
@@ -74,6 +74,29 @@ def validate(data: Mapping[str, Any], schema: Mapping[str, Any], place: Place, w
     if message.startswith("unknown configuration key"):
         message = message.replace("unknown configuration key", f"unknown key of {what}", 1)
     raise PolicyError(message, place.span(*where, key=at_key))
+
+
+_JSON_TYPES = {"object": dict, "array": list}
+
+
+def _within_the_fitting_shape(error: jsonschema.ValidationError) -> jsonschema.ValidationError:
+    """For a `oneOf` of which one choice has the value's type (`where` as one mapping or a list of them), the
+    first problem within that choice: "rules.0.where cannot be empty", not "must be a list"."""
+    if error.validator != "oneOf" or not error.context or not isinstance(error.instance, dict | list):
+        return error  # a scalar's problem is said for all its shapes at once ("a number of bytes or a size")
+    choices = cast(list[dict[str, Any]], error.validator_value)
+    fitting = [
+        index
+        for index, choice in enumerate(choices)
+        if isinstance(choice.get("type"), str) and isinstance(error.instance, _JSON_TYPES.get(choice["type"], ()))
+    ]
+    if len(fitting) != 1:
+        return error
+    inner = sorted(
+        (sub for sub in error.context if sub.relative_schema_path and sub.relative_schema_path[0] == fitting[0]),
+        key=_error_order,
+    )
+    return _within_the_fitting_shape(inner[0]) if inner else error
 
 
 def _error_order(error: jsonschema.ValidationError) -> tuple[list[str], int]:

@@ -8,7 +8,10 @@ unknown keys (with a "did you mean"), missing required keys, values of the
 wrong type, values outside a fixed set (events, activity types, permission
 levels), a step with both `uses` and `run` (at the second key), and what
 GitHub checks beyond the schema: job and step ids, `needs` that name no job
-or form a cycle, cron expressions.
+or form a cycle, cron expressions, `wait` and `cancel` steps that name no
+earlier step. GitHub's newer keys are known: `concurrency.queue`, a
+schedule's `timezone`, background steps (`background`, `wait`, `wait-all`,
+`cancel`) and `parallel` groups, and `$/` self-repository references.
 
 Values are read as GitHub reads them: YAML 1.2 (`on` and `yes` are strings),
 `!`-tagged scalars as text, and null, booleans and numbers as text where a

@@ -1,9 +1,11 @@
 """A `uses:` value is not a reference GitHub can resolve.
 
 ## What it does
-Checks every `uses:` of a step or of a reusable-workflow job. It must be
-`owner/repo@ref`, `owner/repo/path@ref`, `./local/path` or `docker://image`,
-and it cannot contain `${{ }}` expressions.
+Checks every `uses:` of a step (in `parallel` groups too) or of a
+reusable-workflow job. It must be `owner/repo@ref`, `owner/repo/path@ref`,
+`./local/path`, `$/path` (this repository at the commit that runs, GitHub's
+self-repository reference) or `docker://image`, and it cannot contain `${{ }}`
+expressions.
 
 ## Why it matters
 GitHub resolves every `uses:` before the first job starts; one without a ref

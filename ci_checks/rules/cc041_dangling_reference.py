@@ -5,7 +5,9 @@ Checks that the repository paths a job names after checking the repository
 out exist:
 
 - local `uses: ./path` (a folder with `action.yml` or `action.yaml`) and
-  reusable workflows `uses: ./.github/workflows/x.yml`;
+  reusable workflows `uses: ./.github/workflows/x.yml`, and the same written
+  `$/path` (this repository at the commit that runs: judged with or without a
+  checkout);
 - scripts run from `run:` (`bash x.sh`, `sh x`, `python x.py`, `./x`,
   `source x`), patches given to `git apply`, `git am`, `patch -i` and
   `patch <`, `docker build -f FILE` and its context, `pip install -r FILE`,
@@ -92,7 +94,7 @@ def _workflow(
     repository: Repository, files: RepositoryFiles, workflow: Workflow, submodules: list[str]
 ) -> Iterator[Diagnostic]:
     for job in workflow.jobs.values():
-        if job.uses is not None and job.uses.kind == "local" and job.uses_node is not None:
+        if job.uses is not None and job.uses.kind in ("local", "self") and job.uses_node is not None:
             yield from _missing_path(repository, job.uses.path, job.uses_node.span, f"`uses: {job.uses.raw}` calls")
         if not job.steps:
             continue
@@ -108,7 +110,9 @@ def _uses(repository: Repository, flow: JobFlow, step: Step, submodules: list[st
     if step.uses is None or step.uses_node is None:
         return
     start = flow.starts[step.index]
-    if step.uses.kind == "local":
+    if step.uses.kind == "self":  # this repository at the commit that runs, whether or not it is checked out
+        yield from _missing_action(repository, posixpath.normpath(step.uses.path), step.uses_node.span, step.uses.raw)
+    elif step.uses.kind == "local":
         place = Place(WORKSPACE).joined(step.uses.path)
         if place.outside:  # leaves the repository checked out at the workspace root: reported as such
             path = place.path if _repository_path(flow, Place(WORKSPACE), start) == "" else None
@@ -156,6 +160,11 @@ def _index(flow: JobFlow, seq: int) -> int:
 
 
 def _action(repository: Repository, files: RepositoryFiles, action: Action) -> Iterator[Diagnostic]:
+    for step in action.steps:
+        if step.uses is not None and step.uses.kind == "self" and step.uses_node is not None:
+            yield from _missing_action(
+                repository, posixpath.normpath(step.uses.path), step.uses_node.span, step.uses.raw
+            )
     flow = next((flow for found, flow in files.actions if found is action), None)
     if flow is None:
         return

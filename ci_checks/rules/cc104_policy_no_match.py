@@ -4,10 +4,12 @@
 Reports a policy rule whose `where` selects no scope at all, at the rule's
 `where` in the policy file, naming the part that selected nothing (no file
 matches the glob, no job or step has that name, no `if`, `else` or `case` arm
-has that condition) and what exists instead. A `key:` item whose PATH selects
-nothing in any scope is reported at the item, with the keys that exist where
-the PATH stops matching. A `parity` rule naming a workflow that does not
-exist is reported at that name.
+has that condition) and what exists instead. A `parity` rule naming a
+workflow that does not exist is reported at that name.
+
+An item that finds nothing is not a CC104 finding: a `forbid` rule then holds
+(`forbid: [{key: jobs.docker-decide}]` says the job must not exist), and a
+`require` rule reports the scope that lacks it (CC102).
 
 ## Why it matters
 A rule that silently matches nothing passes forever. Renaming a step, moving a

@@ -293,6 +293,7 @@ CI = {
         "build-image": {
             "runs-on": "ubuntu-latest",
             "timeout-minutes": 60,
+            "concurrency": {"group": "image-${{ github.ref }}", "queue": "max"},
             "steps": [
                 CHECKOUT,
                 {
@@ -302,7 +303,15 @@ CI = {
                 },
             ],
         },
-        "lint": {"runs-on": "ubuntu-latest", "steps": [CHECKOUT, {"name": "Lint", "run": "ruff check ."}]},
+        "lint": {
+            "runs-on": "ubuntu-latest",
+            "steps": [
+                CHECKOUT,
+                {"name": "Lint", "run": "ruff check ."},
+                {"uses": "$/.github/actions/setup"},
+                {"parallel": [{"name": "Types", "run": "mypy .\n"}, {"name": "Docs", "run": "mkdocs build\n"}]},
+            ],
+        },
         "stage-a-gpu-1": _stage("build-image", env={"GPU_ARCH": "gfx942"}),
         "stage-a-gpu-2": _stage(["build-image"], env={"GPU_ARCH": "gfx950"}),
         "stage-b-gpu-1": _stage(
@@ -352,8 +361,12 @@ REPOSITORY: Repository = {
     ".github/workflows/_run-ci.yml": _reusable("Run CI (CUDA)", []),
     ".github/actions/setup/action.yml": ACTION,
     "docker/Dockerfile.rocm": "FROM rocm/pytorch:latest\nRUN pip install -e /opt/Megatron-LM --no-deps\n",
-    "scripts/ci.sh": "#!/bin/sh\nset -eu\npython -m pytest tests\n",
-    "tools/ci_config.py": 'SUPPORTED_ARCHES = ("gfx942", "gfx950")\n',
+    "scripts/ci.sh": "#!/bin/sh\nset -eu\ngit apply patches/rocm.patch\npython -m pytest tests\n",
+    "patches/rocm.patch": "diff --git a/x b/x\n",
+    "tools/ci_config.py": 'SUPPORTED_ARCHES = ("gfx942", "gfx950")\n'
+    "from dataclasses import dataclass\n\n\n@dataclass\nclass Policy:\n    suites: tuple[str, ...]\n\n\n"
+    'NIGHTLY = Policy(("unit",))\nSCHEDULE_POLICIES = {"0 1 * * *": NIGHTLY, "0 13 * * *": NIGHTLY}\n'
+    'GPU_ARCHES = frozenset({"gfx950", "gfx942"})\n',
     "ci/patches.py": "from megatron.core import dist_checkpointing\n\nSAVE = dist_checkpointing.save\n",
 }
 
@@ -439,6 +452,14 @@ def _edit_file(path: str, old: str, new: str) -> Mutation:
     return mutate
 
 
+def _rename_job(path: str, old: str, new: str) -> Mutation:
+    def mutate(repository: Repository) -> None:
+        jobs = repository[path]["jobs"]
+        repository[path]["jobs"] = {new if name == old else name: job for name, job in jobs.items()}
+
+    return mutate
+
+
 def _swap_steps(path: str, job: str, first: int, second: int) -> Mutation:
     def mutate(repository: Repository) -> None:
         steps = list(_job(repository, path, job)["steps"])
@@ -467,6 +488,14 @@ W_CI = "{workflow: .github/workflows/ci.yml}"
 W_ROCM = "{workflow: .github/workflows/_run-ci-rocm.yml}"
 INSTALL_STEP = "{workflow: .github/workflows/_run-ci-rocm.yml, step: Install Megatron}"
 OVERRIDE = "{workflow: .github/workflows/_run-ci-rocm.yml, step: Install Megatron, branch: '[ -n \"$MEGATRON_PR\" ]'}"
+W_SCHEDULE = "{workflow: .github/workflows/ci.yml, trigger: schedule}"
+W_DISPATCH = "{workflow: .github/workflows/ci.yml, trigger: workflow_dispatch}"
+W_LINT = "{workflow: .github/workflows/ci.yml, job: lint}"
+W_STAGE_B = "{workflow: .github/workflows/ci.yml, job: stage-b-gpu-1}"
+
+
+def _constant(name: str) -> str:
+    return f"{{from: {{python: tools/ci_config.py, name: {name}}}}}"
 
 
 def _rule(kind: str, where: str | None, items: str, extra: str = "") -> str:
@@ -782,7 +811,7 @@ RULES: tuple[Case, ...] = (
             "{workflow: .github/workflows/ci.yml, trigger: schedule}",
             "- key: '[*].cron'\n  in: ['0 1 * * *', '0 13 * * *']\n  count: 2",
         ),
-        _set(CI_YML, ["on", "schedule"], [{"cron": "0 1 * * *"}, {"cron": "0 13 * * *"}, {"cron": "0 13 * * 0"}]),
+        _set(CI_YML, ["on", "schedule"], [{"cron": "0 1 * * *"}, {"cron": "0 13 * * 0"}]),
     ),
     Case(
         "k-three-stages",
@@ -797,7 +826,7 @@ RULES: tuple[Case, ...] = (
             "- key: on.workflow_dispatch.inputs.arch.options\n"
             "  equals: {from: {python: tools/ci_config.py, name: SUPPORTED_ARCHES}}",
         ),
-        _file("tools/ci_config.py", 'SUPPORTED_ARCHES = ("gfx942", "gfx950", "gfx1100")\n'),
+        _edit_file("tools/ci_config.py", '"gfx950")\n', '"gfx950", "gfx1100")\n'),
     ),
     Case(
         "k-cache-flag-literal-key",
@@ -912,6 +941,105 @@ RULES: tuple[Case, ...] = (
         "f-no-patches",
         _rule("forbid", None, "- file: docker/**/*.patch"),
         _file("docker/amd_patch/sglv0.5.10/megatron.patch", "diff --git a/x b/x\n"),
+    ),
+    # what is absent, counts of what matches, sets, constants as Python iterates them, any depth
+    Case(
+        "k-no-decide-job",
+        _rule("forbid", W_CI, "- key: jobs.docker-decide\n- key: '**.docker-decide'"),
+        _set(CI_YML, ["jobs", "docker-decide"], {"runs-on": "ubuntu-latest", "steps": [{"run": "true"}]}),
+    ),
+    Case(
+        "k-one-late-cron",
+        _rule("require", W_SCHEDULE, "- key: '[*].cron'\n  equals: '0 13 * * *'\n  count: 1"),
+        _set(CI_YML, ["on", "schedule", 1], {"cron": "0 14 * * *"}),
+    ),
+    Case(
+        "k-some-stage-tests",
+        _rule("require", W_CI, "- key: 'jobs.*.steps[*].run'\n  contains: docker push\n  count: {min: 1}"),
+        _edit_run(CI_YML, "build-image", "Build the ROCm image", "docker push", "docker save"),
+    ),
+    Case(
+        "k-cron-set-from-python",
+        _rule("require", W_SCHEDULE, f"- key: '[*].cron'\n  set: {_constant('SCHEDULE_POLICIES')}"),
+        _set(CI_YML, ["on", "schedule"], [{"cron": "0 1 * * *"}, {"cron": "0 13 * * *"}, {"cron": "0 2 * * 6"}]),
+    ),
+    Case(
+        "k-exact-needs-set",
+        _rule("require", W_STAGE_B, "- {key: needs, set: [stage-a-gpu-1, build-image]}"),
+        _set(CI_YML, ["jobs", "stage-b-gpu-1", "needs"], ["build-image", "stage-a-gpu-1", "lint"]),
+    ),
+    Case(
+        "k-arches-from-frozenset",
+        _rule("require", W_DISPATCH, f"- key: inputs.arch.options\n  equals: {_constant('GPU_ARCHES')}"),
+        _edit_file("tools/ci_config.py", 'frozenset({"gfx950", "gfx942"})', 'frozenset({"gfx950"})'),
+    ),
+    Case(
+        "k-no-patch-value-anywhere",
+        _rule("forbid", W_ROCM, "- key: '**'\n  contains: amd_patch"),
+        _set(ROCM, ["env"], {"PATCH": "/tmp/amd_patch/megatron.patch"}),
+    ),
+    Case(
+        "k-timeouts-at-any-depth",
+        _rule("require", W_CI, "- key: 'jobs.**.timeout-minutes'\n  count: {min: 4}"),
+        _delete(CI_YML, ["jobs", "stage-a-gpu-2", "timeout-minutes"]),
+    ),
+    # GitHub's newer keys
+    Case(
+        "k-image-queue",
+        _rule("require", W_CI, "- key: jobs.build-image.concurrency.queue\n  equals: max"),
+        _set(CI_YML, ["jobs", "build-image", "concurrency", "queue"], "single"),
+    ),
+    Case(
+        "s-self-action",
+        _rule("require", W_LINT, "- step: {uses: $/.github/actions/setup}"),
+        _set(CI_YML, ["jobs", "lint", "steps", 2], {"uses": "./.github/actions/setup"}),
+    ),
+    Case(
+        "c-types-in-parallel",
+        _rule("require", W_LINT, "- command: mypy ."),
+        _set(CI_YML, ["jobs", "lint", "steps", 3, "parallel", 0, "run"], "pyright .\n"),
+    ),
+    # referenced_by
+    Case(
+        "f-no-orphan-patches",
+        _rule("forbid", None, "- file: 'patches/*.patch'\n  referenced_by: false"),
+        _file("patches/old.patch", "diff --git a/y b/y\n"),
+    ),
+    Case(
+        "f-image-built-by-ci",
+        _rule("require", None, "- file: docker/Dockerfile.rocm\n  referenced_by: .github/workflows/*.yml"),
+        _edit_run(CI_YML, "build-image", "Build the ROCm image", "-f docker/Dockerfile.rocm", "-f Dockerfile"),
+    ),
+    # concise rules: several scopes, items with their own where, listed names that must exist
+    Case(
+        "w-scope-list",
+        _rule(
+            "require",
+            "[{workflow: .github/workflows/ci.yml, job: build-image}, {workflow: .github/workflows/_run-ci-rocm.yml,"
+            " job: test}]",
+            "- key: timeout-minutes",
+        ),
+        _delete(ROCM, ["jobs", "test", "timeout-minutes"]),
+    ),
+    Case(
+        "w-items-own-where",
+        _rule(
+            "require",
+            W_CI,
+            "- key: needs\n  has: [build-image]\n  where: {job: 'stage-*'}\n"
+            "- key: '[*].cron'\n  matches: '^0 '\n  where: {trigger: schedule}\n"
+            "- command: docker build\n  where: {job: build-image}",
+        ),
+        _set(CI_YML, ["jobs", "stage-a-gpu-2", "needs"], ["lint"]),
+    ),
+    Case(
+        "w-listed-jobs-exist",
+        _rule(
+            "require",
+            "{workflow: .github/workflows/ci.yml, job: [build-image, stage-a-gpu-1, stage-b-gpu-1]}",
+            "- key: timeout-minutes",
+        ),
+        _rename_job(CI_YML, "stage-b-gpu-1", "stage-b-gpu-9"),
     ),
     # parity
     Case(

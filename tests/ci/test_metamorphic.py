@@ -95,8 +95,22 @@ def test_the_battery_covers_every_kind_item_and_comparator() -> None:
     assert {key for item in items for key in item if key in BY_KEY} == set(BY_KEY)
     assert {key for item in items for key in item if key in COMPARATORS} == set(COMPARATORS)
     assert any("count" in item for item in items)
+    assert any("count" in item and set(item) & set(COMPARATORS) for item in items)
     assert any("without" in item for item in items) and any("exact" in item for item in items)
-    scopes = {key for rule in rules for key in rule.get("where", {})}
+    assert {item.get("referenced_by") for item in items} >= {None, False, ".github/workflows/*.yml"}
+    assert any("**" in str(item.get("key", "")) for item in items)
+    constants = [
+        value["from"]["name"]
+        for item in items
+        for value in item.values()
+        if isinstance(value, dict) and "from" in value
+    ]
+    assert {"SUPPORTED_ARCHES", "SCHEDULE_POLICIES", "GPU_ARCHES"} <= {name for name in constants if name}
+    wheres = [rule["where"] for rule in rules if isinstance(rule.get("where"), dict)]
+    listed = [where for rule in rules if isinstance(rule.get("where"), list) for where in rule["where"]]
+    own = [item["where"] for item in items if "where" in item]
+    assert listed and own and any(isinstance(where.get("job"), list) for where in wheres)
+    scopes = {key for where in [*wheres, *listed, *own] for key in where}
     assert {"files", "workflow", "action", "trigger", "job", "step", "branch"} <= scopes
 
 

@@ -79,6 +79,9 @@ def headers(result) -> list[str]:  # type: ignore[no-untyped-def]
         ("- key: on.schedule[*].cron\n        matches: '^0 [0-9]+ '", True),
         ("- key: on.schedule[*].cron\n        matches: '^0 1 '", False),
         ("- key: env.LOG\n        contains: verbose", True),
+        ("- key: jobs.build.runs-on\n        contains: ubuntu", True),
+        ("- key: jobs.stage-a-gpu-1.needs\n        matches: ^bui", True),
+        ("- key: jobs.stage-b-gpu-1.needs\n        contains: build", False),
         ('- key: env.LOG\n        equals: "verbose\\n"', True),
         ('- key: env["PYTHON.VERSION"]\n        equals: "3.1"', True),
         ('- key: env["PYTHON.VERSION"]\n        equals: "3.10"', False),
@@ -110,12 +113,58 @@ def test_on_written_as_a_string_a_list_or_a_mapping_reads_the_same(make_repo) ->
 
 def test_require_reports_each_value_that_fails_at_the_value(make_repo) -> None:  # type: ignore[no-untyped-def]
     workflow = WORKFLOW.replace("    - cron: '0 13 * * *'\n", "    - cron: '0 13 * * *'\n    - cron: 0 5 * * *\n")
-    items = '      - key: "[*].cron"\n        in: ["0 1 * * *", "0 13 * * *"]\n        count: 2\n'
+    items = '      - key: "[*].cron"\n        in: ["0 1 * * *", "0 13 * * *"]\n'
     where = "{workflow: .github/workflows/ci.yml, trigger: schedule}"
     assert headers(check(make_repo, items, where=where, workflow=workflow)) == [
-        "5:3: CC102 trigger 'schedule' has `[*].cron` in ['0 1 * * *', '0 13 * * *'] 3 times, not exactly 2 [r]",
         "8:13: CC102 `[2].cron` in trigger 'schedule' is '0 5 * * *', not one of '0 1 * * *', '0 13 * * *' [r]",
     ]
+
+
+SCHEDULE = "{workflow: .github/workflows/ci.yml, trigger: schedule}"
+
+
+@pytest.mark.parametrize(
+    ("items", "holds"),
+    [
+        ("- key: '[*].cron'\n  equals: '0 13 * * *'\n  count: 1", True),
+        ("- key: '[*].cron'\n  equals: '0 15 * * 6'\n  count: 1", False),
+        ("- key: '[*].cron'\n  in: ['0 15 * * 6', '0 13 * * *']\n  count: {min: 1}", True),
+        ("- key: '[*].cron'\n  in: ['0 15 * * 6', '0 16 * * 6']\n  count: {min: 1}", False),
+        ("- key: '[*].cron'\n  matches: '^0 '\n  count: 2", True),
+        ("- key: '[*].cron'\n  matches: '^0 1 '\n  count: {max: 1}", True),
+        ("- key: '[*].cron'\n  count: 2", True),
+    ],
+)
+def test_a_count_with_a_comparator_counts_the_nodes_that_satisfy_it(make_repo, items: str, holds: bool) -> None:  # type: ignore[no-untyped-def]
+    indented = "".join(f"      {line}\n" for line in items.split("\n"))
+    result = check(make_repo, indented, where=SCHEDULE)
+    assert result.code == (0 if holds else 1), result.out
+
+
+def test_a_count_that_fails_names_what_it_counted_and_what_else_was_selected(make_repo) -> None:  # type: ignore[no-untyped-def]
+    none = "      - key: '[*].cron'\n        equals: '0 15 * * 6'\n        count: 1\n"
+    assert headers(check(make_repo, none, where=SCHEDULE)) == [
+        "5:3: CC102 trigger 'schedule' has `[*].cron` equals '0 15 * * 6' 0 times, not exactly 1 (selected: "
+        "`[0].cron` = '0 1 * * *', `[1].cron` = '0 13 * * *') [r]"
+    ]
+    both = "      - key: '[*].cron'\n        matches: '^0 1'\n        count: 1\n"
+    result = check(make_repo, both, where=SCHEDULE)
+    assert headers(result) == [
+        "5:3: CC102 trigger 'schedule' has `[*].cron` matches /^0 1/ 2 times, not exactly 1: `[0].cron` = "
+        "'0 1 * * *', `[1].cron` = '0 13 * * *' [r]"
+    ]
+    assert "  = note: `[0].cron` is counted here at 6:13" in result.out
+    assert "  = note: `[1].cron` is counted here at 7:13" in result.out
+
+
+def test_one_step_script_among_several_holding_a_command_is_a_count_of_one(make_repo) -> None:  # type: ignore[no-untyped-def]
+    one = "      - key: 'jobs.*.steps[*].run'\n        contains: pytest\n        count: 1\n"
+    result = check(make_repo, one)
+    assert headers(result) == [
+        "1:1: CC102 .github/workflows/ci.yml has `jobs.*.steps[*].run` contains 'pytest' 2 times, not exactly 1: "
+        "`jobs.stage-a-gpu-1.steps[0].run` = 'pytest', `jobs.stage-b-gpu-1.steps[0].run` = 'pytest' [r]"
+    ]
+    assert check(make_repo, one.replace("count: 1", "count: {min: 1}")).code == 0
 
 
 def test_forbid_reports_each_selected_value_that_satisfies_at_its_exact_span(make_repo) -> None:  # type: ignore[no-untyped-def]
@@ -142,18 +191,22 @@ def test_values_can_be_read_from_a_python_constant_never_run(make_repo) -> None:
 @pytest.mark.parametrize(
     ("config", "name", "error"),
     [
-        (None, "X", "8:29: error: 'tools/ci_config.py' does not exist in the repository"),
-        ("X = compute()\n", "X", "8:55: error: X in tools/ci_config.py is not a literal"),
-        ("Y = [1]\n", "X", "8:55: error: tools/ci_config.py assigns no module-level 'X'"),
-        ("def broken(:\n", "X", "8:29: error: tools/ci_config.py cannot be parsed as Python: SyntaxError"),
+        (None, "X", "8:29: CC106 cannot read X: 'tools/ci_config.py' does not exist in the repository"),
+        ("X = compute()\n", "X", "8:55: CC106 cannot read X: tools/ci_config.py:1 calls compute(), which only"),
+        ("Y = [1]\n", "X", "8:55: CC106 cannot read X: tools/ci_config.py assigns no module-level 'X'"),
+        ("def broken(:\n", "X", "8:55: CC106 cannot read X: tools/ci_config.py:1 has a Python syntax error"),
     ],
 )
-def test_a_value_that_cannot_be_read_from_python_is_a_positioned_error(make_repo, config, name, error) -> None:  # type: ignore[no-untyped-def]
+def test_a_value_that_cannot_be_read_from_python_is_a_finding_of_its_rule(make_repo, config, name, error) -> None:  # type: ignore[no-untyped-def]
     files = {"tools/ci_config.py": config} if config is not None else {}
     item = f"      - key: on.workflow_dispatch.inputs.arch.options\n        in: {{from: {{python: tools/ci_config.py, name: {name}}}}}\n"  # noqa: E501
-    result = check(make_repo, item, files=files)
-    assert result.code == 2
-    assert result.err.startswith(f".github/ci-checks.yml:{error}")
+    result = check(make_repo, item + "      - key: jobs.build.timeout-minutes\n", files=files)
+    assert result.err == ""
+    assert result.headers[0].startswith(f".github/ci-checks.yml:{error}")
+    # The rule's other items are still checked.
+    assert result.headers[1] == (
+        ".github/workflows/ci.yml:1:1: CC102 .github/workflows/ci.yml lacks `jobs.build.timeout-minutes` [r]"
+    )
 
 
 @pytest.mark.parametrize(
@@ -172,14 +225,27 @@ def test_a_path_that_can_never_select_anything_is_an_error(make_repo, key: str, 
     assert result.err.startswith(f".github/ci-checks.yml:{error}"), result.err
 
 
-def test_a_path_whose_names_match_nothing_here_is_cc104_with_the_keys_there(make_repo) -> None:  # type: ignore[no-untyped-def]
-    result = check(make_repo, "      - key: jobs.stage-*-cpu-*.needs\n", kind="forbid")
+def test_forbidding_what_does_not_exist_holds_and_a_required_name_that_drifted_says_what_is_there(make_repo) -> None:  # type: ignore[no-untyped-def]
+    """`forbid` of an absent job, input or setting is satisfied, not a policy that selects nothing."""
+    for absent in ("jobs.docker-decide", "jobs.stage-*-cpu-*.needs", "jobs.*.environment", "on.pull_request_target"):
+        result = check(make_repo, f"      - key: {absent}\n", kind="forbid")
+        assert (result.code, result.headers) == (0, []), absent
+    result = check(make_repo, "      - key: jobs.stage-*-cpu-*.needs\n")
     assert [h.split(" [")[0] for h in result.headers] == [
-        ".github/ci-checks.yml:7:14: CC104 `jobs.stage-*-cpu-*.needs` selects nothing in the scope: nothing matches "
-        "'stage-*-cpu-*' under `jobs` (keys there: build, stage-a-gpu-1, stage-b-gpu-1)"
+        ".github/workflows/ci.yml:1:1: CC102 .github/workflows/ci.yml lacks `jobs.stage-*-cpu-*.needs`: nothing "
+        "matches 'stage-*-cpu-*' under `jobs` (keys there: build, stage-a-gpu-1, stage-b-gpu-1)"
     ]
-    # An absent setting is what a forbid rule wants, not a PATH that drifted.
-    assert check(make_repo, "      - key: jobs.*.environment\n", kind="forbid").code == 0
+    # An absent setting GitHub defines is a state: saying what else is there would be noise.
+    build = "{workflow: .github/workflows/ci.yml, job: build}"
+    result = check(make_repo, "      - key: timeout-minutes\n", where=build)
+    assert [h.split(" [")[0] for h in result.headers] == [
+        ".github/workflows/ci.yml:20:3: CC102 job 'build' lacks `timeout-minutes`"
+    ]
+    # A `where` that selects nothing is still CC104.
+    result = check(make_repo, "      - key: jobs.x\n", kind="forbid", where="{workflow: .github/workflows/gone.yml}")
+    assert [h.split(": ", 1)[1] for h in result.headers] == [
+        "CC104 `where` selects nothing: no file matches '.github/workflows/gone.yml' [r]"
+    ]
 
 
 def test_a_comparator_needs_the_right_shape_and_count_only_in_require(make_repo) -> None:  # type: ignore[no-untyped-def]

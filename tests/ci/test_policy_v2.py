@@ -160,7 +160,7 @@ def test_file_items_need_no_where(make_repo) -> None:  # type: ignore[no-untyped
     result = check(make_repo, one, files=files)
     assert result.headers == [
         ".github/ci-checks.yml:3:9: CC102 the repository has a file matching 'docker/amd_patch/**/*.patch' 2 times, "
-        "not at most 1 [r]"
+        "not at most 1: docker/amd_patch/latest/megatron.patch, docker/amd_patch/sglv0.5.10/megatron.patch [r]"
     ]
     none = rule("forbid", "      - file: docker/**/*.patch\n", where=None)
     assert [h.split(": CC101")[0] for h in check(make_repo, none, files=files).headers] == [

@@ -86,3 +86,10 @@ def test_needs_transitively_steps_by_glob_branches_and_counts(repo: CIRepository
     assert script.count("make", exact=True) == 1
     with pytest.raises(LookupError, match="no arm 'gfx90\\*'"):
         script.branch(case="$ARCH", arm="gfx90*")
+
+
+def test_a_double_star_reaches_any_depth_in_the_query_api_too(repo: CIRepository) -> None:
+    workflow = repo.workflow("ci.yml")
+    assert [selected.shown for selected in workflow.select("**.uses")] == ["jobs.build.steps[0].uses"]
+    assert [selected.shown for selected in workflow.select("jobs.**.needs")] == ["jobs.test.needs", "jobs.report.needs"]
+    assert [selected.shown for selected in repo.workflow("list.yml").select("**.pull_request")] == ["on.pull_request"]

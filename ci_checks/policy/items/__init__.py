@@ -8,7 +8,7 @@ from typing import Any
 
 from ci_checks.policy.compiling import ItemContext, count
 from ci_checks.policy.items import command, file, key, pairs, python, regex, step, text
-from ci_checks.policy.model import Item, ItemKind
+from ci_checks.policy.model import Item, ItemKind, Unreadable, UnreadableItem
 from ci_checks.policy.validation import validate
 
 ITEM_KINDS: tuple[ItemKind, ...] = (
@@ -37,10 +37,19 @@ COUNT = {
 }
 
 
-def item_schema(kind: ItemKind, counts: bool) -> dict[str, Any]:
+OWN_WHERE = {
+    "$ref": "#/$defs/where",
+    "description": "Where this item is looked for instead: the rule's `where` with these keys replaced.",
+}
+
+
+def item_schema(kind: ItemKind, counts: bool, own_where: bool = False) -> dict[str, Any]:
+    """The schema of an item of `kind`; `own_where` adds the item's own `where` (validated on its own otherwise)."""
     properties = dict(kind.properties)
     if counts:
         properties["count"] = COUNT
+    if own_where and kind.scoped:
+        properties["where"] = OWN_WHERE
     return {
         "type": "object",
         "description": kind.summary,
@@ -75,11 +84,15 @@ def compile_item(raw: Mapping[str, Any], context: ItemContext) -> Item:
         raise place.error(f"a `{kind.key}` item is judged over the whole repository; its rule takes no `where`")
     if kind.scoped and context.where is None:
         raise place.error(f"a `{kind.key}` item looks inside the scopes of the rule's `where`, which is missing")
-    validate(raw, item_schema(kind, context.kind.counts), place, f"a `{kind.key}` item")
-    item = kind.compile(raw, context)
+    unscoped = {key: value for key, value in raw.items() if key != "where"}  # the rule compiled its own `where`
+    validate(unscoped, item_schema(kind, context.kind.counts), place, f"a `{kind.key}` item")
+    try:
+        item = kind.compile(raw, context)
+    except Unreadable as problem:
+        return UnreadableItem(kind.key, place.span(kind.key), problem)
     if "count" in raw:
         item.count = count(raw["count"], place.at("count"))
     return item
 
 
-_MODIFIERS = {name for kind in ITEM_KINDS for name in kind.properties if name != kind.key} | {"count"}
+_MODIFIERS = {name for kind in ITEM_KINDS for name in kind.properties if name != kind.key} | {"count", "where"}

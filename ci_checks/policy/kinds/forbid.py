@@ -25,9 +25,9 @@ def _check(rule: PolicyRule, scope: Scope) -> Iterator[Diagnostic]:
         for hit in item.find(scope):
             if hit.satisfied:
                 if hit.value:
-                    detail = f"{hit.text} is {hit.value}, which is forbidden here ({item.description})"
+                    detail = f"{hit.text}{hit.context} is {hit.value}, which is forbidden here ({item.description})"
                 elif item.kind in ("key", "file"):
-                    detail = f"{hit.text} is forbidden here"
+                    detail = f"{hit.text}{hit.context} is forbidden here"
                 else:
                     found = f" (found {hit.text!r})" if item.kind in ("regex", "python") else ""
                     detail = f"{item.description} is forbidden here{found}"

@@ -31,13 +31,16 @@ class OrderSpec:
 
 def _compile(raw: Mapping[str, Any], context: RuleContext) -> OrderSpec:
     across = raw.get("across") == "jobs"
-    where = raw.get("where", {})
+    written = raw.get("where", {})
+    wheres = list(enumerate(written)) if isinstance(written, list) else [(None, written)]
     if across:
-        for key in ("step", "branch", "trigger", "files"):
-            if key in where:
-                raise context.place.error(
-                    f"`across: jobs` orders the jobs of workflows; its `where` cannot name a {key}", "where", key
-                )
+        for index, where in wheres:
+            for key in ("step", "branch", "trigger", "files"):
+                if key in where:
+                    parts = ("where", key) if index is None else ("where", index, key)
+                    raise context.place.error(
+                        f"`across: jobs` orders the jobs of workflows; its `where` cannot name a {key}", *parts
+                    )
     return OrderSpec(raw.get("missing") != "ignore", across)
 
 

@@ -1,9 +1,13 @@
 """`require`: every scope `where` selects has every item (or `count` of it), at the scope when it lacks one.
 
-A `key:` item holds when its PATH selects at least one node (or `count` of
-them) and each selected node satisfies its comparator; every node that does
-not is a finding at its value. `count` counts what the item selects in each
-scope: steps, commands, nodes, occurrences, files.
+A `key:` item holds when its PATH selects at least one node and each selected
+node satisfies its comparator; every node that does not is a finding at its
+value. `count` counts what the item finds in each scope that satisfies it:
+steps, commands, occurrences, files, and the nodes whose value satisfies the
+comparator (all selected nodes without one), so `{key: '[*].cron', equals: X,
+count: 1}` says one cron of several is X, and `count: {min: 1}` "at least one
+of them". A count that fails names what was counted, and for a comparator
+what was selected instead.
 """
 
 from __future__ import annotations
@@ -11,11 +15,14 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ci_checks.diagnostics import Diagnostic
+from ci_checks.diagnostics import Diagnostic, Related
 from ci_checks.policy.compiling import RuleContext
-from ci_checks.policy.model import PolicyRule, RuleKind
+from ci_checks.policy.model import Hit, Item, PolicyRule, RuleKind
 from ci_checks.policy.scopes import Scope
 from ci_checks.rules import cc102_policy_require
+
+_LISTED = 5
+"""How many of the hits a count finding names in its message; its notes point at every counted one."""
 
 
 def _compile(raw: Mapping[str, Any], context: RuleContext) -> None:
@@ -25,16 +32,36 @@ def _compile(raw: Mapping[str, Any], context: RuleContext) -> None:
 def _check(rule: PolicyRule, scope: Scope) -> Iterator[Diagnostic]:
     for item in rule.items:
         found = item.find(scope)
+        if item.count is not None:
+            counted = [hit for hit in found if hit.satisfied]
+            if not item.count.holds(len(counted)):
+                yield _miscounted(rule, scope, item, counted, [hit for hit in found if not hit.satisfied])
+            continue
         for hit in found:
             if not hit.satisfied:
-                yield rule.finding(hit.span, f"{hit.text} {hit.failure}")
-        if item.count is not None:
-            if not item.count.holds(len(found)):
-                times = "time" if len(found) == 1 else "times"
-                detail = f"{scope.label} has {item.description} {len(found)} {times}, not {item.count}"
-                yield rule.finding(scope.anchor, detail)
-        elif not found:
-            yield rule.finding(scope.anchor, f"{scope.label} lacks {item.description}", fix=item.fix(scope))
+                yield rule.finding(hit.span, f"{hit.text}{hit.context} {hit.failure}")
+        if not found:
+            because = item.absent_because(scope)
+            detail = f"{scope.label} lacks {item.description}" + (f": {because}" if because else "")
+            yield rule.finding(scope.anchor, detail, fix=item.fix(scope))
+
+
+def _miscounted(rule: PolicyRule, scope: Scope, item: Item, counted: list[Hit], others: list[Hit]) -> Diagnostic:
+    assert item.count is not None
+    times = "time" if len(counted) == 1 else "times"
+    detail = f"{scope.label} has {item.description} {len(counted)} {times}, not {item.count}"
+    if counted:
+        detail += f": {_names(counted)}"
+    if others:
+        detail += f" ({'also ' if counted else ''}selected: {_names(others)})"
+    related = tuple(Related(hit.span, f"{hit.text} is counted here") for hit in counted)
+    return rule.finding(scope.anchor, detail, related)
+
+
+def _names(hits: list[Hit]) -> str:
+    """Sorted: what a finding says must not depend on the order of keys in a file."""
+    named = ", ".join(sorted(hit.named for hit in hits)[:_LISTED])
+    return named + (f" and {len(hits) - _LISTED} more" if len(hits) > _LISTED else "")
 
 
 KIND = RuleKind(
