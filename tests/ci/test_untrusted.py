@@ -225,9 +225,15 @@ def held(tmp_path: Path) -> Iterator[HeldLinter]:
 def _stoppable(held: HeldLinter, *arguments: str | Path) -> subprocess.Popen[str]:
     """`ci-checks check ARGUMENTS` as its own process, with the linter that waits to be killed."""
     command = [sys.executable, "-m", "ci_checks.cli", "check", *arguments, "--backends", "shellcheck", "--no-cache"]
-    return subprocess.Popen(
-        list(map(str, command)), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=held.environment
-    )
+    # A process started with SIGINT ignored (a shell's background job, say) passes that on: the run starts with the
+    # default, as it does from a terminal or a CI runner.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        return subprocess.Popen(
+            list(map(str, command)), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=held.environment
+        )
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _copies(*pids: int) -> set[Path]:
