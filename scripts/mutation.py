@@ -64,6 +64,8 @@ GROUPS: dict[str, Group] = {
             "tests/ci/test_model.py",
             "tests/ci/test_fixes.py",
             "tests/ci/test_injected_mistakes.py",
+            "tests/ci/test_github_verdicts.py",
+            "tests/ci/test_metamorphic.py",
         ),
     ),
     "model-files": Group(
@@ -76,6 +78,7 @@ GROUPS: dict[str, Group] = {
             "tests/ci/test_seed_policy.py",
             "tests/ci/test_policy_v3.py",
             "tests/ci/test_injected_mistakes.py",
+            "tests/ci/test_metamorphic.py",
         ),
     ),
     "policy": Group(
