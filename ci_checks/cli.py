@@ -457,17 +457,35 @@ def _keep_new(args: argparse.Namespace, repository: Repository, request: Request
         try:
             config_file = _config_file(repository, args.config, files)
             cache_folder = _cache_folder(args, base)
-            return _checked_now(args, base, base_request, config_file, cache_folder, files)[1]
+            checked = _checked_now(args, base, base_request, config_file, cache_folder, files)[1]
         except (config_files.ConfigError, config_source.ConfigSourceError, UsageError) as error:
             # A policy value read from a file the base lacks, say: the base is not compared, nothing is dropped.
             raise BaseUnavailable(f"its files could not be checked ({one_line(str(error))})") from None
         finally:
             files.close()
+        unread = _unread_in_base(checked, outcome)
+        if unread is not None:
+            # A rule the base could not fully evaluate would clear the change's findings of it: none is dropped.
+            raise BaseUnavailable(f"its files could not be checked ({unread})")
+        return checked
 
     max_bytes = args.max_file_size or DEFAULT_MAX_BYTES
     outcome.diagnostics, note = new_since(repository, args.new_since, outcome, request, check_base, max_bytes)
     if note is not None:
         _NOTES.append(note)
+
+
+def _unread_in_base(base: Outcome, work_tree: Outcome) -> str | None:
+    """Why a policy rule could not read in the base what it reads in the work tree (a CC106 only the base has),
+    or None."""
+    from ci_checks.rules import cc106_policy_unreadable_input
+
+    code = cc106_policy_unreadable_input.RULE.code
+    in_work_tree = {(found.rule, found.message) for found in work_tree.diagnostics if found.code == code}
+    for found in base.diagnostics:
+        if found.code == code and (found.rule, found.message) not in in_work_tree:
+            return one_line(f"{found.span.path}: {found.message}")
+    return None
 
 
 def _shown_root(repository: Repository) -> str:
