@@ -21,6 +21,7 @@ existing checkpoint directory, killed just before it would write its `.metadata`
 from __future__ import annotations
 
 import contextlib
+import functools
 import multiprocessing
 import multiprocessing.connection
 import os
@@ -30,6 +31,7 @@ import signal
 import time
 import warnings
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from multiprocessing.context import ForkServerContext
 from multiprocessing.process import BaseProcess
@@ -43,7 +45,8 @@ from torch.distributed.checkpoint.storage import WriteResult
 
 from ci_checks.checkpoint import commit, processes, project, report, runtime, saving
 from ci_checks.checkpoint.backends import Backends
-from ci_checks.checkpoint.options import DCP_SYNC
+from ci_checks.checkpoint.options import DCP_SYNC, Deadline
+from ci_checks.checkpoint.runfolder import RunFolder, RunTimedOut, Stages
 from ci_checks.checkpoint.state import LiveState, layout, whole_of
 
 # What the fork server imports before it forks anything: nothing that initialises a GPU driver.
@@ -51,6 +54,7 @@ FORK_SERVER_PRELOAD = ("ci_checks.checkpoint.preload",)
 
 _READY = "ready"
 _COMMITTED = "committed"
+_FAILED = "failed"
 _BEFORE_METADATA = "before .metadata"
 _BEFORE_COMMIT = "after .metadata but before commit"
 _AFTER_COMMIT = "after commit"
@@ -60,20 +64,27 @@ Loaded = tuple[bool, str | None]
 
 
 class CrashTestError(Exception):
-    pass
+    def __init__(self, message: str, environment: str | None = None) -> None:
+        super().__init__(message)
+        self.environment = environment  # the file system was the reason: where, and why
 
 
 @dataclass(frozen=True)
 class Job:
-    """What a writer or verifier process does; it is sent to the process, so plain data only."""
+    """What a writer or verifier process does; it is sent to the process, so plain data only (a setup of the
+    Python API is a callable that pickles: a module's function, or a functools.partial of one)."""
 
     backend: str
     size: int
     tensors: int
     threads: int
-    timeout_s: float
+    timeout_s: float  # of one save or one answer
+    deadline: Deadline  # of the whole run
     area: Path  # the backend's folder: logs, process-group stores, warm-up folders
+    run_folder: Path  # where a process that makes a session of its own records it
+    platform: str | None = None
     imports: tuple[str, ...] = ()
+    setups: tuple[project.Setup, ...] = ()
     world_size: int = 1  # ranks of every writer group
     root: Path = Path()  # where the checkpoints go
     name: str = ""
@@ -99,11 +110,11 @@ def _start(job: Job, group: runtime.Group) -> Backends:
     log = os.open(job.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     os.dup2(log, 1)
     os.dup2(log, 2)
-    # After the fork, as in training: the project's modules, then (on first use) Megatron-Core.
-    project.import_modules(job.imports)
+    # After the fork, as in training: the project's platform, modules and setups, then (on first use) Megatron-Core.
+    project.prepare(job.platform, job.imports, job.setups)
     runtime.leave_torchrun()
-    rt = runtime.start(job.timeout_s, group)
-    return Backends(rt, job.threads, job.timeout_s)
+    rt = runtime.start(job.deadline.remaining(), group)
+    return Backends(rt, job.threads, job.timeout_s, job.deadline)
 
 
 class _KilledBeforeMetadata(FileSystemWriter):
@@ -123,26 +134,47 @@ def _save_in_place(job: Job, saver: Backends, live: LiveState) -> None:
     raise CrashTestError("the in-place save finished without writing its .metadata through finish()")
 
 
+def _said_on_failure(body: Callable[[Job, Any], None]) -> Callable[[Job, Any], None]:
+    """Run a writer or verifier so that whatever ends it early is sent to the test before it exits: the
+    error in one line and, when the file system was the reason, where."""
+
+    @functools.wraps(body)
+    def run(job: Job, connection: Any) -> None:
+        try:
+            body(job, connection)
+        except BaseException as failure:
+            said = failure.environment if isinstance(failure, CrashTestError) else None
+            problem = said or saving.environment_problem(failure, job.area)
+            with contextlib.suppress(OSError):
+                connection.send((_FAILED, saving.describe(failure), problem))
+            raise
+
+    return run
+
+
+@_said_on_failure
 def _writer(job: Job, connection: multiprocessing.connection.Connection) -> None:
     os.setsid()
+    RunFolder(job.run_folder).record_session()
     saver = _start(job, job.group(job.rank, f"{job.name}-{job.seed}"))
     live = LiveState(
         layout(job.size, job.tensors, job.world_size), job.seed, job.rank, job.world_size, saver.runtime.device
     )
-    error = saving.warm_up(saver, job.backend, job.scratch)
-    if error is not None:
-        raise CrashTestError(error)
+    warmed = saving.warm_up(saver, job.backend, job.scratch)
+    if warmed.error is not None:
+        raise CrashTestError(f"warm-up save failed: {warmed.error}", warmed.environment)
     connection.send(_READY)
     if job.in_place:
         _save_in_place(job, saver, live)
     saved = saving.save_and_commit(saver, job.backend, live, job.root, job.name)
     if saved.error is not None:
-        raise CrashTestError(saved.error)
+        raise CrashTestError(saved.error, saved.environment)
     connection.send(_COMMITTED)
     saver.close()
     runtime.stop()
 
 
+@_said_on_failure
 def _verifier(job: Job, connection: multiprocessing.connection.Connection) -> None:
     saver = _start(job, replace(job, world_size=1).group(0, "verifier"))
     specs = layout(job.size, job.tensors, job.world_size)
@@ -170,17 +202,14 @@ def _log_tail(path: Path) -> str:
 
 
 def _kill_sessions(writers: list[BaseProcess]) -> None:
-    """SIGKILL writers and every process they started, all at once, and remove the shared memory
-    they made."""
-    # The writers are not yet reaped, so their process group ids cannot have been reused.
+    """SIGKILL writers and every process of their sessions, and remove the shared memory they made."""
+    # The writers are not yet reaped, so their session ids cannot have been reused.
     leaders = [process.pid for process in writers if process.pid is not None]
-    members = [pid for leader in leaders for pid in processes.session(leader)]
-    for leader in leaders:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(leader, signal.SIGKILL)
+    since = min((processes.started(pid) or 0 for pid in leaders), default=0)
+    killed = processes.end(functools.partial(processes.members, leaders, since))
     for process in writers:
         process.join()
-    processes.remove_shared_memory(members)
+    processes.remove_shared_memory(killed)
 
 
 class _Runner:
@@ -193,13 +222,20 @@ class _Runner:
         self._verifier: tuple[BaseProcess, Any] | None = None
 
     def _receive(self, process: BaseProcess, connection: Any, what: str) -> Any:
+        limit = self.base.deadline.bound(self.timeout_s)
         try:
-            if connection.poll(self.timeout_s):
-                return connection.recv()
+            if connection.poll(limit):
+                answer = connection.recv()
+                if isinstance(answer, tuple) and answer[:1] == (_FAILED,):
+                    _, message, problem = answer  # the file system as the reason, else the error itself
+                    raise CrashTestError(f"{what} failed: {problem or message}", problem)
+                return answer
         except (EOFError, OSError):
-            process.join(self.timeout_s)
+            process.join(limit)
             raise CrashTestError(f"{what} exited with code {process.exitcode}{_log_tail(self.base.log)}") from None
-        raise CrashTestError(f"{what} gave no answer within {self.timeout_s:.0f} s{_log_tail(self.base.log)}")
+        if self.base.deadline.expired():
+            raise RunTimedOut(f"{what} gave no answer before the run's --timeout")
+        raise CrashTestError(f"{what} gave no answer within {limit:.0f} s{_log_tail(self.base.log)}")
 
     def write(self, job: Job, kill_after_s: float | None) -> float:
         """Run a writer group; kill every session `kill_after_s` after all are ready, or let them
@@ -223,6 +259,9 @@ class _Runner:
                 failed = [(rank, code) for rank, code in early if code != 0]
                 if failed:  # it failed before the kill; after it, a rank may fail first on its peer's death
                     rank, code = failed[0]
+                    process, receive = writers[rank]
+                    if receive.poll(0):  # it said why
+                        self._receive(process, receive, f"writer rank {rank}")
                     raise CrashTestError(f"writer rank {rank} exited with code {code}{_log_tail(job.log)}")
                 return kill_after_s
             for rank, (process, receive) in enumerate(writers):
@@ -294,17 +333,22 @@ class _Tally:
         return self.previous_ok == self.kills and self.newest_ok == self.kills and self.partial_wrong == 0
 
 
-def crash_test(base: Job, kills: int, seed: int, progress: report.Progress) -> report.Result:
-    """`kills` writer groups of new checkpoints SIGKILLed at random points after a complete one."""
+def crash_test(
+    base: Job, kills: int, seed: int, progress: report.Progress, stages: Stages
+) -> tuple[report.Result, str | None]:
+    """`kills` writer groups of new checkpoints SIGKILLed at random points after a complete one; with the
+    result, what the file system did wrong, if it was the reason the test could not run."""
     runner = _Runner(_context(), base)
     previous = replace(base, name="ckpt-0000", seed=seed + 1)
     tally = _Tally(kills)
     phases: Counter[str] = Counter()
     failures: list[str] = []
     try:
+        stages.enter(f"{base.backend} crash test: the complete save before the kills", base.backend)
         duration = runner.write(previous, kill_after_s=None)
         choose = random.Random(seed)
         for kill in range(1, kills + 1):
+            stages.enter(f"{base.backend} crash test: SIGKILL {kill}/{kills}", base.backend)
             progress.show(f"{base.backend}: crash test, SIGKILL {kill}/{kills}")
             job = replace(base, name=f"ckpt-{kill:04d}", seed=seed + 1 + kill)
             runner.write(job, kill_after_s=choose.uniform(0, duration))
@@ -328,7 +372,8 @@ def crash_test(base: Job, kills: int, seed: int, progress: report.Progress) -> r
                 if leftover.name != previous.name:
                     shutil.rmtree(leftover)
     except CrashTestError as error:
-        return report.Result(base.backend, report.CRASH, False, f"crash test could not run: {error}")
+        failed = report.Result(base.backend, report.CRASH, False, f"crash test could not run: {error}")
+        return failed, error.environment
     finally:
         runner.close()
     where = "; ".join(f"{phases[p]} {p}" for p in (_BEFORE_METADATA, _BEFORE_COMMIT, _AFTER_COMMIT))
@@ -342,10 +387,10 @@ def crash_test(base: Job, kills: int, seed: int, progress: report.Progress) -> r
     )
     if failures:
         detail += "; first failure: " + failures[0]
-    return report.Result(base.backend, report.CRASH, tally.passed and not failures, detail)
+    return report.Result(base.backend, report.CRASH, tally.passed and not failures, detail), None
 
 
-def in_place_hazard(base: Job, seed: int) -> report.Result:
+def in_place_hazard(base: Job, seed: int) -> tuple[report.Result, str | None]:
     """Demonstrate what an in-place save risks; the harness itself never saves in place."""
     old = replace(base, backend=DCP_SYNC, world_size=1, name="ckpt-in-place", seed=seed + 1)
     new = replace(old, seed=seed + 2, in_place=True)
@@ -358,7 +403,7 @@ def in_place_hazard(base: Job, seed: int) -> report.Result:
         directory = base.root / old.name
         (_, as_old), (_, as_new) = runner.verify([(directory, old.seed), (directory, new.seed)])
     except CrashTestError as error:
-        return report.Result(report.IN_PLACE, report.CRASH, False, f"{failed}: {error}")
+        return report.Result(report.IN_PLACE, report.CRASH, False, f"{failed}: {error}"), error.environment
     finally:
         runner.close()
     prefix = "in-place hazard (the harness never saves in place): a save over a checkpoint, killed before its .metadata"
@@ -369,4 +414,4 @@ def in_place_hazard(base: Job, seed: int) -> report.Result:
         )
     else:
         detail = f"{prefix}: not reproduced (as old: {as_old or 'bit-exact'}; as new: {as_new or 'bit-exact'})"
-    return report.Result(report.IN_PLACE, report.CRASH, True, detail)
+    return report.Result(report.IN_PLACE, report.CRASH, True, detail), None

@@ -1,15 +1,17 @@
-"""One run: the project's modules imported, the references (a raw write and a device-to-host copy),
+"""One run on every rank: the project's own code, the references (a raw write and a device-to-host copy),
 then for each backend a full-size warm-up, a timed save committed atomically, a check of how it
-staged, a bit-exact load on every rank, and optionally the crash test (started from rank 0,
-after the other ranks have finished, with writer groups of as many ranks).
+staged, a bit-exact load on every rank and on the resharding ranks, and optionally the crash test
+(started from rank 0, after the other ranks have finished, with writer groups of as many ranks).
+
+Every stage is written into the run folder as a rank enters it and every finding as rank 0 makes
+it, so that a run that is ended (its --timeout, a dead rank) still has a report naming where it was.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -17,7 +19,7 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
-from ci_checks.checkpoint import crash, facts, interrupts, megatron, project, report, runtime, saving, throughput
+from ci_checks.checkpoint import crash, facts, megatron, project, report, runtime, saving, throughput
 from ci_checks.checkpoint.backends import Backends, DcpStagingSeen
 from ci_checks.checkpoint.options import (
     ACCELERATOR_SIZE_PER_RANK,
@@ -28,11 +30,13 @@ from ci_checks.checkpoint.options import (
     DCP_SYNC,
     MEGATRON_ASYNC,
     MEGATRON_HINT,
+    EnvironmentProblem,
     Options,
     UsageError,
     default_timeout,
 )
 from ci_checks.checkpoint.report import Result
+from ci_checks.checkpoint.runfolder import Stages
 from ci_checks.checkpoint.state import LiveState, TensorSpec, layout
 
 # Of an accelerator's free memory a rank's state dict takes at most a third: the live tensors,
@@ -56,6 +60,27 @@ class _RankRecord:
     save_error: str | None
     difference: str | None
     staging: megatron.StagingSeen | DcpStagingSeen | None = None
+    environment: str | None = None  # the save failed for want of space or permission: where, and why
+
+
+class _Findings:
+    """Rank 0's results, each written into the run folder as it is made; the environment errors."""
+
+    def __init__(self, stages: Stages, first: list[Result]) -> None:
+        self.stages = stages
+        self.results: list[Result] = []
+        self.environment_errors: list[str] = []
+        self.add(*first)
+
+    def add(self, *results: Result) -> None:
+        self.results += results
+        if self.stages.rank == 0:
+            for result in results:
+                self.stages.folder.add_result(result)
+
+    def environment(self, problem: str | None) -> None:
+        if problem is not None and problem not in self.environment_errors:
+            self.environment_errors.append(problem)
 
 
 def _backends(options: Options) -> tuple[list[str], list[Result]]:
@@ -75,15 +100,6 @@ def _backends(options: Options) -> tuple[list[str], list[Result]]:
     else:
         row = Result(MEGATRON_ASYNC, report.SAVE, None, f"skipped: {reason}")
     return [b for b in chosen if b != MEGATRON_ASYNC], [row]
-
-
-def _largest_size(options: Options) -> int:
-    """The largest state dict this run may choose, which the default timeout is sized for."""
-    if options.size is not None:
-        return options.size
-    if torch.cuda.is_available():
-        return ACCELERATOR_SIZE_PER_RANK * int(os.environ.get("WORLD_SIZE", "1"))
-    return CPU_DEFAULT_SIZE
 
 
 def _default_size(rt: runtime.Runtime, tensors: int) -> int:
@@ -120,34 +136,21 @@ def _layout(size: int, tensors: int, world_size: int, what: str) -> list[TensorS
         raise UsageError(f"{what}: {error}") from None
 
 
-def run(options: Options, progress: report.Progress) -> report.Outcome | None:
-    """The outcome on rank 0, None on the other ranks."""
-    with interrupts.cleaned_up_on_signal() as cleanup:
-        project.import_modules(options.imports)  # before Megatron-Core's strategies, as training does
-        backends, skipped = _backends(options)
-        timeout_s = options.timeout_s or default_timeout(_largest_size(options))
-        rt = runtime.start(timeout_s)
-        try:
-            reporting = progress if rt.rank == 0 else progress.muted()
-            return _run(options, rt, backends, skipped, timeout_s, cleanup, reporting)
-        finally:
-            runtime.stop()
-
-
-def _run_folder(rt: runtime.Runtime, workdir: Path | None, cleanup: interrupts.Cleanup) -> Path:
-    """A new folder for this run, made by rank 0 and shared; every rank fails alike if it cannot be."""
-    made: list[Path | str | None] = [None]
-    if rt.rank == 0:
-        try:
-            folder = Path(tempfile.mkdtemp(prefix="ci-checks-checkpoint-", dir=workdir))
-            cleanup.add(folder)
-            made[0] = folder
-        except OSError as error:
-            made[0] = f"cannot create a folder in {workdir or tempfile.gettempdir()}: {error.strerror or error}"
-    dist.broadcast_object_list(made, src=0)
-    if not isinstance(made[0], Path):
-        raise UsageError(str(made[0]))
-    return made[0]
+def run(
+    options: Options, stages: Stages, progress: report.Progress, setups: Sequence[project.Setup]
+) -> report.Outcome | None:
+    """The outcome on rank 0, None on the other ranks. Raises RunTimedOut where a stage would begin after the
+    deadline."""
+    stages.enter("setup: the project's platform, modules and setup functions")
+    project.prepare(options.as_platform, options.imports, setups)  # before Megatron-Core's strategies
+    backends, skipped = _backends(options)
+    stages.enter("start: the process group")
+    rt = runtime.start(stages.deadline.remaining())
+    try:
+        reporting = progress if rt.rank == 0 else progress.muted()
+        return _run(options, rt, backends, _Findings(stages, skipped), reporting, setups)
+    finally:
+        runtime.stop(rt)
 
 
 def _slowest_rank(measure: Callable[[], float], repeat: int = 1) -> float:
@@ -170,13 +173,16 @@ def _references(rt: runtime.Runtime, live: LiveState, folder: Path, threads: int
     return raw_s, d2h_s
 
 
-def _measure(saver: Backends, backend: str, live: LiveState, folder: Path) -> _RankRecord:
-    error = saving.warm_up(saver, backend, folder, live)
-    if error is not None:
-        return _RankRecord(0.0, 0.0, error, None)
+def _measure(saver: Backends, backend: str, live: LiveState, folder: Path, stages: Stages) -> _RankRecord:
+    stages.enter(f"{backend} warm-up save", backend)
+    saved = saving.warm_up(saver, backend, folder, live)
+    if saved.error is not None:
+        return _RankRecord(0.0, 0.0, f"warm-up save failed: {saved.error}", None, environment=saved.environment)
+    stages.enter(f"{backend} save", backend)
     saved = saving.save_and_commit(saver, backend, live, folder, backend)
     if saved.directory is None:
-        return _RankRecord(saved.blocking_s, saved.total_s, saved.error, None, saved.staging)
+        return _RankRecord(saved.blocking_s, saved.total_s, saved.error, None, saved.staging, saved.environment)
+    stages.enter(f"{backend} verify", backend)
     _, difference = saving.load_and_compare(saver, backend, live.specs, saved.directory, live.expected())
     dist.barrier()
     if saver.runtime.rank == 0:
@@ -287,99 +293,121 @@ def _staging_facts(backends: list[str], records: dict[str, list[_RankRecord]], s
     return found
 
 
+def _platform(options: Options, rt: runtime.Runtime, stages: Stages, size: int) -> dict[str, Any]:
+    """The platform facts known once the process group stands, written down at once for a report of a run
+    that does not finish; the run adds how each backend staged when it is done."""
+    platform = facts.base_platform(options, stages.folder.path.parent, rt.world_size, stages.deadline.limit_s)
+    platform.update(runtime.device_facts(rt))
+    emulated = {"platform": options.as_platform, "hip": torch.version.hip} if options.as_platform else None
+    platform.update(size_bytes=size, as_platform=emulated)
+    return platform
+
+
 def _run(
     options: Options,
     rt: runtime.Runtime,
     backends: list[str],
-    results: list[Result],
-    timeout_s: float,
-    cleanup: interrupts.Cleanup,
+    findings: _Findings,
     progress: report.Progress,
+    setups: Sequence[project.Setup],
 ) -> report.Outcome | None:
+    stages = findings.stages
     size = options.size or _default_size(rt, options.tensors)
     specs = _layout(size, options.tensors, rt.world_size, "--size")
     crash_size = options.crash_size or min(size, CRASH_SIZE_LIMIT)
     if options.crash_test:
         _layout(crash_size, options.tensors, rt.world_size, "--crash-size")
-    folder = _run_folder(rt, options.workdir, cleanup)
-    try:
-        progress.show(f"generating {size / (1 << 20):.1f} MiB of tensors")
-        live = LiveState(specs, options.seed, rt.rank, rt.world_size, rt.device)
-        nbytes = live.nbytes
-        saver = Backends(rt, options.threads, timeout_s)
-        progress.show("references: raw write + fsync, device-to-host copy")
-        raw_s, d2h_s = _references(rt, live, folder, options.threads)
-        results[:0] = [
-            Result(
-                report.RAW,
-                report.THROUGHPUT,
-                None,
-                f"reference: {options.threads} thread(s) per rank, each writing its share of the same bytes "
-                "into a new file + fsync, same file system",
-                gb_per_s=nbytes / raw_s / throughput.GB,
-                ratio_to_raw=1.0,
-                total_s=raw_s,
-            ),
-            Result(
-                report.D2H,
-                report.THROUGHPUT,
-                None,
-                "reference: every live tensor copied into host buffers made beforehand"
-                + (" (pinned, non-blocking)" if rt.accelerator else " (the CPU: plain memory copies)"),
-                gb_per_s=nbytes / d2h_s / throughput.GB,
-                total_s=d2h_s,
-            ),
-        ]
-        records: dict[str, list[_RankRecord]] = {}
-        for backend in backends:
-            progress.show(f"{backend}: saving {nbytes / (1 << 20):.1f} MiB and loading it back")
-            record = _measure(saver, backend, live, folder)
-            saver.release(backend)
-            gathered: list[_RankRecord | None] = [None] * rt.world_size
-            dist.all_gather_object(gathered, record)
-            records[backend] = [r for r in gathered if r is not None]
-            results += _results(backend, records[backend], specs, nbytes, raw_s, saver)
-        saver.close()
-        del live
-        if rt.rank != 0:
-            return None
-        platform = facts.platform_facts(rt, folder.parent)
-        platform.update(
-            staging=_staging_facts(backends, records, saver),
-            size_bytes=nbytes,
-            tensors=len(specs),
-            threads=options.threads,
-            seed=options.seed,
-            timeout_s=timeout_s,
-            crash_test=options.crash_test,
-            crash_size_bytes=crash_size if options.crash_test else None,
-            imports=list(options.imports),
-            required=list(options.required),
-            emulation=runtime.CPU_EMULATED if MEGATRON_ASYNC in backends and not rt.accelerator else None,
+    folder = stages.folder.saves
+    platform = _platform(options, rt, stages, size)
+    platform.update(
+        emulation=runtime.CPU_EMULATED if MEGATRON_ASYNC in backends and not rt.accelerator else None,
+        crash_size_bytes=crash_size if options.crash_test else None,
+    )
+    if rt.rank == 0:
+        stages.folder.write_platform(platform)
+    stages.enter("generating the state dict")
+    progress.show(f"generating {size / (1 << 20):.1f} MiB of tensors")
+    live = _live_state(specs, options.seed, rt, size)
+    nbytes = live.nbytes
+    saver = Backends(rt, options.threads, options.save_timeout_s or default_timeout(size), stages.deadline)
+    stages.enter("references: raw write + fsync, device-to-host copy")
+    progress.show("references: raw write + fsync, device-to-host copy")
+    raw_s, d2h_s = _references(rt, live, folder, options.threads)
+    references = [
+        Result(
+            report.RAW,
+            report.THROUGHPUT,
+            None,
+            f"reference: {options.threads} thread(s) per rank, each writing its share of the same bytes "
+            "into a new file + fsync, same file system",
+            gb_per_s=nbytes / raw_s / throughput.GB,
+            ratio_to_raw=1.0,
+            total_s=raw_s,
+        ),
+        Result(
+            report.D2H,
+            report.THROUGHPUT,
+            None,
+            "reference: every live tensor copied into host buffers made beforehand"
+            + (" (pinned, non-blocking)" if rt.accelerator else " (the CPU: plain memory copies)"),
+            gb_per_s=nbytes / d2h_s / throughput.GB,
+            total_s=d2h_s,
+        ),
+    ]
+    findings.results[:0] = references
+    if rt.rank == 0:
+        for result in references:
+            stages.folder.add_result(result)
+    records: dict[str, list[_RankRecord]] = {}
+    for backend in backends:
+        progress.show(f"{backend}: saving {nbytes / (1 << 20):.1f} MiB and loading it back")
+        record = _measure(saver, backend, live, folder, stages)
+        saver.release(backend)
+        gathered: list[_RankRecord | None] = [None] * rt.world_size
+        dist.all_gather_object(gathered, record)
+        records[backend] = [r for r in gathered if r is not None]
+        for found in records[backend]:
+            findings.environment(found.environment)
+        findings.add(*_results(backend, records[backend], specs, nbytes, raw_s, saver))
+    saver.close()
+    del live
+    if rt.rank != 0:
+        return None
+    platform.update(staging=_staging_facts(backends, records, saver))
+    stages.folder.write_platform(platform)
+    if options.crash_test and not findings.environment_errors:
+        _crash_tests(options, backends, crash_size, rt.world_size, findings, progress, setups)
+    progress.clear()
+    outcome = report.Outcome(platform, _judge(findings.results, backends, d2h_s), findings.environment_errors)
+    if MEGATRON_ASYNC in backends and not megatron.has_psutil():
+        outcome.environment_errors.append(
+            f"Megatron-Core's async writer needs psutil, which is not installed: {MEGATRON_HINT}"
         )
-        if options.crash_test:
-            results += _crash_tests(options, backends, folder, crash_size, rt.world_size, timeout_s, progress)
-        progress.clear()
-        outcome = report.Outcome(platform, _judge(results, backends, d2h_s))
-        if MEGATRON_ASYNC in backends and not megatron.has_psutil():
-            outcome.environment_errors.append(
-                f"Megatron-Core's async writer needs psutil, which is not installed: {MEGATRON_HINT}"
-            )
-        return outcome
-    finally:
-        if rt.rank == 0:
-            shutil.rmtree(folder, ignore_errors=True)
+    return outcome
+
+
+def _live_state(specs: list[TensorSpec], seed: int, rt: runtime.Runtime, size: int) -> LiveState:
+    try:
+        return LiveState(specs, seed, rt.rank, rt.world_size, rt.device)
+    except (torch.OutOfMemoryError, MemoryError, RuntimeError) as error:  # a failed allocation
+        where = "device" if rt.accelerator else "host"
+        raise EnvironmentProblem(
+            f"--size {size / (1 << 20):.1f} MiB: rank {rt.rank} cannot hold its part of the state dict in "
+            f"{where} memory: {' '.join(str(error).split())[:200]}"
+        ) from None
 
 
 def _crash_tests(
     options: Options,
     backends: list[str],
-    folder: Path,
     size: int,
     world_size: int,
-    timeout_s: float,
+    findings: _Findings,
     progress: report.Progress,
-) -> list[Result]:
+    setups: Sequence[project.Setup],
+) -> None:
+    stages = findings.stages
+
     def job(backend: str, area: Path) -> crash.Job:
         (area / "checkpoints").mkdir(parents=True)
         return crash.Job(
@@ -387,17 +415,26 @@ def _crash_tests(
             size,
             options.tensors,
             options.threads,
-            timeout_s,
+            options.save_timeout_s or default_timeout(size),
+            stages.deadline,
             area=area,
+            run_folder=stages.folder.path,
+            platform=options.as_platform,
             imports=options.imports,
+            setups=tuple(setups),
             world_size=world_size,
             root=area / "checkpoints",
         )
 
-    results = [
-        crash.crash_test(job(backend, folder / f"crash-{backend}"), options.crash_test, options.seed, progress)
-        for backend in backends
-    ]
+    folder = stages.folder.saves
+    for backend in backends:
+        result, problem = crash.crash_test(
+            job(backend, folder / f"crash-{backend}"), options.crash_test, options.seed, progress, stages
+        )
+        findings.add(result)
+        findings.environment(problem)
+    stages.enter("in-place hazard demonstration", report.IN_PLACE)
     progress.show("in-place hazard demonstration")
-    results.append(crash.in_place_hazard(job(DCP_SYNC, folder / "in-place"), options.seed))
-    return results
+    result, problem = crash.in_place_hazard(job(DCP_SYNC, folder / "in-place"), options.seed)
+    findings.add(result)
+    findings.environment(problem)

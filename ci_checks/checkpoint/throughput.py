@@ -51,16 +51,20 @@ def _share(arrays: list[memoryview], nbytes: int) -> list[memoryview]:
 
 
 def _write_file(path: Path, arrays: list[memoryview]) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    """OSError names `path`, which os.write's errors do not."""
     try:
-        for array in arrays:
-            view = array.cast("B")
-            while view:
-                written = os.write(fd, view[:_CHUNK])
-                view = view[written:]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            for array in arrays:
+                view = array.cast("B")
+                while view:
+                    written = os.write(fd, view[:_CHUNK])
+                    view = view[written:]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError as error:
+        raise OSError(error.errno, error.strerror, str(path)) from None
 
 
 class RawWrite:

@@ -1,7 +1,7 @@
-"""Real checkpoint saves end to end: every backend on one and two ranks (torchrun, gloo), verified
+"""Real checkpoint saves end to end: every backend on one rank and on two (torchrun, gloo), verified
 bit-exact, staging observed, crash-tested with real SIGKILLs whose partial folders are loaded back,
-reported as JSON, JUnit and Markdown; and without torchrun, where the harness starts its own
-one-rank group.
+reported as JSON, JUnit and Markdown; and every run watched by an observer that lists the processes
+it left alive (by parentage and session) and the files it left on disk.
 
 64 MiB state dicts (8 MiB for the crash test), as CI runs them; the Megatron-Core backend runs
 when megatron-core is installed.
@@ -45,13 +45,18 @@ def lines(path: Path) -> list[dict[str, Any]]:
 
 @pytest.fixture(scope="module")
 def one_rank(tmp_path_factory: pytest.TempPathFactory) -> tuple[Run, Path]:
-    """torchrun with one rank; the project's module `record_imports` given to --import."""
+    """One rank; the project's module `record_imports` given to --import; TMPDIR a folder of its own."""
     tmp = tmp_path_factory.mktemp("one-rank")
     (tmp / "work").mkdir()
-    env = {"GITHUB_STEP_SUMMARY": str(tmp / "summary.md"), "CI_CHECKS_TEST_IMPORTS": str(tmp / "imports.jsonl")}
+    (tmp / "tmp").mkdir()
+    env = {
+        "GITHUB_STEP_SUMMARY": str(tmp / "summary.md"),
+        "CI_CHECKS_TEST_IMPORTS": str(tmp / "imports.jsonl"),
+        "TMPDIR": str(tmp / "tmp"),
+    }
     args = ["--size", "64MiB", "--workdir", str(tmp / "work"), "--junit", str(tmp / "junit.xml")]
     args += ["--import", f"{PATCHES}.record_imports"]
-    return run(tmp, *args, torchrun=1, env=env), tmp
+    return run(tmp, *args, ranks=1, env=env), tmp
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +74,7 @@ def two_ranks(tmp_path_factory: pytest.TempPathFactory) -> tuple[Run, Path]:
     }
     args = ["--size", "64MiB", "--crash-test", str(KILLS), "--crash-size", "8MiB"]
     args += ["--import", f"{PATCHES}.record_imports"]
-    return run(tmp, *args, torchrun=2, env=env), tmp
+    return run(tmp, *args, ranks=2, env=env), tmp
 
 
 def test_every_backend_saves_and_loads_back_bit_exact(one_rank: tuple[Run, Path]) -> None:
@@ -214,9 +219,17 @@ def test_the_step_summary_gets_a_verdict_and_a_markdown_table(one_rank: tuple[Ru
     assert "| dcp-sync | verify | pass |" in summary
 
 
-def test_nothing_is_left_in_the_workdir(one_rank: tuple[Run, Path]) -> None:
-    _, tmp = one_rank
+def test_a_run_with_megatron_leaves_no_process_and_nothing_on_disk(one_rank: tuple[Run, Path]) -> None:
+    # Megatron-Core's result-queue manager, multiprocessing's resource tracker and forkserver, DCP's
+    # checkpoint process: none outlives the run, in its session or any other; no pymp-* folder, no
+    # torch cache folder in TMPDIR, nothing in the workdir, no shared memory of any of its processes.
+    outcome, tmp = one_rank
+    assert "megatron-async" in BACKENDS or not HAS_MEGATRON
+    outcome.assert_left_nothing_running()
+    assert len(outcome.pids_seen) >= 4  # the harness, its rank, and the helpers above
+    assert outcome.report["cleanup"] == {"processes_ended": 0, "left_behind": []}  # they ended by themselves
     assert list((tmp / "work").iterdir()) == []
+    assert list((tmp / "tmp").iterdir()) == []
 
 
 def test_two_ranks_each_verify_their_shards(two_ranks: tuple[Run, Path]) -> None:
@@ -230,17 +243,25 @@ def test_two_ranks_each_verify_their_shards(two_ranks: tuple[Run, Path]) -> None
         assert verified["detail"].startswith("bit-exact on 2 rank(s): 16 tensors, 11 sharded, 5 replicated")
     for backend in ASYNC_BACKENDS:
         assert outcome.result(backend, "staging")["detail"].startswith("on 2 rank(s): ")
-    # The default workdir is a new temporary folder, removed afterwards (torch keeps its own there).
+    # The default workdir is a new temporary folder, removed afterwards with everything the ranks put in TMPDIR.
     assert outcome.report["platform"]["workdir"] == str(tmp / "tmp")
-    assert list((tmp / "tmp").glob("ci-checks-checkpoint-*")) == []
+    assert list((tmp / "tmp").iterdir()) == []
+    outcome.assert_left_nothing_running()
 
 
 def test_a_required_backend_that_cannot_run_fails_the_run(tmp_path: Path) -> None:
-    # `None` in sys.modules makes megatron unimportable in that interpreter only: a stand-in for
-    # an environment without megatron-core, which cannot be produced in one that has it. Without
-    # torchrun, the harness starts its own one-rank group.
-    args = ["--size", "1MiB", "--tensors", "4", "--require", "megatron-async"]
-    outcome = run(tmp_path, *args, prelude="sys.modules['megatron'] = None")
+    # The patch makes megatron unimportable in the ranks (see its docstring).
+    args = [
+        "--size",
+        "1MiB",
+        "--tensors",
+        "4",
+        "--require",
+        "megatron-async",
+        "--import",
+        f"{PATCHES}.without_megatron",
+    ]
+    outcome = run(tmp_path, *args)
     assert outcome.code == 1, outcome.stdout + outcome.stderr
     assert outcome.report["platform"]["world_size"] == 1
     assert outcome.report["platform"]["required"] == ["megatron-async"]
@@ -259,6 +280,15 @@ def options(**given: Any) -> Options:
         "crash_test": 0, "crash_size": None, "report_json": None, "junit": None, "seed": 0, "timeout_s": None,
     }  # fmt: skip
     return Options(**{**defaults, **given})
+
+
+def test_options_travel_to_the_ranks_unchanged(tmp_path: Path) -> None:
+    given = options(
+        size=1 << 20, backends=("dcp-sync",), imports=("a.b",), workdir=tmp_path, junit=tmp_path / "j.xml",
+        setups=("a.b:c",), as_platform="rocm", nproc_per_node=2, reshard_ranks=1, min_ratio=(("durable", 0.5),),
+        save_timeout_s=3.0,
+    )  # fmt: skip
+    assert Options.from_json(json.loads(json.dumps(given.to_json()))) == given
 
 
 @pytest.fixture
@@ -320,9 +350,9 @@ def test_a_checkpoint_that_does_not_load_is_a_failed_check_with_every_report_wri
 @needs_megatron
 def test_a_megatron_writer_that_dies_times_out_instead_of_hanging(tmp_path: Path) -> None:
     # Without psutil Megatron-Core's forked writer really dies and its parent really waits
-    # forever; psutil is made unimportable in that interpreter (as above) to get there.
-    args = ["--backend", "megatron-async", "--size", "1MiB", "--tensors", "4", "--timeout", "3"]
-    outcome = run(tmp_path, *args, prelude="sys.modules['psutil'] = None")
+    # forever; the patch makes psutil unimportable in the ranks to get there.
+    args = ["--backend", "megatron-async", "--size", "1MiB", "--tensors", "4", "--save-timeout", "3"]
+    outcome = run(tmp_path, *args, "--import", f"{PATCHES}.without_psutil")
     assert outcome.code == 2
     saved = outcome.result("megatron-async", "save")
     assert saved["passed"] is False

@@ -83,8 +83,8 @@ def test_json_has_the_public_shape() -> None:
 def test_json_lists_each_throughput_goal() -> None:
     [row] = json.loads(report.to_json(outcome(GOAL_MISSED)))["results"]
     assert row["goals"] == [
-        {"name": "durable >= 0.80x raw", "met": True, "detail": MET.detail},
-        {"name": "blocking <= 1.50x d2h", "met": False, "detail": MISSED.detail},
+        {"name": "durable >= 0.80x raw", "met": True, "detail": MET.detail, "required": False},
+        {"name": "blocking <= 1.50x d2h", "met": False, "detail": MISSED.detail, "required": False},
     ]
 
 
