@@ -53,6 +53,12 @@ def emulate(platform: str | None) -> str | None:
     return EMULATED_HIP
 
 
+def _raised(error: BaseException) -> str:
+    if isinstance(error, SystemExit):
+        return f"SystemExit (sys.exit({error.code!r}))"
+    return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+
+
 def _search_working_directory() -> None:
     # As for `python -m`, but last, so that the project's folder never shadows an installed package.
     here = str(Path.cwd())
@@ -70,7 +76,7 @@ def import_modules(names: Sequence[str]) -> None:
         try:
             importlib.import_module(name)
         except (Exception, SystemExit) as error:  # whatever the project's import raises is the reason
-            raise UsageError(f"--import {name}: {type(error).__name__}: {error}") from None
+            raise UsageError(f"--import {name}: {_raised(error)}") from None
 
 
 def _describe(setup: Setup) -> str:
@@ -85,7 +91,7 @@ def _resolve(setup: str) -> Callable[[], object]:
     try:
         found: object = importlib.import_module(module_name)
     except (Exception, SystemExit) as error:
-        raise UsageError(f"--setup {setup}: importing {module_name}: {type(error).__name__}: {error}") from None
+        raise UsageError(f"--setup {setup}: importing {module_name}: {_raised(error)}") from None
     for part in path.split("."):
         if not hasattr(found, part):
             raise UsageError(f"--setup {setup}: {module_name} has no {path}")
@@ -122,7 +128,7 @@ def call_setups(setups: Sequence[Setup]) -> None:
         try:
             function()
         except (Exception, SystemExit) as error:  # whatever the project's setup raises is the reason
-            raise UsageError(f"{_describe(setup)}: raised {type(error).__name__}: {error}") from None
+            raise UsageError(f"{_describe(setup)}: raised {_raised(error)}") from None
 
 
 def prepare(platform: str | None, imports: Sequence[str], setups: Sequence[Setup]) -> None:

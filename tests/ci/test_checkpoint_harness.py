@@ -55,7 +55,9 @@ def one_rank(tmp_path_factory: pytest.TempPathFactory) -> tuple[Run, Path]:
         "TMPDIR": str(tmp / "tmp"),
     }
     args = ["--size", "64MiB", "--workdir", str(tmp / "work"), "--junit", str(tmp / "junit.xml")]
-    args += ["--import", f"{PATCHES}.record_imports"]
+    # The seed's workaround as the project had it, under `if torch.version.hip:`: not seen without ROCm or
+    # --as-platform rocm (test_checkpoint_staging.py has it seen).
+    args += ["--import", f"{PATCHES}.record_imports", "--setup", f"{PATCHES}.rocm_setup:initialize_model_and_optimizer"]
     return run(tmp, *args, ranks=1, env=env), tmp
 
 
@@ -73,7 +75,8 @@ def two_ranks(tmp_path_factory: pytest.TempPathFactory) -> tuple[Run, Path]:
         "PYTHONPATH": os.pathsep.join(filter(None, [str(PROBE), os.environ.get("PYTHONPATH")])),
     }
     args = ["--size", "64MiB", "--crash-test", str(KILLS), "--crash-size", "8MiB"]
-    args += ["--import", f"{PATCHES}.record_imports"]
+    args += ["--import", f"{PATCHES}.record_imports", "--setup", f"{PATCHES}.record_imports:record_setup"]
+    args += ["--as-platform", "rocm"]
     return run(tmp, *args, ranks=2, env=env), tmp
 
 
@@ -99,6 +102,8 @@ def test_the_report_says_what_it_ran_against(one_rank: tuple[Run, Path]) -> None
     assert platform["size_bytes"] == 64 << 20
     assert (platform["crash_test"], platform["crash_size_bytes"]) == (0, None)
     assert platform["imports"] == [f"{PATCHES}.record_imports"]
+    assert platform["setups"] == [f"{PATCHES}.rocm_setup:initialize_model_and_optimizer"]
+    assert (platform["as_platform"], platform["reshard_ranks"], platform["min_ratio"]) == (None, None, {})
     assert platform["host_memory_bytes"] > 0
     assert platform["workdir_filesystem"]["type"]
     assert set(platform["staging"]) == set(BACKENDS)
@@ -134,16 +139,26 @@ def test_every_async_backend_s_staging_is_checked_on_what_the_save_did(one_rank:
         )
 
 
-def test_the_project_s_modules_are_imported_in_every_process_that_saves_before_megatron(
+def test_the_project_s_modules_and_setups_run_in_every_process_that_saves_before_megatron(
     one_rank: tuple[Run, Path], two_ranks: tuple[Run, Path]
 ) -> None:
     [line] = lines(one_rank[1] / "imports.jsonl")
     assert line["strategies_first"] is False
-    imported = lines(two_ranks[1] / "imports.jsonl")
+    recorded = lines(two_ranks[1] / "imports.jsonl")
+    imported = [line for line in recorded if "strategies_first" in line]
     # the two ranks; per backend its verifier and KILLS + 1 two-rank writer groups; the hazard's
     # verifier and its two one-rank writers
-    assert len({line["pid"] for line in imported}) == 2 + len(BACKENDS) * (2 * (KILLS + 1) + 1) + 3
+    processes = 2 + len(BACKENDS) * (2 * (KILLS + 1) + 1) + 3
+    assert len({line["pid"] for line in imported}) == processes
     assert not any(line["strategies_first"] for line in imported)
+    # --setup, after the imports, in each of them; --as-platform rocm made torch.version.hip read as set there
+    set_up = [line for line in recorded if line.get("setup")]
+    assert {line["pid"] for line in set_up} == {line["pid"] for line in imported}
+    assert {line["hip"] for line in set_up} == {"6.4.0"}
+    platform = two_ranks[0].report["platform"]
+    assert platform["as_platform"] == {"platform": "rocm", "hip": "6.4.0"}
+    assert platform["hip"] is None and platform["device_kind"] == "cpu"  # the build's own, not the emulation
+    assert platform["setups"] == [f"{PATCHES}.record_imports:record_setup"]
 
 
 def test_the_fork_server_initialises_no_gpu_driver_before_it_forks(two_ranks: tuple[Run, Path]) -> None:
