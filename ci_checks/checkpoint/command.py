@@ -307,6 +307,9 @@ def _write_reports(outcome: report.Outcome, options: Options, out: TextIO) -> No
             stream.write(report.to_markdown(outcome))
 
 
+_QUIET_RANK_EXIT_DELAY_S = 2.0
+
+
 def _reporting_rank() -> bool:
     """Rank 0, or no torchrun: under torchrun every rank meets the same usage error, and one says it."""
     return os.environ.get("RANK", "0") == "0"
@@ -328,6 +331,9 @@ def main(
     def error(message: str) -> None:
         if _reporting_rank():
             err.write(f"{prog}: {message}\n")
+        else:
+            # torchrun ends every rank as soon as one exits: the others give rank 0 the time to say it.
+            time.sleep(_QUIET_RANK_EXIT_DELAY_S)
 
     begun = time.time()
     try:

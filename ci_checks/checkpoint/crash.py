@@ -47,7 +47,7 @@ from ci_checks.checkpoint import commit, processes, project, report, runtime, sa
 from ci_checks.checkpoint.backends import Backends
 from ci_checks.checkpoint.options import DCP_SYNC, Deadline
 from ci_checks.checkpoint.runfolder import RunFolder, RunTimedOut, Stages
-from ci_checks.checkpoint.state import LiveState, layout, whole_of
+from ci_checks.checkpoint.state import LiveState, TensorSpec, batches, layout, resharded
 
 # What the fork server imports before it forks anything: nothing that initialises a GPU driver.
 FORK_SERVER_PRELOAD = ("ci_checks.checkpoint.preload",)
@@ -61,6 +61,7 @@ _AFTER_COMMIT = "after commit"
 
 # (loaded, problem) for one checkpoint: see saving.load_and_compare.
 Loaded = tuple[bool, str | None]
+Expected = Callable[[TensorSpec], Any]
 
 
 class CrashTestError(Exception):
@@ -86,6 +87,7 @@ class Job:
     imports: tuple[str, ...] = ()
     setups: tuple[project.Setup, ...] = ()
     world_size: int = 1  # ranks of every writer group
+    verifier_ranks: int = 1  # ranks that load each checkpoint again: each its part of every tensor
     root: Path = Path()  # where the checkpoints go
     name: str = ""
     seed: int = 0
@@ -103,6 +105,9 @@ class Job:
 
     def group(self, rank: int, store: str) -> runtime.Group:
         return runtime.Group(rank, self.world_size, self.area / f"store-{store}")
+
+    def layout(self) -> list[TensorSpec]:
+        return layout(self.size, self.tensors, self.world_size, self.verifier_ranks)
 
 
 def _start(job: Job, group: runtime.Group) -> Backends:
@@ -157,9 +162,7 @@ def _writer(job: Job, connection: multiprocessing.connection.Connection) -> None
     os.setsid()
     RunFolder(job.run_folder).record_session()
     saver = _start(job, job.group(job.rank, f"{job.name}-{job.seed}"))
-    live = LiveState(
-        layout(job.size, job.tensors, job.world_size), job.seed, job.rank, job.world_size, saver.runtime.device
-    )
+    live = LiveState(job.layout(), job.seed, job.rank, job.world_size, saver.runtime.device)
     warmed = saving.warm_up(saver, job.backend, job.scratch)
     if warmed.error is not None:
         raise CrashTestError(f"warm-up save failed: {warmed.error}", warmed.environment)
@@ -174,20 +177,35 @@ def _writer(job: Job, connection: multiprocessing.connection.Connection) -> None
     runtime.stop()
 
 
+def _load_in_batches(
+    saver: Backends, backend: str, specs: list[TensorSpec], directory: Path, expected: Expected, budget: int
+) -> Loaded:
+    """Load and compare a few tensors at a time, never holding more than `budget` bytes of them."""
+    for batch in batches(specs, saver.runtime.world_size, budget):
+        loaded, problem = saving.load_and_compare(saver, backend, batch, directory, expected)
+        if not loaded or problem is not None:
+            return loaded, problem
+    return True, None
+
+
 @_said_on_failure
 def _verifier(job: Job, connection: multiprocessing.connection.Connection) -> None:
-    saver = _start(job, replace(job, world_size=1).group(0, "verifier"))
-    specs = layout(job.size, job.tensors, job.world_size)
-    while (checkpoints := connection.recv()) is not None:
+    ranks = job.verifier_ranks
+    saver = _start(job, runtime.Group(job.rank, ranks, job.area / f"store-verifiers-{ranks}"))
+    specs = job.layout()
+    budget = sum(spec.local_nbytes(job.world_size) for spec in specs)  # what one saving rank held
+    while (request := connection.recv()) is not None:
+        backend, checkpoints = request
         found = [
-            saving.load_and_compare(saver, job.backend, specs, directory, whole_of(seed, job.world_size))
+            _load_in_batches(saver, backend, specs, directory, resharded(seed, job.world_size, job.rank, ranks), budget)
             for directory, seed in checkpoints
         ]
         connection.send(found)
     runtime.stop()
 
 
-def _context(preload: tuple[str, ...] = FORK_SERVER_PRELOAD) -> ForkServerContext:
+def fork_server(preload: tuple[str, ...] = FORK_SERVER_PRELOAD) -> ForkServerContext:
+    """The context that forks writers and verifiers from a server that has torch and DCP loaded."""
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(list(preload))
     return context
@@ -212,30 +230,80 @@ def _kill_sessions(writers: list[BaseProcess]) -> None:
     processes.remove_shared_memory(killed)
 
 
+def _receive(process: BaseProcess, connection: Any, what: str, job: Job) -> Any:
+    """The next answer of a writer or verifier: CrashTestError when it failed, died or said nothing in time."""
+    limit = job.deadline.bound(job.timeout_s)
+    try:
+        if connection.poll(limit):
+            answer = connection.recv()
+            if isinstance(answer, tuple) and answer[:1] == (_FAILED,):
+                _, message, problem = answer  # the file system as the reason, else the error itself
+                raise CrashTestError(f"{what} failed: {problem or message}", problem)
+            return answer
+    except (EOFError, OSError):
+        process.join(limit)
+        raise CrashTestError(f"{what} exited with code {process.exitcode}{_log_tail(job.log)}") from None
+    if job.deadline.expired():
+        raise RunTimedOut(f"{what} gave no answer before the run's --timeout")
+    raise CrashTestError(f"{what} gave no answer within {limit:.0f} s{_log_tail(job.log)}")
+
+
+class Verifiers:
+    """`base.verifier_ranks` processes, a process group of their own, that load checkpoints `base.world_size`
+    ranks saved, each rank its part of every tensor (all of it on one rank), with the library's own loader,
+    and compare it bit for bit. Started on first use; one group serves every backend."""
+
+    def __init__(self, context: ForkServerContext, base: Job) -> None:
+        self.context = context
+        self.base = base
+        self._started: list[tuple[BaseProcess, Any]] = []
+
+    def verify(self, backend: str, checkpoints: list[tuple[Path, int]]) -> list[Loaded]:
+        """(loaded, problem) for each (directory, seed): loaded by every rank, and the first problem found."""
+        if not self._started:
+            for rank in range(self.base.verifier_ranks):
+                ours, theirs = self.context.Pipe(duplex=True)
+                started = self.context.Process(target=_verifier, args=(replace(self.base, rank=rank), theirs))
+                started.start()
+                theirs.close()
+                self._started.append((started, ours))
+        for _, connection in self._started:
+            connection.send((backend, checkpoints))
+        ranks = len(self._started)
+        answers: list[list[Loaded]] = [
+            _receive(process, connection, "the verifier" + (f" rank {rank}" if ranks > 1 else ""), self.base)
+            for rank, (process, connection) in enumerate(self._started)
+        ]
+        combined = []
+        for found in zip(*answers, strict=True):
+            problems = [(rank, problem) for rank, (_, problem) in enumerate(found) if problem is not None]
+            problem = None
+            if problems:
+                rank, problem = problems[0]
+                problem = problem if ranks == 1 else f"rank {rank}: {problem}"
+            combined.append((all(loaded for loaded, _ in found), problem))
+        return combined
+
+    def close(self) -> None:
+        for _, connection in self._started:
+            with contextlib.suppress(OSError):
+                connection.send(None)
+        for process, connection in self._started:
+            process.join(self.base.deadline.bound(self.base.timeout_s))
+            if process.is_alive():
+                process.kill()
+                process.join()
+            connection.close()
+        self._started = []
+
+
 class _Runner:
     """Starts writer groups and keeps one verifier, for one backend."""
 
     def __init__(self, context: ForkServerContext, base: Job) -> None:
         self.context = context
         self.base = base
-        self.timeout_s = base.timeout_s
-        self._verifier: tuple[BaseProcess, Any] | None = None
-
-    def _receive(self, process: BaseProcess, connection: Any, what: str) -> Any:
-        limit = self.base.deadline.bound(self.timeout_s)
-        try:
-            if connection.poll(limit):
-                answer = connection.recv()
-                if isinstance(answer, tuple) and answer[:1] == (_FAILED,):
-                    _, message, problem = answer  # the file system as the reason, else the error itself
-                    raise CrashTestError(f"{what} failed: {problem or message}", problem)
-                return answer
-        except (EOFError, OSError):
-            process.join(limit)
-            raise CrashTestError(f"{what} exited with code {process.exitcode}{_log_tail(self.base.log)}") from None
-        if self.base.deadline.expired():
-            raise RunTimedOut(f"{what} gave no answer before the run's --timeout")
-        raise CrashTestError(f"{what} gave no answer within {limit:.0f} s{_log_tail(self.base.log)}")
+        self.verifiers = Verifiers(context, base)
 
     def write(self, job: Job, kill_after_s: float | None) -> float:
         """Run a writer group; kill every session `kill_after_s` after all are ready, or let them
@@ -250,7 +318,7 @@ class _Runner:
                 send.close()
                 writers.append((process, receive))
             for rank, (process, receive) in enumerate(writers):
-                self._receive(process, receive, f"writer rank {rank}")
+                _receive(process, receive, f"writer rank {rank}", job)
             ready = time.perf_counter()
             if kill_after_s is not None:
                 time.sleep(kill_after_s)
@@ -261,11 +329,11 @@ class _Runner:
                     rank, code = failed[0]
                     process, receive = writers[rank]
                     if receive.poll(0):  # it said why
-                        self._receive(process, receive, f"writer rank {rank}")
+                        _receive(process, receive, f"writer rank {rank}", job)
                     raise CrashTestError(f"writer rank {rank} exited with code {code}{_log_tail(job.log)}")
                 return kill_after_s
             for rank, (process, receive) in enumerate(writers):
-                if self._receive(process, receive, f"writer rank {rank}") != _COMMITTED:
+                if _receive(process, receive, f"writer rank {rank}", job) != _COMMITTED:
                     raise CrashTestError(f"writer rank {rank} did not commit")
             return time.perf_counter() - ready
         finally:
@@ -276,28 +344,10 @@ class _Runner:
             shutil.rmtree(job.scratch, ignore_errors=True)
 
     def verify(self, checkpoints: list[tuple[Path, int]]) -> list[Loaded]:
-        if self._verifier is None:
-            ours, theirs = self.context.Pipe(duplex=True)
-            started = self.context.Process(target=_verifier, args=(self.base, theirs))
-            started.start()
-            theirs.close()
-            self._verifier = (started, ours)
-        process, connection = self._verifier
-        connection.send(checkpoints)
-        found: list[Loaded] = self._receive(process, connection, "the verifier")
-        return found
+        return self.verifiers.verify(self.base.backend, checkpoints)
 
     def close(self) -> None:
-        if self._verifier is None:
-            return
-        process, connection = self._verifier
-        with contextlib.suppress(OSError):
-            connection.send(None)
-        process.join(self.timeout_s)
-        if process.is_alive():
-            process.kill()
-            process.join()
-        connection.close()
+        self.verifiers.close()
 
 
 def _phase(root: Path, name: str) -> str:
@@ -338,7 +388,7 @@ def crash_test(
 ) -> tuple[report.Result, str | None]:
     """`kills` writer groups of new checkpoints SIGKILLed at random points after a complete one; with the
     result, what the file system did wrong, if it was the reason the test could not run."""
-    runner = _Runner(_context(), base)
+    runner = _Runner(fork_server(), base)
     previous = replace(base, name="ckpt-0000", seed=seed + 1)
     tally = _Tally(kills)
     phases: Counter[str] = Counter()
@@ -394,7 +444,7 @@ def in_place_hazard(base: Job, seed: int) -> tuple[report.Result, str | None]:
     """Demonstrate what an in-place save risks; the harness itself never saves in place."""
     old = replace(base, backend=DCP_SYNC, world_size=1, name="ckpt-in-place", seed=seed + 1)
     new = replace(old, seed=seed + 2, in_place=True)
-    runner = _Runner(_context(), old)
+    runner = _Runner(fork_server(), old)
     failed = "in-place hazard demonstration could not run"
     try:
         runner.write(old, kill_after_s=None)

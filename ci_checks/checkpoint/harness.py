@@ -129,9 +129,9 @@ def size_for(per_rank: int, tensors: int, world_size: int) -> int:
     return max(1 << 20, int(per_rank / held) >> 20 << 20)
 
 
-def _layout(size: int, tensors: int, world_size: int, what: str) -> list[TensorSpec]:
+def _layout(size: int, tensors: int, world_size: int, what: str, loaded_on: int = 1) -> list[TensorSpec]:
     try:
-        return layout(size, tensors, world_size)
+        return layout(size, tensors, world_size, loaded_on)
     except ValueError as error:
         raise UsageError(f"{what}: {error}") from None
 
@@ -173,21 +173,37 @@ def _references(rt: runtime.Runtime, live: LiveState, folder: Path, threads: int
     return raw_s, d2h_s
 
 
-def _measure(saver: Backends, backend: str, live: LiveState, folder: Path, stages: Stages) -> _RankRecord:
+def _measure(
+    saver: Backends, backend: str, live: LiveState, folder: Path, stages: Stages
+) -> tuple[_RankRecord, Path | None]:
+    """This rank's record, and the checkpoint committed (to be loaded again on the resharding ranks)."""
     stages.enter(f"{backend} warm-up save", backend)
     saved = saving.warm_up(saver, backend, folder, live)
     if saved.error is not None:
-        return _RankRecord(0.0, 0.0, f"warm-up save failed: {saved.error}", None, environment=saved.environment)
+        record = _RankRecord(0.0, 0.0, f"warm-up save failed: {saved.error}", None, environment=saved.environment)
+        return record, None
     stages.enter(f"{backend} save", backend)
     saved = saving.save_and_commit(saver, backend, live, folder, backend)
     if saved.directory is None:
-        return _RankRecord(saved.blocking_s, saved.total_s, saved.error, None, saved.staging, saved.environment)
+        return _RankRecord(saved.blocking_s, saved.total_s, saved.error, None, saved.staging, saved.environment), None
     stages.enter(f"{backend} verify", backend)
     _, difference = saving.load_and_compare(saver, backend, live.specs, saved.directory, live.expected())
     dist.barrier()
-    if saver.runtime.rank == 0:
-        shutil.rmtree(saved.directory)
-    return _RankRecord(saved.blocking_s, saved.total_s, None, difference, saved.staging)
+    return _RankRecord(saved.blocking_s, saved.total_s, None, difference, saved.staging), saved.directory
+
+
+def _reshard(
+    verifiers: crash.Verifiers, backend: str, directory: Path, seed: int, saved_by: int, specs: list[TensorSpec]
+) -> Result:
+    """The checkpoint `saved_by` ranks saved, loaded again on the verifiers' ranks (each its rows of every
+    sharded tensor, the replicated ones whole) and compared bit for bit."""
+    ranks = verifiers.base.verifier_ranks
+    [(loaded, problem)] = verifiers.verify(backend, [(directory, seed)])
+    moved = f"saved on {saved_by} rank(s), loaded on {ranks} rank(s) with the library's own loader"
+    if not loaded or problem is not None:
+        return Result(backend, report.RESHARD, False, f"{moved}: {problem}")
+    sharded = sum(spec.sharded for spec in specs)
+    return Result(backend, report.RESHARD, True, f"{moved}: bit-exact, {len(specs)} tensors, {sharded} resharded")
 
 
 def _staging(backend: str, records: list[_RankRecord], saver: Backends) -> Result | None:
@@ -313,7 +329,8 @@ def _run(
 ) -> report.Outcome | None:
     stages = findings.stages
     size = options.size or _default_size(rt, options.tensors)
-    specs = _layout(size, options.tensors, rt.world_size, "--size")
+    reshard_ranks = options.reshard_ranks or (1 if rt.world_size > 1 else None)
+    specs = _layout(size, options.tensors, rt.world_size, "--size", reshard_ranks or 1)
     crash_size = options.crash_size or min(size, CRASH_SIZE_LIMIT)
     if options.crash_test:
         _layout(crash_size, options.tensors, rt.world_size, "--crash-size")
@@ -322,6 +339,7 @@ def _run(
     platform.update(
         emulation=runtime.CPU_EMULATED if MEGATRON_ASYNC in backends and not rt.accelerator else None,
         crash_size_bytes=crash_size if options.crash_test else None,
+        reshard_ranks=reshard_ranks,
     )
     if rt.rank == 0:
         stages.folder.write_platform(platform)
@@ -359,10 +377,19 @@ def _run(
         for result in references:
             stages.folder.add_result(result)
     records: dict[str, list[_RankRecord]] = {}
+    verifiers = _verifiers(options, rt, stages, size, reshard_ranks, setups)
     for backend in backends:
         progress.show(f"{backend}: saving {nbytes / (1 << 20):.1f} MiB and loading it back")
-        record = _measure(saver, backend, live, folder, stages)
+        record, directory = _measure(saver, backend, live, folder, stages)
         saver.release(backend)
+        if directory is not None and reshard_ranks is not None:
+            stages.enter(f"{backend} reshard: loaded on {reshard_ranks} rank(s)", backend)
+            if verifiers is not None:  # rank 0's; the others wait
+                progress.show(f"{backend}: loading it on {reshard_ranks} rank(s)")
+                findings.add(_reshard(verifiers, backend, directory, options.seed, rt.world_size, specs))
+            dist.barrier()
+        if directory is not None and rt.rank == 0:
+            shutil.rmtree(directory)
         gathered: list[_RankRecord | None] = [None] * rt.world_size
         dist.all_gather_object(gathered, record)
         records[backend] = [r for r in gathered if r is not None]
@@ -370,6 +397,8 @@ def _run(
             findings.environment(found.environment)
         findings.add(*_results(backend, records[backend], specs, nbytes, raw_s, saver))
     saver.close()
+    if verifiers is not None:
+        verifiers.close()
     del live
     if rt.rank != 0:
         return None
@@ -397,6 +426,43 @@ def _live_state(specs: list[TensorSpec], seed: int, rt: runtime.Runtime, size: i
         ) from None
 
 
+def _job(
+    options: Options, stages: Stages, backend: str, size: int, world_size: int, area: Path, **more: Any
+) -> crash.Job:
+    """What a process of the fork server is to do: everything of the run it needs, in plain data."""
+    return crash.Job(
+        backend,
+        size,
+        options.tensors,
+        options.threads,
+        options.save_timeout_s or default_timeout(size),
+        stages.deadline,
+        area=area,
+        run_folder=stages.folder.path,
+        platform=options.as_platform,
+        imports=options.imports,
+        world_size=world_size,
+        **more,
+    )
+
+
+def _verifiers(
+    options: Options,
+    rt: runtime.Runtime,
+    stages: Stages,
+    size: int,
+    reshard_ranks: int | None,
+    setups: Sequence[project.Setup],
+) -> crash.Verifiers | None:
+    """Rank 0's group of resharding ranks (None elsewhere, or without resharding)."""
+    if reshard_ranks is None or rt.rank != 0:
+        return None
+    area = stages.folder.saves / "reshard"
+    area.mkdir()
+    job = _job(options, stages, "", size, rt.world_size, area, setups=tuple(setups), verifier_ranks=reshard_ranks)
+    return crash.Verifiers(crash.fork_server(), job)
+
+
 def _crash_tests(
     options: Options,
     backends: list[str],
@@ -410,21 +476,7 @@ def _crash_tests(
 
     def job(backend: str, area: Path) -> crash.Job:
         (area / "checkpoints").mkdir(parents=True)
-        return crash.Job(
-            backend,
-            size,
-            options.tensors,
-            options.threads,
-            options.save_timeout_s or default_timeout(size),
-            stages.deadline,
-            area=area,
-            run_folder=stages.folder.path,
-            platform=options.as_platform,
-            imports=options.imports,
-            setups=tuple(setups),
-            world_size=world_size,
-            root=area / "checkpoints",
-        )
+        return _job(options, stages, backend, size, world_size, area, setups=tuple(setups), root=area / "checkpoints")
 
     folder = stages.folder.saves
     for backend in backends:

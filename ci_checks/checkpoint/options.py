@@ -29,9 +29,11 @@ MINIMUM_MEGATRON = (0, 16)
 # A save slower than this (after a fixed allowance for process start-up) is reported as hung.
 SLOWEST_EXPECTED_BYTES_PER_S = 50_000_000
 START_UP_ALLOWANCE_S = 60.0
-# What the default --timeout allows each writer group of the crash test to start (a fork, Megatron-Core's
-# import, a process group, a warm-up save) besides its save.
-WRITER_START_ALLOWANCE_S = 10.0
+# What the default --timeout allows each backend besides its bytes (its helpers' start, a fork server's
+# processes importing Megatron-Core, the loads), and each writer group of the crash test (a fork, Megatron-
+# Core's import, a process group, a warm-up save): on two shared CPU cores a 1 MiB backend took up to 12 s.
+BACKEND_ALLOWANCE_S = 60.0
+WRITER_START_ALLOWANCE_S = 20.0
 # The longest --timeout: a week, far below what a timedelta or a collective's timeout can hold.
 LONGEST_TIMEOUT_S = 7 * 24 * 3600.0
 
@@ -88,8 +90,8 @@ def default_timeout(size: int) -> float:
 
 
 def default_run_timeout(size: int, backends: int, crash_test: int, crash_size: int) -> float:
-    """The default --timeout of a whole run: the start-up allowance, then 1 s per 50 MB of everything it
-    writes or reads, as counted below, and each crash-test writer group's start.
+    """The default --timeout of a whole run: the start-up allowance and each backend's, then 1 s per 50 MB
+    of everything it writes or reads, as counted below, and each crash-test writer group's start.
 
     Per backend: a warm-up save, the timed save, its load on every rank and its load on the resharding
     ranks (the references count as two more); per crash-test kill: the writer group's save and three
@@ -97,7 +99,7 @@ def default_run_timeout(size: int, backends: int, crash_test: int, crash_size: i
     hazard as one more backend's crash test of one kill.
     """
     seconds_per_byte = 1 / SLOWEST_EXPECTED_BYTES_PER_S
-    saves = (2 + 4 * backends) * size * seconds_per_byte
+    saves = backends * BACKEND_ALLOWANCE_S + (2 + 4 * backends) * size * seconds_per_byte
     crash = 0.0
     if crash_test:
         per_group = WRITER_START_ALLOWANCE_S + crash_size * seconds_per_byte

@@ -14,6 +14,7 @@ import os
 import sys
 import threading
 import time
+import traceback
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -37,8 +38,9 @@ def _end_if_orphaned(folder: RunFolder) -> None:
     os._exit(EXIT_ENDED)
 
 
-def _kind(failure: BaseException) -> str:
-    if isinstance(failure, RunTimedOut):
+def _kind(failure: BaseException, deadline: Deadline) -> str:
+    # A collective times out with the run, and says so in words of its own.
+    if isinstance(failure, RunTimedOut) or deadline.expired():
         return "timeout"
     if isinstance(failure, UsageError):
         return "usage"
@@ -76,7 +78,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if outcome is not None:
             folder.write_outcome(outcome)
     except BaseException as failure:  # written down in the run folder, which the report is made from
-        folder.add_error(RankError(rank, _kind(failure), _message(failure, folder), stages.current))
+        kind = _kind(failure, stages.deadline)
+        if kind == "internal":  # a fault of the harness: where it happened goes with the diagnostics
+            traceback.print_exc()
+        folder.add_error(RankError(rank, kind, _message(failure, folder), stages.current))
         return EXIT_ENDED
     return 0
 

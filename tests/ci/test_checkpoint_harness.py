@@ -146,9 +146,9 @@ def test_the_project_s_modules_and_setups_run_in_every_process_that_saves_before
     assert line["strategies_first"] is False
     recorded = lines(two_ranks[1] / "imports.jsonl")
     imported = [line for line in recorded if "strategies_first" in line]
-    # the two ranks; per backend its verifier and KILLS + 1 two-rank writer groups; the hazard's
-    # verifier and its two one-rank writers
-    processes = 2 + len(BACKENDS) * (2 * (KILLS + 1) + 1) + 3
+    # the two ranks and the resharding rank; per backend its verifier and KILLS + 1 two-rank writer groups;
+    # the hazard's verifier and its two one-rank writers
+    processes = 3 + len(BACKENDS) * (2 * (KILLS + 1) + 1) + 3
     assert len({line["pid"] for line in imported}) == processes
     assert not any(line["strategies_first"] for line in imported)
     # --setup, after the imports, in each of them; --as-platform rocm made torch.version.hip read as set there
@@ -164,7 +164,7 @@ def test_the_project_s_modules_and_setups_run_in_every_process_that_saves_before
 def test_the_fork_server_initialises_no_gpu_driver_before_it_forks(two_ranks: tuple[Run, Path]) -> None:
     _, tmp = two_ranks
     forked = [line for line in lines(tmp / "cuda-probe.jsonl") if "multiprocessing.forkserver" in line["parent"]]
-    assert len(forked) >= len(BACKENDS) * (2 * (KILLS + 1) + 1)
+    assert len(forked) >= len(BACKENDS) * (2 * (KILLS + 1) + 1) + 1
     assert [(line["calls_before_fork"], line["initialized"]) for line in forked] == [([], False)] * len(forked)
 
 
@@ -258,6 +258,14 @@ def test_two_ranks_each_verify_their_shards(two_ranks: tuple[Run, Path]) -> None
         assert verified["detail"].startswith("bit-exact on 2 rank(s): 16 tensors, 11 sharded, 5 replicated")
     for backend in ASYNC_BACKENDS:
         assert outcome.result(backend, "staging")["detail"].startswith("on 2 rank(s): ")
+    # every checkpoint the two ranks saved, loaded again on one rank (whole) and compared bit for bit
+    assert outcome.report["platform"]["reshard_ranks"] == 1
+    for backend in BACKENDS:
+        resharded = outcome.result(backend, "reshard")
+        assert resharded["passed"] is True
+        assert resharded["detail"] == (
+            "saved on 2 rank(s), loaded on 1 rank(s) with the library's own loader: bit-exact, 16 tensors, 11 resharded"
+        )
     # The default workdir is a new temporary folder, removed afterwards with everything the ranks put in TMPDIR.
     assert outcome.report["platform"]["workdir"] == str(tmp / "tmp")
     assert list((tmp / "tmp").iterdir()) == []
