@@ -153,8 +153,8 @@ def run(
         runtime.stop(rt)
 
 
-def _slowest_rank(measure: Callable[[], float], repeat: int = 1) -> float:
-    """Once untimed, then the best of `repeat` timed runs on every rank at once; the slowest rank's."""
+def _every_rank(measure: Callable[[], float], repeat: int = 1) -> list[float]:
+    """Once untimed, then the best of `repeat` timed runs on every rank at once; each rank's, by rank."""
     measure()
     best = []
     for _ in range(repeat):
@@ -162,15 +162,23 @@ def _slowest_rank(measure: Callable[[], float], repeat: int = 1) -> float:
         best.append(measure())
     seconds: list[float | None] = [None] * dist.get_world_size()
     dist.all_gather_object(seconds, min(best))
-    return max(s for s in seconds if s is not None)
+    return [s for s in seconds if s is not None]
 
 
-def _references(rt: runtime.Runtime, live: LiveState, folder: Path, threads: int) -> tuple[float, float]:
-    """Seconds of the raw write and of the device-to-host copy, on every rank at once."""
+@dataclass(frozen=True)
+class _References:
+    """Each rank's seconds for the raw write and the device-to-host copy of its bytes."""
+
+    raw_s: list[float]
+    d2h_s: list[float]
+
+
+def _references(rt: runtime.Runtime, live: LiveState, folder: Path, threads: int) -> _References:
+    """The raw write and the device-to-host copy, on every rank at once."""
     share = live.nbytes // rt.world_size + (live.nbytes % rt.world_size if rt.rank == 0 else 0)
-    raw_s = _slowest_rank(throughput.RawWrite(folder, live, share, threads))
-    d2h_s = _slowest_rank(throughput.DeviceToHost(live), repeat=3)  # cheap, and the smaller the stricter
-    return raw_s, d2h_s
+    raw_s = _every_rank(throughput.RawWrite(folder, live, share, threads))
+    d2h_s = _every_rank(throughput.DeviceToHost(live), repeat=3)  # cheap, and the smaller the stricter
+    return _References(raw_s, d2h_s)
 
 
 def _measure(
@@ -223,8 +231,28 @@ def _staging(backend: str, records: list[_RankRecord], saver: Backends) -> Resul
     return Result(backend, report.STAGING, True, f"on {len(records)} rank(s): {detail}")
 
 
+def _figures(records: list[_RankRecord], references: _References) -> tuple[report.RankFigures, ...]:
+    return tuple(
+        report.RankFigures(
+            rank,
+            record.blocking_s,
+            record.total_s,
+            raw,
+            d2h,
+            raw / record.total_s,
+            d2h / record.blocking_s if record.blocking_s > 0 else None,
+        )
+        for rank, (record, raw, d2h) in enumerate(zip(records, references.raw_s, references.d2h_s, strict=True))
+    )
+
+
 def _results(
-    backend: str, records: list[_RankRecord], specs: list[TensorSpec], nbytes: int, raw_s: float, saver: Backends
+    backend: str,
+    records: list[_RankRecord],
+    specs: list[TensorSpec],
+    nbytes: int,
+    references: _References,
+    saver: Backends,
 ) -> list[Result]:
     save_error = next((r.save_error for r in records if r.save_error), None)
     staging = _staging(backend, records, saver) if save_error is None or all(r.staging for r in records) else None
@@ -271,15 +299,19 @@ def _results(
         None,
         "",
         gb_per_s=gb_per_s,
-        ratio_to_raw=raw_s / total,
+        ratio_to_raw=max(references.raw_s) / total,
         blocking_s=blocking,
         total_s=total,
+        ranks=_figures(records, references),
     )
     return [saved] + ([staging] if staging else []) + [verified, measured]
 
 
-def _judge(results: list[Result], backends: list[str], d2h_s: float) -> list[Result]:
-    """Fill in the throughput goals, which compare backends with the references and each other."""
+def _judge(
+    results: list[Result], backends: list[str], d2h_s: float, min_ratio: tuple[tuple[str, float], ...] = ()
+) -> list[Result]:
+    """Fill in the throughput goals, which compare backends with the references and each other, and the
+    --min-ratio thresholds, which every rank must meet."""
     sync = next((r for r in results if r.backend == DCP_SYNC and r.check == report.THROUGHPUT), None)
     sync_state = "was not selected" if DCP_SYNC not in backends else "failed"
     judged = []
@@ -289,7 +321,10 @@ def _judge(results: list[Result], backends: list[str], d2h_s: float) -> list[Res
             if result.backend in ASYNC_BACKENDS and result.blocking_s is not None and result.total_s is not None:
                 goals.append(throughput.blocking_goal(result.blocking_s, d2h_s))
                 goals.append(throughput.async_total_goal(result.total_s, sync.total_s if sync else None, sync_state))
-            verdicts = [g.met for g in goals if g.met is not None]
+            if result.ranks:
+                applies = {throughput.DURABLE: True, throughput.BLOCKING: result.backend in ASYNC_BACKENDS}
+                goals += [throughput.threshold(kind, least, result.ranks, applies[kind]) for kind, least in min_ratio]
+            verdicts = [g.met for g in goals if g.met is not None and not g.required]
             passed = all(verdicts) if verdicts else None
             result = replace(result, passed=passed, detail="; ".join(g.detail for g in goals), goals=tuple(goals))
         judged.append(result)
@@ -350,14 +385,15 @@ def _run(
     saver = Backends(rt, options.threads, options.save_timeout_s or default_timeout(size), stages.deadline)
     stages.enter("references: raw write + fsync, device-to-host copy")
     progress.show("references: raw write + fsync, device-to-host copy")
-    raw_s, d2h_s = _references(rt, live, folder, options.threads)
+    measured = _references(rt, live, folder, options.threads)
+    raw_s, d2h_s = max(measured.raw_s), max(measured.d2h_s)  # the slowest rank's
     references = [
         Result(
             report.RAW,
             report.THROUGHPUT,
             None,
             f"reference: {options.threads} thread(s) per rank, each writing its share of the same bytes "
-            "into a new file + fsync, same file system",
+            "into a new file + fsync, same file system (the slowest rank's)",
             gb_per_s=nbytes / raw_s / throughput.GB,
             ratio_to_raw=1.0,
             total_s=raw_s,
@@ -367,7 +403,8 @@ def _run(
             report.THROUGHPUT,
             None,
             "reference: every live tensor copied into host buffers made beforehand"
-            + (" (pinned, non-blocking)" if rt.accelerator else " (the CPU: plain memory copies)"),
+            + (" (pinned, non-blocking)" if rt.accelerator else " (the CPU: plain memory copies)")
+            + " (the slowest rank's)",
             gb_per_s=nbytes / d2h_s / throughput.GB,
             total_s=d2h_s,
         ),
@@ -395,7 +432,7 @@ def _run(
         records[backend] = [r for r in gathered if r is not None]
         for found in records[backend]:
             findings.environment(found.environment)
-        findings.add(*_results(backend, records[backend], specs, nbytes, raw_s, saver))
+        findings.add(*_results(backend, records[backend], specs, nbytes, measured, saver))
     saver.close()
     if verifiers is not None:
         verifiers.close()
@@ -407,7 +444,8 @@ def _run(
     if options.crash_test and not findings.environment_errors:
         _crash_tests(options, backends, crash_size, rt.world_size, findings, progress, setups)
     progress.clear()
-    outcome = report.Outcome(platform, _judge(findings.results, backends, d2h_s), findings.environment_errors)
+    judged = _judge(findings.results, backends, d2h_s, options.min_ratio)
+    outcome = report.Outcome(platform, judged, findings.environment_errors)
     if MEGATRON_ASYNC in backends and not megatron.has_psutil():
         outcome.environment_errors.append(
             f"Megatron-Core's async writer needs psutil, which is not installed: {MEGATRON_HINT}"

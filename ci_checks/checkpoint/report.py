@@ -43,6 +43,22 @@ class Goal:
 
 
 @dataclass(frozen=True)
+class RankFigures:
+    """One rank's part of a backend's throughput: its save against its own references, each of the bytes that
+    rank holds. `durable_ratio` is its raw write's time over its save's total (the save's durable rate as a
+    fraction of the raw write's); `blocking_ratio` its device-to-host copy's time over the time its save call
+    blocked (1.0: it blocked no longer than the copy it cannot avoid)."""
+
+    rank: int
+    blocking_s: float
+    total_s: float
+    raw_s: float
+    d2h_s: float
+    durable_ratio: float
+    blocking_ratio: float | None  # None: the save call did not block measurably
+
+
+@dataclass(frozen=True)
 class Result:
     """One backend x check. `passed` is None when the check was not judged (skipped); for a throughput
     row it says whether every judged goal was met."""
@@ -56,6 +72,7 @@ class Result:
     blocking_s: float | None = None
     total_s: float | None = None
     goals: tuple[Goal, ...] = ()
+    ranks: tuple[RankFigures, ...] = ()  # throughput rows: each rank's figures
 
 
 @dataclass
@@ -123,7 +140,8 @@ def to_json(outcome: Outcome) -> str:
 
 def result_from_json(record: dict[str, Any]) -> Result:
     goals = tuple(Goal(**goal) for goal in record.get("goals", ()))
-    return Result(**{**record, "goals": goals})
+    ranks = tuple(RankFigures(**figures) for figures in record.get("ranks", ()))
+    return Result(**{**record, "goals": goals, "ranks": ranks})
 
 
 def from_json(text: str) -> Outcome:
@@ -251,6 +269,10 @@ def to_junit(outcome: Outcome) -> str:
                 value = getattr(result, key)
                 if value is not None:
                     ElementTree.SubElement(measured, "property", name=key, value=f"{value:.6g}")
+            for figures in result.ranks:
+                blocking = "-" if figures.blocking_ratio is None else f"{figures.blocking_ratio:.3g}"
+                value = f"durable {figures.durable_ratio:.3g}x raw, d2h/blocking {blocking}"
+                ElementTree.SubElement(measured, "property", name=f"rank {figures.rank}", value=value)
             for goal in result.goals:
                 state = {True: "met", False: "missed", None: "not judged"}[goal.met]
                 ElementTree.SubElement(measured, "property", name=f"goal: {goal.name}", value=f"{state}: {goal.detail}")

@@ -76,7 +76,7 @@ def two_ranks(tmp_path_factory: pytest.TempPathFactory) -> tuple[Run, Path]:
     }
     args = ["--size", "64MiB", "--crash-test", str(KILLS), "--crash-size", "8MiB"]
     args += ["--import", f"{PATCHES}.record_imports", "--setup", f"{PATCHES}.record_imports:record_setup"]
-    args += ["--as-platform", "rocm"]
+    args += ["--as-platform", "rocm", "--min-ratio", "1e-6"]
     return run(tmp, *args, ranks=2, env=env), tmp
 
 
@@ -329,6 +329,52 @@ def test_an_unusable_megatron_core_is_skipped_unless_required(megatron_unusable:
     assert rows[0].passed is False
     with pytest.raises(UsageError, match=r"^--backend megatron-async: megatron-core 0\.15\.0 is installed"):
         harness._backends(options(backends=("megatron-async",)))
+
+
+def test_throughput_is_reported_for_each_rank_against_its_own_references(two_ranks: tuple[Run, Path]) -> None:
+    outcome, _ = two_ranks
+    assert outcome.report["platform"]["min_ratio"] == {"durable": 1e-6, "blocking": 1e-6}
+    for backend in BACKENDS:
+        measured = outcome.result(backend, "throughput")
+        assert [figures["rank"] for figures in measured["ranks"]] == [0, 1]
+        for figures in measured["ranks"]:
+            assert figures["durable_ratio"] == pytest.approx(figures["raw_s"] / figures["total_s"])
+            if figures["blocking_ratio"] is not None:
+                assert figures["blocking_ratio"] == pytest.approx(figures["d2h_s"] / figures["blocking_s"])
+            assert figures["raw_s"] > 0 and figures["d2h_s"] > 0
+            assert 0 <= figures["blocking_s"] <= figures["total_s"]
+        assert measured["total_s"] == max(figures["total_s"] for figures in measured["ranks"])
+        thresholds = [goal for goal in measured["goals"] if goal["required"]]
+        assert [goal["name"] for goal in thresholds] == ["--min-ratio durable=1e-06", "--min-ratio blocking=1e-06"]
+        assert thresholds[0]["met"] is True and "(the lowest of 2)" in thresholds[0]["detail"]
+        if backend == "dcp-sync":  # a synchronous save blocks for the whole save: no blocking threshold
+            assert thresholds[1]["met"] is None
+        else:
+            assert thresholds[1]["met"] is True
+
+
+def test_a_missed_min_ratio_fails_the_run_and_names_the_rank(tmp_path: Path) -> None:
+    args = [
+        "--backend",
+        "dcp-sync",
+        "dcp-async-thread",
+        "--size",
+        "1MiB",
+        "--tensors",
+        "4",
+        "--min-ratio",
+        "durable=1000",
+    ]
+    outcome = run(tmp_path, *args, "--min-ratio", "blocking=0.000001", "--junit", str(tmp_path / "junit.xml"))
+    assert outcome.code == 1, outcome.stderr[-2000:]
+    assert outcome.report["verdict"].startswith(
+        "Verdict: FAIL (exit 1): 2 of 7 checks failed: dcp-sync throughput, dcp-async-thread throughput"
+    )
+    [missed] = [g for g in outcome.result("dcp-sync", "throughput")["goals"] if g["required"] and g["met"] is False]
+    assert missed["detail"].startswith("--min-ratio durable=1000: rank 0 (the lowest of 1): its durable rate ")
+    assert missed["detail"].endswith(": missed")
+    failures = ElementTree.parse(tmp_path / "junit.xml").getroot().iter("failure")
+    assert next((f.get("type"), f.get("message")) for f in failures) == ("threshold", missed["detail"])
 
 
 def test_an_async_total_is_not_judged_without_dcp_sync_and_the_row_says_why() -> None:
