@@ -72,6 +72,15 @@ def started(pid: int) -> int | None:
     return None if process is None else process.started
 
 
+def ticks_now() -> int:
+    """Clock ticks after boot, now: a process that starts from here on has a start at least this."""
+    try:
+        seconds = float((_PROC / "uptime").read_text(encoding="utf-8").split()[0])
+    except (OSError, ValueError, IndexError):
+        return 0
+    return int(seconds * os.sysconf("SC_CLK_TCK")) - 1
+
+
 def boot_id() -> str:
     try:
         return _BOOT_ID.read_text(encoding="utf-8").strip()

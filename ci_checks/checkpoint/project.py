@@ -10,6 +10,7 @@ below.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
 import sys
@@ -53,6 +54,14 @@ def emulate(platform: str | None) -> str | None:
     return EMULATED_HIP
 
 
+def end_emulation() -> None:
+    """torch.version.hip as the build has it again: for a process that lives on after a run (the Python API)."""
+    import torch
+
+    if "hip" in _built_with:
+        torch.version.hip = _built_with.pop("hip")  # type: ignore[assignment]
+
+
 def _raised(error: BaseException) -> str:
     if isinstance(error, SystemExit):
         return f"SystemExit (sys.exit({error.code!r}))"
@@ -79,10 +88,19 @@ def import_modules(names: Sequence[str]) -> None:
             raise UsageError(f"--import {name}: {_raised(error)}") from None
 
 
-def _describe(setup: Setup) -> str:
+def setup_name(setup: Setup) -> str:
+    """MODULE:FUNCTION, as --setup takes it; a functools.partial's function, with `(...)` for its arguments."""
     if isinstance(setup, str):
-        return f"--setup {setup}"
-    return f"setup {getattr(setup, '__qualname__', None) or setup!r}"
+        return setup
+    function = setup.func if isinstance(setup, functools.partial) else setup
+    module = getattr(function, "__module__", None)
+    qualname = getattr(function, "__qualname__", None)
+    named = f"{module}:{qualname}" if module and qualname else repr(function)
+    return named + ("(...)" if isinstance(setup, functools.partial) else "")
+
+
+def _describe(setup: Setup) -> str:
+    return f"--setup {setup}" if isinstance(setup, str) else f"setup {setup_name(setup)}"
 
 
 def _resolve(setup: str) -> Callable[[], object]:

@@ -233,19 +233,18 @@ def _launch(plan: _Plan, folder: RunFolder, err: TextIO) -> _Ending:
     return _Ending(code, timed_out, signum, ended)
 
 
-def _timed_out_row(plan: _Plan, stages: list[Stage], ended: int) -> report.Result:
-    where = _stage_text(stages, min(time.time(), plan.deadline.at))
+def _timed_out_row(deadline: Deadline, stages: list[Stage], ended: int) -> report.Result:
+    where = _stage_text(stages, min(time.time(), deadline.at))
     return report.Result(
         _backend_of(stages),
         report.TIMEOUT,
         False,
-        f"--timeout {plan.deadline.limit_s:g} s reached during {where}; every process of the run was ended "
-        f"({ended} killed)",
+        f"--timeout {deadline.limit_s:g} s reached during {where}; every process of the run was ended ({ended} killed)",
     )
 
 
 @dataclass(frozen=True)
-class _Journal:
+class Journal:
     """What the ranks wrote down in the run folder, read once every process of the run has ended."""
 
     stages: list[Stage]
@@ -255,11 +254,17 @@ class _Journal:
     outcome: report.Outcome | None
 
     @classmethod
-    def of(cls, folder: RunFolder) -> _Journal:
+    def of(cls, folder: RunFolder) -> Journal:
         return cls(folder.stages(), folder.errors(), folder.platform(), folder.results(), folder.outcome())
 
+    def timed_out(self, deadline: Deadline, ended: int, platform: dict[str, object]) -> report.Outcome:
+        """The outcome of a run that reached its deadline: what was found until then, and the stage it was in."""
+        outcome = report.Outcome(self.platform or platform, list(self.results))
+        outcome.results.append(_timed_out_row(deadline, self.stages, ended))
+        return outcome
 
-def _outcome(plan: _Plan, ending: _Ending, journal: _Journal) -> report.Outcome:
+
+def _outcome(plan: _Plan, ending: _Ending, journal: Journal) -> report.Outcome:
     stages, errors = journal.stages, journal.errors
     usage = next((error for error in errors if error.kind == "usage"), None)
     if usage is not None:
@@ -267,10 +272,9 @@ def _outcome(plan: _Plan, ending: _Ending, journal: _Journal) -> report.Outcome:
     timed_out = ending.timed_out or any(error.kind == "timeout" for error in errors)
     if journal.outcome is not None and not timed_out:
         return journal.outcome
-    outcome = report.Outcome(journal.platform or plan.platform(), list(journal.results))
     if timed_out:
-        outcome.results.append(_timed_out_row(plan, stages, ending.ended))
-        return outcome
+        return journal.timed_out(plan.deadline, ending.ended, plan.platform())
+    outcome = report.Outcome(journal.platform or plan.platform(), list(journal.results))
     for error in errors:
         where = f" during {error.stage}" if error.stage else ""
         outcome.environment_errors.append(f"rank {error.rank}{where}: {error.message}")
@@ -312,7 +316,7 @@ def run(options: Options, err: TextIO, progress: bool, begun: float | None = Non
         return report.Outcome(the_plan.platform(), [], [too_big], cleanup)
     try:
         ending = _launch(the_plan, folder, err)
-        journal = _Journal.of(folder)
+        journal = Journal.of(folder)
     finally:
         folder.remove()
     if ending.signum is not None:

@@ -49,7 +49,8 @@ def _kind(failure: BaseException, deadline: Deadline) -> str:
     return "internal"
 
 
-def _message(failure: BaseException, folder: RunFolder) -> str:
+def describe_failure(failure: BaseException, folder: RunFolder) -> str:
+    """What ended a run early, in one line: for a file system's error, the path, the file system and its space."""
     if isinstance(failure, OSError) and failure.filename is not None:
         from ci_checks.checkpoint import saving
 
@@ -81,7 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         kind = _kind(failure, stages.deadline)
         if kind == "internal":  # a fault of the harness: where it happened goes with the diagnostics
             traceback.print_exc()
-        folder.add_error(RankError(rank, kind, _message(failure, folder), stages.current))
+        folder.add_error(RankError(rank, kind, describe_failure(failure, folder), stages.current))
         return EXIT_ENDED
     return 0
 

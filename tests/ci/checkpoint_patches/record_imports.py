@@ -7,13 +7,12 @@ import os
 import sys
 from pathlib import Path
 
-_LOG = os.environ.get("CI_CHECKS_TEST_IMPORTS")
-
 
 def _write(line: dict[str, object]) -> None:
-    if _LOG:
-        with Path(_LOG).open("a", encoding="utf-8") as log:
-            log.write(json.dumps(line) + "\n")
+    log = os.environ.get("CI_CHECKS_TEST_IMPORTS")
+    if log:
+        with Path(log).open("a", encoding="utf-8") as stream:
+            stream.write(json.dumps(line) + "\n")
 
 
 _write({"pid": os.getpid(), "strategies_first": "megatron.core.dist_checkpointing.strategies.torch" in sys.modules})
