@@ -2,8 +2,8 @@
 saves themselves, NCCL/RCCL, crash-test writers forked from a fork server that has not touched the
 driver.
 
-Skipped without an accelerator. `scripts/gpu-checkpoint-checks.sh` runs these on one GPU, then
-the throughput table, the 20-kill crash test and the seed's writer swap.
+Skipped without an accelerator. `scripts/gpu-checkpoint-checks.sh` (its full form) runs these, then the
+throughput table, the 20-kill crash test and the seed's writer swap, on every GPU of the runner.
 """
 
 from __future__ import annotations
