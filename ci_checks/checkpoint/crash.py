@@ -298,12 +298,14 @@ class Verifiers:
 
 
 class _Runner:
-    """Starts writer groups and keeps one verifier, for one backend."""
+    """Starts writer groups, for one backend, and has them verified by `verifiers` (a verifier of its own by
+    default; one verifier serves the crash tests of every backend of a run)."""
 
-    def __init__(self, context: ForkServerContext, base: Job) -> None:
+    def __init__(self, context: ForkServerContext, base: Job, verifiers: Verifiers | None = None) -> None:
         self.context = context
         self.base = base
-        self.verifiers = Verifiers(context, base)
+        self.verifiers = verifiers or Verifiers(context, base)
+        self._own_verifiers = verifiers is None
 
     def write(self, job: Job, kill_after_s: float | None) -> float:
         """Run a writer group; kill every session `kill_after_s` after all are ready, or let them
@@ -347,7 +349,8 @@ class _Runner:
         return self.verifiers.verify(self.base.backend, checkpoints)
 
     def close(self) -> None:
-        self.verifiers.close()
+        if self._own_verifiers:
+            self.verifiers.close()
 
 
 def _phase(root: Path, name: str) -> str:
@@ -384,11 +387,12 @@ class _Tally:
 
 
 def crash_test(
-    base: Job, kills: int, seed: int, progress: report.Progress, stages: Stages
+    base: Job, kills: int, seed: int, progress: report.Progress, stages: Stages, verifiers: Verifiers
 ) -> tuple[report.Result, str | None]:
-    """`kills` writer groups of new checkpoints SIGKILLed at random points after a complete one; with the
-    result, what the file system did wrong, if it was the reason the test could not run."""
-    runner = _Runner(fork_server(), base)
+    """`kills` writer groups of new checkpoints SIGKILLed at random points after a complete one, verified by
+    `verifiers` (whole, on one rank); with the result, what the file system did wrong, if it was the reason
+    the test could not run."""
+    runner = _Runner(fork_server(), base, verifiers)
     previous = replace(base, name="ckpt-0000", seed=seed + 1)
     tally = _Tally(kills)
     phases: Counter[str] = Counter()

@@ -511,18 +511,25 @@ def _crash_tests(
     setups: Sequence[project.Setup],
 ) -> None:
     stages = findings.stages
+    setups = tuple(setups)
 
     def job(backend: str, area: Path) -> crash.Job:
         (area / "checkpoints").mkdir(parents=True)
-        return _job(options, stages, backend, size, world_size, area, setups=tuple(setups), root=area / "checkpoints")
+        return _job(options, stages, backend, size, world_size, area, setups=setups, root=area / "checkpoints")
 
     folder = stages.folder.saves
-    for backend in backends:
-        result, problem = crash.crash_test(
-            job(backend, folder / f"crash-{backend}"), options.crash_test, options.seed, progress, stages
-        )
-        findings.add(result)
-        findings.environment(problem)
+    area = folder / "crash-verifier"
+    area.mkdir()
+    verifiers = crash.Verifiers(crash.fork_server(), _job(options, stages, "", size, world_size, area, setups=setups))
+    try:
+        for backend in backends:
+            result, problem = crash.crash_test(
+                job(backend, folder / f"crash-{backend}"), options.crash_test, options.seed, progress, stages, verifiers
+            )
+            findings.add(result)
+            findings.environment(problem)
+    finally:
+        verifiers.close()
     stages.enter("in-place hazard demonstration", report.IN_PLACE)
     progress.show("in-place hazard demonstration")
     result, problem = crash.in_place_hazard(job(DCP_SYNC, folder / "in-place"), options.seed)

@@ -1,6 +1,6 @@
-"""scripts/gpu-checkpoint-checks.sh --quick, run on the CPU with two gloo ranks (--allow-cpu --ranks 2), as it
-runs on a GPU runner with two GPUs: its results folder is what the schema says, its checks hold, its time
-within the budget, nothing left running; and its installs never replace an installed distribution."""
+"""scripts/gpu-checkpoint-checks.sh --quick, run on the CPU (--allow-cpu) as it runs on a GPU runner with one GPU:
+its results folder is what the schema says, its checks hold, its time within the budget, nothing left running;
+its checks judged on reports of two ranks too; and its installs never replace an installed distribution."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ REPORT_SCHEMA = json.loads((PROJECT / "schemas" / "checkpoint-report.schema.json
 @pytest.fixture(scope="module")
 def quick(tmp_path_factory: pytest.TempPathFactory) -> tuple[Run, Path]:
     tmp = tmp_path_factory.mktemp("quick")
-    command = [str(SCRIPT), "--quick", "--skip-install", "--allow-cpu", "--ranks", "2", "--size-per-gpu", "2MiB"]
+    command = [str(SCRIPT), "--quick", "--skip-install", "--allow-cpu", "--size-per-gpu", "2MiB"]
     process = subprocess.run(
         observed(tmp / "observed.json", [*command, str(tmp / "results")]),
         cwd=tmp,  # the script finds its checkout itself
@@ -77,13 +77,13 @@ def test_the_results_folder_is_what_its_schemas_say(quick: tuple[Run, Path]) -> 
 def test_every_promise_of_the_quick_form_is_checked_and_held(quick: tuple[Run, Path]) -> None:
     _, results = quick
     summary = summary_of(results)
-    assert (summary["mode"], summary["passed"], summary["gpus"], summary["ranks"]) == ("quick", True, 0, 2)
+    assert (summary["mode"], summary["passed"], summary["gpus"], summary["ranks"]) == ("quick", True, 0, 1)
     assert summary["checks"] == {
         "seed_regression_caught": True,
         "every_backend_bit_exact": True,
         "one_kill_per_backend": True,
         "every_gpu_used": True,
-        "multi_rank": True,
+        "multi_rank": None,  # one rank: nothing to load on another number of ranks
         "throughput": True,
     }
     seed, main = summary["steps"]
@@ -93,7 +93,24 @@ def test_every_promise_of_the_quick_form_is_checked_and_held(quick: tuple[Run, P
     assert (main["name"], main["exit_code"], main["passed"]) == ("quick", 0, True)
     assert seed["limit_s"] + main["limit_s"] + gpu_checks.BACKSTOP_S <= gpu_checks.QUICK_BUDGET_S
     report = json.loads((results / "quick.json").read_text(encoding="utf-8"))
-    assert report["platform"]["world_size"] == 2 and report["platform"]["reshard_ranks"] == 1
+    assert report["platform"]["world_size"] == 1 and report["platform"]["reshard_ranks"] is None
+
+
+def test_with_two_gpus_the_quick_checks_want_both_ranks_and_the_resharding(quick: tuple[Run, Path]) -> None:
+    # The one-rank report, as two ranks would have written it, then without its resharding rows.
+    _, results = quick
+    report = json.loads((results / "quick.json").read_text(encoding="utf-8"))
+    seed = json.loads((results / "seed.json").read_text(encoding="utf-8"))
+    report["platform"]["world_size"] = 2
+    rows = report["results"]
+    for row in [r for r in rows if r["check"] == "throughput" and r["ranks"]]:
+        row["ranks"] = [row["ranks"][0], {**row["ranks"][0], "rank": 1}]
+    backends = [r["backend"] for r in rows if r["check"] == "verify"]
+    resharded = [{"backend": b, "check": "reshard", "passed": True, "detail": "bit-exact"} for b in backends]
+    assert gpu_checks.quick_checks({**report, "results": rows + resharded}, seed, gpus=2, ranks=2)["multi_rank"]
+    checks = gpu_checks.quick_checks({**report, "results": rows}, seed, gpus=2, ranks=2)
+    assert (checks["multi_rank"], checks["every_gpu_used"], checks["throughput"]) == (False, True, True)
+    assert gpu_checks.quick_checks(report, seed, gpus=4, ranks=4)["every_gpu_used"] is False
 
 
 def test_nothing_installed_is_ever_replaced(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

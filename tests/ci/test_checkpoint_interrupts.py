@@ -33,8 +33,8 @@ needs_megatron = pytest.mark.skipif(not installed("megatron.core"), reason="need
 
 SMALL = ["--size", "1MiB", "--tensors", "4"]
 # Start-up (torch, Megatron-Core, the process group) took up to 9 s on two shared cores: the timeout leaves
-# the hang itself most of it.
-TIMEOUT_S = 30
+# the hang itself more than half of it.
+TIMEOUT_S = 20
 # What ending a run may add to --timeout: the ranks' grace to stop by themselves (5 s), then killing and
 # collecting every process, and writing the reports.
 ENDING_S = 10
