@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import pickle
 import sys
 import tempfile
 import threading
@@ -98,6 +99,18 @@ class Checked:
         return report.to_json(self.outcome)
 
 
+def _sendable(setups: Sequence[project.Setup]) -> None:
+    """The processes of the crash test and the resharding ranks get the setups pickled: say so before the run."""
+    for setup in setups:
+        try:
+            pickle.dumps(setup)
+        except (pickle.PicklingError, TypeError, AttributeError) as error:
+            raise UsageError(
+                f"setup {project.setup_name(setup)} cannot be sent to the processes of the crash test and the "
+                f"resharding ranks ({error}): give a module's function, or a functools.partial of one"
+            ) from None
+
+
 def _bytes(value: int | str | None) -> int | None:
     if value is None or isinstance(value, int):
         return value
@@ -156,6 +169,8 @@ def check_saves(
     the command's options; `setup` takes callables (or MODULE:FUNCTION names). UsageError for bad ones."""
     check_torch_version()
     setups = [setup] if callable(setup) else list(setup)
+    if crash_test or reshard_ranks:
+        _sendable(setups)
     options = Options(
         size=_bytes(size),
         tensors=tensors,

@@ -25,6 +25,7 @@ import functools
 import json
 import os
 import shutil
+import socket
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -55,14 +56,17 @@ class Owner:
     pid: int
     started: int
     boot: str
+    host: str = ""
 
     @classmethod
     def this_process(cls) -> Owner:
-        return cls(os.getpid(), processes.started(os.getpid()) or 0, processes.boot_id())
+        return cls(os.getpid(), processes.started(os.getpid()) or 0, processes.boot_id(), socket.gethostname())
 
     @property
     def alive(self) -> bool:
-        return processes.alive(self.pid, self.started, self.boot)
+        """Whether the owner still runs; a run of another host (a shared file system) is taken to, since
+        this host cannot tell."""
+        return self.host != socket.gethostname() or processes.alive(self.pid, self.started, self.boot)
 
 
 @dataclass(frozen=True)

@@ -101,4 +101,6 @@ def test_a_writer_that_never_returns_ends_the_call_at_its_timeout(
 def test_bad_arguments_are_usage_errors(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="too few for 16 tensors"):
         check_saves(backends=["dcp-sync"], size=100, workdir=tmp_path)
+    with pytest.raises(UsageError, match=r"^setup .*<lambda> cannot be sent to the processes of the crash test"):
+        check_saves(setup=lambda: None, crash_test=1, workdir=tmp_path)
     assert list(tmp_path.iterdir()) == []
