@@ -206,8 +206,11 @@ def _reshard(
     """The checkpoint `saved_by` ranks saved, loaded again on the verifiers' ranks (each its rows of every
     sharded tensor, the replicated ones whole) and compared bit for bit."""
     ranks = verifiers.base.verifier_ranks
-    [(loaded, problem)] = verifiers.verify(backend, [(directory, seed)])
     moved = f"saved on {saved_by} rank(s), loaded on {ranks} rank(s) with the library's own loader"
+    try:
+        [(loaded, problem)] = verifiers.verify(backend, [(directory, seed)])
+    except crash.CrashTestError as error:  # a loading rank died or said why it could not load
+        return Result(backend, report.RESHARD, False, f"{moved}: {error}")
     if not loaded or problem is not None:
         return Result(backend, report.RESHARD, False, f"{moved}: {problem}")
     sharded = sum(spec.sharded for spec in specs)
@@ -344,13 +347,21 @@ def _staging_facts(backends: list[str], records: dict[str, list[_RankRecord]], s
     return found
 
 
-def _platform(options: Options, rt: runtime.Runtime, stages: Stages, size: int) -> dict[str, Any]:
+def _platform(
+    options: Options, rt: runtime.Runtime, stages: Stages, size: int, crash_size: int, reshard_ranks: int | None,
+    backends: list[str],
+) -> dict[str, Any]:  # fmt: skip
     """The platform facts known once the process group stands, written down at once for a report of a run
     that does not finish; the run adds how each backend staged when it is done."""
     platform = facts.base_platform(options, stages.folder.path.parent, rt.world_size, stages.deadline.limit_s)
     platform.update(runtime.device_facts(rt))
-    emulated = {"platform": options.as_platform, "hip": torch.version.hip} if options.as_platform else None
-    platform.update(size_bytes=size, as_platform=emulated)
+    platform.update(
+        size_bytes=size,
+        as_platform={"platform": options.as_platform, "hip": torch.version.hip} if options.as_platform else None,
+        emulation=runtime.CPU_EMULATED if MEGATRON_ASYNC in backends and not rt.accelerator else None,
+        crash_size_bytes=crash_size if options.crash_test else None,
+        reshard_ranks=reshard_ranks,
+    )
     return platform
 
 
@@ -370,12 +381,7 @@ def _run(
     if options.crash_test:
         _layout(crash_size, options.tensors, rt.world_size, "--crash-size")
     folder = stages.folder.saves
-    platform = _platform(options, rt, stages, size)
-    platform.update(
-        emulation=runtime.CPU_EMULATED if MEGATRON_ASYNC in backends and not rt.accelerator else None,
-        crash_size_bytes=crash_size if options.crash_test else None,
-        reshard_ranks=reshard_ranks,
-    )
+    platform = _platform(options, rt, stages, size, crash_size, reshard_ranks, backends)
     if rt.rank == 0:
         stages.folder.write_platform(platform)
     stages.enter("generating the state dict")

@@ -23,7 +23,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 from typing import TextIO
@@ -88,7 +88,6 @@ class _Plan:
     ranks: int
     gpus: int
     deadline: Deadline
-    removed: list[tuple[Path, int]] = field(default_factory=list)
 
     def platform(self) -> dict[str, object]:
         return facts.base_platform(self.options, self.parent, self.ranks, self.deadline.limit_s)
@@ -295,10 +294,10 @@ def _outcome(plan: _Plan, ending: _Ending, journal: Journal) -> report.Outcome:
 def run(options: Options, err: TextIO, progress: bool, begun: float | None = None) -> report.Outcome:
     """Run and end the run; the outcome to report. Raises UsageError, or Interrupted after a signal."""
     the_plan = plan(options, begun if begun is not None else time.time())
-    the_plan.removed = runfolder.remove_left_behind(the_plan.parent)
-    for path, ended in the_plan.removed:
+    removed = runfolder.remove_left_behind(the_plan.parent)
+    for path, ended in removed:
         err.write(f"ci-checks checkpoint: removed {path}, left by a killed run, and ended {ended} of its processes\n")
-    cleanup = {"processes_ended": 0, "left_behind": [str(path) for path, _ in the_plan.removed]}
+    cleanup = {"processes_ended": 0, "left_behind": [str(path) for path, _ in removed]}
     record = {
         "options": options.to_json(),
         "deadline": the_plan.deadline.at,
