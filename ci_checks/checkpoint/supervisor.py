@@ -238,7 +238,8 @@ def _timed_out_row(deadline: Deadline, stages: list[Stage], ended: int) -> repor
         _backend_of(stages),
         report.TIMEOUT,
         False,
-        f"--timeout {deadline.limit_s:g} s reached during {where}; every process of the run was ended ({ended} killed)",
+        f"--timeout {deadline.limit_s:g} s reached during {where}; no process of the run is left ({ended} had to "
+        "be killed)",
     )
 
 
