@@ -129,8 +129,8 @@ def build_parser(prog: str = "ci-checks checkpoint") -> argparse.ArgumentParser:
         prog=prog,
         description="Save a seeded state dict through PyTorch DCP and Megatron-Core, load it back bit for bit, "
         "check how Megatron-Core staged it, time it against a raw write and a device-to-host copy, and "
-        "optionally SIGKILL the writers to test crash consistency. "
-        "Run under `torchrun --nproc-per-node N` for N ranks.",
+        "optionally SIGKILL the writers to test crash consistency, on every GPU (--nproc-per-node: the harness starts "
+        "torchrun itself). Every process of the run ends with it; docs/checkpoint.md has the details.",
     )
     parser.add_argument(
         "--size",
@@ -225,8 +225,8 @@ def build_parser(prog: str = "ci-checks checkpoint") -> argparse.ArgumentParser:
         "--timeout",
         type=_seconds,
         metavar="SECONDS",
-        help="end the whole run after this long, still reporting, naming the stage it was in (default: 60 s plus "
-        "1 s per 50 MB each save and load writes or reads)",
+        help="end the whole run after this long, still reporting, naming the stage it was in (default: 60 s, 60 s "
+        "per backend, 1 s per 50 MB each save and load writes or reads, more for the crash test)",
     )
     parser.add_argument(
         "--save-timeout",
