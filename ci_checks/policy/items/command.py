@@ -23,9 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ci_checks.policy.compiling import ItemContext
-from ci_checks.policy.model import Hit, Item, ItemKind
-from ci_checks.policy.scopes import Scope
+from ci_checks.policy.model import Hit, Item, ItemContext, ItemKind, Scope
 from ci_checks.shell import CommandPattern
 
 PROPERTIES = {
