@@ -21,7 +21,6 @@ from ci_checks.globs import Glob, matches_any
 from ci_checks.model.steps import uses_matches
 from ci_checks.policy import shapes
 from ci_checks.rule import Rule
-from ci_checks.shell.query import case_arms
 
 if TYPE_CHECKING:
     from ci_checks import shell
@@ -267,7 +266,7 @@ class Branch:
     def blocks(self, script: Block) -> list[tuple[Block, Span]]:
         """The branch bodies in a script, each with where it is written (its condition, `else`, or pattern)."""
         if self.case is not None and self.arm is not None:
-            arms = case_arms(script, self.case, self.arm)
+            arms = script.case_arms(self.case, self.arm)
             return [(item.body, item.patterns[0].span if item.patterns else item.body.span) for item in arms]
         assert self.condition is not None
         clauses = script.clauses(self.condition)

@@ -44,9 +44,7 @@ class CommandItem(Item):
         self.pattern = pattern
 
     def find(self, scope: Scope) -> list[Hit]:
-        return [
-            Hit(command.span, command.text) for command in scope.commands() if self.pattern.matches_command(command)
-        ]
+        return [Hit(command.span, command.text) for command in scope.commands() if command.matches(self.pattern)]
 
 
 def _compile(raw: Mapping[str, Any], context: ItemContext) -> Item:
