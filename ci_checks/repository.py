@@ -193,6 +193,11 @@ class Repository:
     def _real_root(self) -> Path:
         return self.root.resolve()
 
+    def forget_listing(self) -> None:
+        """List the files again when next asked: files were added or removed, or the exclusions changed."""
+        for listing in ("_walk", "_workflows", "actions", "dockerfiles"):
+            self.__dict__.pop(listing, None)
+
     @property
     def in_checkout(self) -> bool:
         """Whether the root is in a git checkout: it or a folder above it holds `.git`."""
