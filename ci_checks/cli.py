@@ -232,6 +232,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="real checkpoint saves (PyTorch DCP, Megatron-Core), verified bit for bit; see `checkpoint --help`",
     )
     commands.add_parser(
+        "server",
+        add_help=False,
+        help="a Language Server over standard input and output (the `server` extra); see README",
+    )
+    commands.add_parser(
         "baseline",
         add_help=False,
         help="`baseline write FILE [check options and paths]`: record today's findings, for `check --baseline FILE`",
@@ -528,6 +533,10 @@ def main(
         from ci_checks.checkpoint import main as checkpoint_main
 
         return checkpoint_main(arguments[1:], out=out, err=err)
+    if arguments[:1] == ["server"]:  # the protocol on the standard streams; pygls is imported only there
+        from ci_checks.server import main as server_main
+
+        return server_main(arguments[1:], err)
     if stdin is None:
         stdin = getattr(sys.stdin, "buffer", None)  # None when standard input was closed before Python started
     _NOTES.clear()
