@@ -9,6 +9,7 @@ editor's text and its positions, `actions` the fixes and ignore comments it offe
 from __future__ import annotations
 
 import io
+import os
 import sys
 from collections.abc import Sequence
 from typing import TextIO
@@ -26,6 +27,7 @@ def main(arguments: Sequence[str], err: TextIO) -> int:
     if unknown:
         err.write(f"ci-checks: error: unrecognized arguments: {' '.join(unknown)}\n{USAGE}\n")
         return 2
+    _installed_only()
     try:
         from ci_checks.server.language_server import SERVER
     except ImportError as error:
@@ -38,3 +40,16 @@ def main(arguments: Sequence[str], err: TextIO) -> int:
     # pygls has closed standard output once the client left: there is nothing more to flush there.
     sys.stdout = io.StringIO()
     return 0 if SERVER.shut_down else 1
+
+
+def _installed_only() -> None:
+    """From now on, modules are imported from the installed packages only.
+
+    An editor starts the server in the repository it checks, and `python -m`
+    puts that folder first on `sys.path`: a repository's `yaml.py` or
+    `jsonschema.py` would otherwise run when the server first needs that module.
+    """
+    from ci_checks import installed_imports
+
+    locations = installed_imports.installed_locations()
+    sys.path[:] = [entry for entry in sys.path if installed_imports.within(entry or os.curdir, locations)]

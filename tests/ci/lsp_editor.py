@@ -32,6 +32,7 @@ class Editor:
         settings: dict[str, Any] | None = None,
         encodings: list[str] | None = None,
         environment: dict[str, str] | None = None,
+        cwd: Path | None = None,
     ) -> None:
         self.runner = asyncio.Runner()
         self.client = LanguageClient("ci-checks-tests", "1")
@@ -55,7 +56,7 @@ class Editor:
             self.messages.append(params.message)
 
         env = {**os.environ, **(environment or {})}
-        self.run(self.client.start_io(sys.executable, "-m", "ci_checks.cli", "server", env=env))
+        self.run(self.client.start_io(sys.executable, "-m", "ci_checks.cli", "server", env=env, cwd=cwd))
         capabilities = types.ClientCapabilities(
             general=types.GeneralClientCapabilities(position_encodings=encodings) if encodings else None
         )

@@ -232,6 +232,19 @@ def test_a_change_to_one_document_re_checks_the_others_it_affects(editor: Editor
     editor.close(root / WORKFLOW)
 
 
+def test_the_server_imports_nothing_from_the_repository_it_runs_in(make_repo) -> None:  # type: ignore[no-untyped-def]
+    planted = "from pathlib import Path\nPath(__file__).with_name('imported').write_text('ran')\n"
+    root = make_repo({WORKFLOW: CLEAN.replace("runs-on", "runs-onn"), "jsonschema.py": planted, "yaml.py": planted})
+    # Started in the repository with `python -m`, which puts it first on sys.path: the explaining validator
+    # (jsonschema, imported for a document the fast one rejects) comes from the installed packages all the same.
+    editor = Editor(cwd=root)
+    try:
+        assert {d.code for d in editor.open(root / WORKFLOW)} == {"CC020"}
+    finally:
+        assert editor.shut_down() == 0
+    assert not (root / "imported").exists()
+
+
 def test_files_outside_what_ci_checks_reads_get_no_diagnostics(editor: Editor, make_repo) -> None:  # type: ignore[no-untyped-def]
     root = make_repo({WORKFLOW: CLEAN, "docker-compose.yml": "services: {a: {image: x}, a: {image: y}}\n"})
     editor.open(root / WORKFLOW)
