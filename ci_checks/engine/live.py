@@ -58,6 +58,7 @@ class Workbench:
         self.linters: list[str] = []
         self._reuse: Reuse | None = None
         self._read_at: dict[str, tuple[int, int] | None] = {}
+        self._config_stamp: tuple[tuple[int, int] | None, ...] = ()
         """When each file read from disk was last changed, as it was read (modification time, size)."""
         self.linted: dict[str, Linted] = {}
         self.configure()
@@ -72,6 +73,7 @@ class Workbench:
         from ci_checks.check import Reuse
 
         self.config_error = self.problem = None
+        self._config_stamp = self._config_files_stamp()
         settings = self.settings or config.Config()
         try:
             files = config_source.open_source(self.repository, self.options.config_ref)
@@ -134,9 +136,15 @@ class Workbench:
                 loaded.pop(relative, None)
                 del self._read_at[relative]
         self.repository.forget_listing()
-        config_path = self.config_path
-        if config_path is not None and config_path not in self.repository.documents:
+        if self._config_files_stamp() != self._config_stamp:
             self.configure()
+
+    def _config_files_stamp(self) -> tuple[tuple[int, int] | None, ...]:
+        """When the configuration files on disk (the repository's, and `Options.config`) last changed; one an
+        editor holds counts as its document, not the disk."""
+        names = [*config_files.CONFIG_FILES, *([str(self.options.config)] if self.options.config is not None else [])]
+        root = self.repository.root
+        return tuple(None if name in self.repository.documents else _changed_at(root / name) for name in names)
 
     def check(self, relatives: Sequence[str]) -> Outcome:
         """The findings of ci-checks' own rules and the policy in these files (the open documents), with those the

@@ -63,6 +63,13 @@ def test_a_file_changed_on_disk_is_read_again_when_asked_to_look(bench: Workbenc
     assert codes(bench, CALLER_PATH) == [(CALLER_PATH, "CC050")]  # not looked at yet: the file as read
     bench.refresh()
     assert codes(bench, CALLER_PATH) == []
+    # Asked to look again with nothing changed, nothing is read again; a configuration written to disk is read.
+    callee = bench.loaded(CALLEE_PATH)
+    bench.refresh()
+    assert codes(bench, CALLER_PATH) == [] and bench.loaded(CALLEE_PATH) is callee
+    (bench.repository.root / ".github" / "ci-checks.yml").write_text("ignore: [CC041]\n")
+    bench.refresh()
+    assert bench.settings is not None and bench.settings.ignore == ["CC041"]
 
 
 def test_an_open_document_that_is_not_on_disk_is_part_of_the_repository(make_repo) -> None:  # type: ignore[no-untyped-def]
