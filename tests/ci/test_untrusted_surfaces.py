@@ -135,6 +135,11 @@ def test_a_report_path_in_a_linked_folder_is_refused_before_anything_is_checked(
 # --- 2. a pull request cannot accept its own findings ----------------------------------------------------------
 
 
+HARDENING = ("--backends", "zizmor", "--profile", "security")
+"""zizmor with its hardening advice (excessive-permissions, dangerous-triggers), which the default profile leaves
+out."""
+
+
 @pytest.fixture
 def adopted(tmp_path: Path) -> Path:
     """A base commit with one accepted finding in its baseline; a pull request then adds a `pull_request_target`
@@ -143,10 +148,10 @@ def adopted(tmp_path: Path) -> Path:
     (root / ".github" / "workflows").mkdir(parents=True)
     (root / WORKFLOW).write_text(CLEAN.replace("permissions: {}\n", ""))
     commit_all(root, "init")
-    assert run_cli("baseline", "write", root / ".github/baseline.json", root, "--backends", "zizmor").code == 0
+    assert run_cli("baseline", "write", root / ".github/baseline.json", root, *HARDENING).code == 0
     commit_all(root, "base: adopt ci-checks")
     (root / ".github/workflows/evil.yml").write_text(INJECTION)
-    assert run_cli("baseline", "write", root / ".github/baseline.json", root, "--backends", "zizmor").code == 0
+    assert run_cli("baseline", "write", root / ".github/baseline.json", root, *HARDENING).code == 0
     commit_all(root, "pull request")
     return root
 
@@ -156,13 +161,12 @@ def _codes(result: Result) -> list[str]:
 
 
 def test_under_config_ref_the_baseline_comes_from_the_ref(adopted: Path) -> None:
-    worktree = run_cli("check", adopted, "--backends", "zizmor", "--baseline", adopted / ".github/baseline.json")
+    worktree = run_cli("check", adopted, *HARDENING, "--baseline", adopted / ".github/baseline.json")
     assert worktree.code == 0  # without --config-ref the change's own baseline is used, as README says
     base = run_cli(
         "check",
         adopted,
-        "--backends",
-        "zizmor",
+        *HARDENING,
         "--config-ref",
         "HEAD^1",
         "--baseline",
@@ -523,7 +527,7 @@ def _new(root: Path, *options: str) -> Result:
 def test_removing_permissions_makes_new_findings_on_lines_the_change_did_not_touch(based: Path) -> None:
     (based / WORKFLOW).write_text(WITH_ACTION.replace("permissions: {}\n", ""))
     commit_all(based, "drop the permissions")
-    result = _new(based, "--backends", "zizmor")
+    result = _new(based, *HARDENING)
     assert result.code == 1
     assert any(f"{WORKFLOW}:3:3: ZZ-excessive-permissions" in header for header in result.headers), result.out
 
@@ -546,8 +550,8 @@ def test_findings_the_base_has_as_well_are_not_new(based: Path) -> None:
     commit_all(based, "the base has a finding")
     (based / WORKFLOW).write_text("# a comment moves every line down\n" + workflow)
     commit_all(based, "a change that only moves it")
-    assert _new(based, "--backends", "zizmor").headers == []
-    assert run_cli("check", based, "--backends", "zizmor").code == 1
+    assert _new(based, *HARDENING).headers == []
+    assert run_cli("check", based, *HARDENING).code == 1
 
 
 def test_when_the_base_cannot_be_checked_every_finding_is_reported(based: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -556,8 +560,8 @@ def test_when_the_base_cannot_be_checked_every_finding_is_reported(based: Path, 
     (based / WORKFLOW).write_text(WITH_ACTION.replace("permissions: {}\n", "") + "# touched\n")
     commit_all(based, "a change")
     monkeypatch.setattr(changes, "MAX_FILES", 1)
-    result = _new(based, "--backends", "zizmor")
-    assert result.headers == run_cli("check", based, "--backends", "zizmor").headers != []
+    result = _new(based, *HARDENING)
+    assert result.headers == run_cli("check", based, *HARDENING).headers != []
     assert "every finding is reported" in result.err
 
 
@@ -570,7 +574,7 @@ def test_the_base_is_read_without_running_the_repositorys_git_configuration(base
     hook.chmod(0o755)
     with (based / ".git" / "config").open("a") as config:
         config.write(f"[core]\n\tfsmonitor = {hook}\n[diff]\n\texternal = {hook}\n")
-    assert _new(based, "--backends", "zizmor").code == 1
+    assert _new(based, *HARDENING).code == 1
     assert not marker.exists()
 
 
@@ -789,7 +793,7 @@ def test_links_in_the_base_are_written_as_links_and_never_followed(based: Path, 
     commit_all(based, "links, in the base")
     (based / WORKFLOW).write_text(WITH_ACTION.replace("permissions: {}\n", ""))
     commit_all(based, "a change")
-    result = _new(based, "--backends", "zizmor")
+    result = _new(based, *HARDENING)
     assert result.code == 1
     # The link's CC004 is in the base too: not new. The finding the change caused is.
     assert [header.split(" ")[1] for header in result.headers] == ["ZZ-excessive-permissions"]
