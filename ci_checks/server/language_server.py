@@ -130,6 +130,9 @@ class Server(LanguageServer):
             opened.bench.update(opened.relative, None)
             opened.bench.linted.pop(opened.relative, None)
             self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri, []))
+            if not any(item.bench is opened.bench for item in self.opened.values()):
+                # The repository's last open document: what it kept loaded is let go.
+                self.benches.pop(opened.bench.repository.root, None)
         return opened
 
     # Checking --------------------------------------------------------------------------------------------------
