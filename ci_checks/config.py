@@ -26,7 +26,7 @@ from ci_checks.source import SourceFile, parse_size
 
 if TYPE_CHECKING:  # the policy engine and the configuration's schema are imported only when a configuration is read
     from ci_checks.policy import PolicyRule
-    from ci_checks.policy.compiling import Locate
+    from ci_checks.policy.model import Locate
 
 _NOT_A_LABEL = re.compile(r"[\s,]")
 
