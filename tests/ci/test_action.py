@@ -346,9 +346,11 @@ def test_new_since_reports_what_the_change_brought_where_it_did_not_touch(
     workflow = workspace / ".github" / "workflows" / "ci.yml"
     workflow.write_text(CLEAN.replace("permissions: {}\n", ""), encoding="utf-8")
     subprocess.run(["git", *identity, "commit", "-qam", "drop the permissions"], cwd=workspace, check=True)
-    run = run_action(workspace, runner_temp, {"new-since": "HEAD^1", "config-ref": "HEAD^1"}, installed)
+    # excessive-permissions is hardening advice, which the default profile leaves out.
+    inputs = {"new-since": "HEAD^1", "config-ref": "HEAD^1", "args": "--profile security"}
+    run = run_action(workspace, runner_temp, inputs, installed)
     assert run.returncode == 1, run.stdout + run.stderr
-    assert "--config-ref HEAD^1 --new-since HEAD^1  -- " in run.command_line
+    assert "--config-ref HEAD^1 --new-since HEAD^1 --profile security -- " in run.command_line
     assert any("title=ZZ-excessive-permissions" in annotation for annotation in run.annotations), run.annotations
 
 
