@@ -129,6 +129,7 @@ def test_every_async_backend_s_staging_is_checked_on_what_the_save_did(one_rank:
         )
 
 
+@pytest.mark.thorough  # two ranks under torchrun, with a crash test: the longest run here
 def test_the_project_s_modules_are_imported_in_every_process_that_saves_before_megatron(
     one_rank: tuple[Run, Path], two_ranks: tuple[Run, Path]
 ) -> None:
@@ -141,6 +142,7 @@ def test_the_project_s_modules_are_imported_in_every_process_that_saves_before_m
     assert not any(line["strategies_first"] for line in imported)
 
 
+@pytest.mark.thorough  # two ranks under torchrun, with a crash test: the longest run here
 def test_the_fork_server_initialises_no_gpu_driver_before_it_forks(two_ranks: tuple[Run, Path]) -> None:
     _, tmp = two_ranks
     forked = [line for line in lines(tmp / "cuda-probe.jsonl") if "multiprocessing.forkserver" in line["parent"]]
@@ -169,6 +171,7 @@ def test_throughput_is_reported_against_a_raw_write_and_a_device_to_host_copy(on
         assert measured["passed"] is all(goal["met"] for goal in measured["goals"])
 
 
+@pytest.mark.thorough  # two ranks under torchrun, with a crash test: the longest run here
 def test_each_sigkill_leaves_the_previous_checkpoint_and_a_partial_folder_that_never_loads_wrong_data(
     two_ranks: tuple[Run, Path],
 ) -> None:
@@ -188,6 +191,7 @@ def test_each_sigkill_leaves_the_previous_checkpoint_and_a_partial_folder_that_n
         assert ", 0 other data without an error" in detail
 
 
+@pytest.mark.thorough  # two ranks under torchrun, with a crash test: the longest run here
 def test_the_in_place_hazard_is_demonstrated_not_hidden(two_ranks: tuple[Run, Path]) -> None:
     outcome, _ = two_ranks
     hazard = outcome.result("dcp-in-place", "crash")
@@ -219,6 +223,7 @@ def test_nothing_is_left_in_the_workdir(one_rank: tuple[Run, Path]) -> None:
     assert list((tmp / "work").iterdir()) == []
 
 
+@pytest.mark.thorough  # two ranks under torchrun, with a crash test: the longest run here
 def test_two_ranks_each_verify_their_shards(two_ranks: tuple[Run, Path]) -> None:
     outcome, tmp = two_ranks
     assert outcome.code == 0, outcome.stdout + outcome.stderr
@@ -317,6 +322,7 @@ def test_a_checkpoint_that_does_not_load_is_a_failed_check_with_every_report_wri
     )
 
 
+@pytest.mark.thorough  # waits out its --timeout
 @needs_megatron
 def test_a_megatron_writer_that_dies_times_out_instead_of_hanging(tmp_path: Path) -> None:
     # Without psutil Megatron-Core's forked writer really dies and its parent really waits

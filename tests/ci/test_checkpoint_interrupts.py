@@ -84,6 +84,7 @@ def a_committed_checkpoint_and_a_writer(work: Path) -> bool:
     return any(work.glob("*/crash-*/checkpoints/ckpt-0000")) and any(work.glob("*/crash-*/warm-up-ckpt-0*"))
 
 
+@pytest.mark.thorough  # a crash test of up to 1000 kills, stopped once one is under way
 def test_sigterm_during_the_crash_test_ends_its_writers_and_leaves_nothing(tmp_path: Path) -> None:
     args = ["--backend", "dcp-sync", "--size", "4MiB", "--tensors", "4", "--crash-test", "1000"]
     code, stdout, stderr = interrupted(tmp_path, args, a_committed_checkpoint_and_a_writer, signal.SIGTERM)
