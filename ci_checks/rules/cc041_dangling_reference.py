@@ -186,17 +186,21 @@ def _dockerfile(repository: Repository, file: LoadedFile, files: RepositoryFiles
     images = files.images(file.path)
     if not images or any(built.context is None for built in images):
         return  # a context ci-checks cannot know: any source may be there
+    contexts = [built.context or "" for built in images]
+    where = " or ".join(f"`{context}`" if context else "the repository root" for context in contexts)
+    missing: dict[Place, str | None] = {}  # a source named many times is looked for once: what is said of it
     for source in images[0].sources:
         place = source.place
         if place is None or place.base != CONTEXT or place.glob or place.outside:
             continue
-        if any(_provided(repository, built, builds, place) for built in images):
-            continue
-        contexts = [built.context or "" for built in images]
-        where = " or ".join(f"`{context}`" if context else "the repository root" for context in contexts)
-        message = f"`{source.keyword}` source `{source.word.value}` does not exist in the build context ({where})"
-        path = posixpath.normpath(posixpath.join(contexts[0], place.path)) if place.path else contexts[0]
-        yield RULE.diagnostic(source.word.span, message + _suggestion(repository, path))
+        if place not in missing:
+            provided = any(_provided(repository, built, builds, place) for built in images)
+            path = posixpath.normpath(posixpath.join(contexts[0], place.path)) if place.path else contexts[0]
+            missing[place] = None if provided else _suggestion(repository, path)
+        suggestion = missing[place]
+        if suggestion is not None:
+            message = f"`{source.keyword}` source `{source.word.value}` does not exist in the build context ({where})"
+            yield RULE.diagnostic(source.word.span, message + suggestion)
 
 
 def _provided(repository: Repository, built: Image, builds: list[DockerBuild], place: Place) -> bool:
