@@ -76,6 +76,8 @@ def run(
     """
     outcome = Outcome()
     config = config or Config()
+    if config.per_file_ignores:  # the configuration's, whichever front-end made the plan
+        plan = dataclasses.replace(plan, selection=plan.selection.with_per_file_ignores(config.per_file_ignores))
     say = progress or (lambda doing: None)
     if reuse is not None:
         workspace = reuse.workspace

@@ -124,7 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--color",
         choices=("auto", "always", "never"),
         default="auto",
-        help="colour in text output (default: auto, on a terminal unless NO_COLOR is set)",
+        help="colour in text and concise output (default: auto, on a terminal unless NO_COLOR is set)",
     )
     check.add_argument(
         "--output",
@@ -365,8 +365,10 @@ def _documents(args: argparse.Namespace, stdin: BinaryIO | None) -> tuple[list[P
 
 
 def _report(args: argparse.Namespace, outcome: Outcome, out: TextIO) -> str:
-    if args.output_format == "text" and _colour(args.color, out):
+    if args.output_format in ("text", "concise") and _colour(args.color, out):
         shown = escaped(outcome)
+        if args.output_format == "concise":
+            return text.concise(shown.diagnostics, shown.files, colour=True)
         return text.render(shown.diagnostics, shown.sources, shown.files, colour=True)
     return FORMATS[args.output_format](outcome)
 

@@ -83,7 +83,10 @@ class Request:
         return cls(folders=[""])
 
     def add(self, repository: Repository, path: Path, shown: str | None = None) -> None:
-        if path.is_file() or path.is_symlink():
+        # The repository's root is a folder even when it was named through a link: only links inside it are not
+        # followed.
+        root = path.is_dir() and repository.relative(path) == "."
+        if (path.is_file() or path.is_symlink()) and not root:
             self.files.append(repository.relative(path))
             self.named.append((self.files[-1], shown or str(path), False))
         elif path.is_dir():

@@ -160,7 +160,8 @@ def _plain(answer: object) -> object:
         said = [problem.kind.value, problem.message, problem.line, problem.column] if problem is not None else None
         return ["file", answer.path, answer.text, said]
     if isinstance(answer, Path):
-        return ["path", str(answer), answer.is_dir(), os.path.lexists(answer)]
+        # os.path's answer, not Path's: a name too long for the system is no folder (Path.is_dir raises)
+        return ["path", str(answer), os.path.isdir(answer), os.path.lexists(answer)]  # noqa: PTH112
     if isinstance(answer, frozenset):
         return sorted(answer)
     if isinstance(answer, (list, tuple)):

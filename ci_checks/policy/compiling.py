@@ -106,6 +106,9 @@ def values(raw: Any, place: Place) -> Plain:
     """A value written in the policy, or read from the repository with `{from: {python: FILE, name: NAME}}`."""
     if isinstance(raw, dict) and set(raw) == {"from"}:
         source = raw["from"]
+        named = isinstance(source, dict) and set(source) == {"python", "name"}
+        if not named or not all(isinstance(part, str) for part in source.values()):
+            raise place.error("`from` takes {python: FILE, name: NAME}: a constant of a Python file", "from")
         return python_constant(source["python"], source["name"], place.at("from"))
     return raw  # type: ignore[no-any-return]
 

@@ -161,6 +161,7 @@ def test_the_project_s_modules_and_setups_run_in_every_process_that_saves_before
     assert platform["setups"] == [f"{PATCHES}.record_imports:record_setup"]
 
 
+@pytest.mark.thorough  # two ranks under torchrun, with a crash test: the longest run here
 def test_the_fork_server_initialises_no_gpu_driver_before_it_forks(two_ranks: tuple[Run, Path]) -> None:
     _, tmp = two_ranks
     forked = [line for line in lines(tmp / "cuda-probe.jsonl") if "multiprocessing.forkserver" in line["parent"]]
@@ -189,6 +190,7 @@ def test_throughput_is_reported_against_a_raw_write_and_a_device_to_host_copy(on
         assert measured["passed"] is all(goal["met"] for goal in measured["goals"])
 
 
+@pytest.mark.thorough  # two ranks under torchrun, with a crash test: the longest run here
 def test_each_sigkill_leaves_the_previous_checkpoint_and_a_partial_folder_that_never_loads_wrong_data(
     two_ranks: tuple[Run, Path],
 ) -> None:
@@ -208,6 +210,7 @@ def test_each_sigkill_leaves_the_previous_checkpoint_and_a_partial_folder_that_n
         assert ", 0 other data without an error" in detail
 
 
+@pytest.mark.thorough  # two ranks under torchrun, with a crash test: the longest run here
 def test_the_in_place_hazard_is_demonstrated_not_hidden(two_ranks: tuple[Run, Path]) -> None:
     outcome, _ = two_ranks
     hazard = outcome.result("dcp-in-place", "crash")
@@ -247,6 +250,7 @@ def test_a_run_with_megatron_leaves_no_process_and_nothing_on_disk(one_rank: tup
     assert list((tmp / "tmp").iterdir()) == []
 
 
+@pytest.mark.thorough  # two ranks under torchrun, with a crash test: the longest run here
 def test_two_ranks_each_verify_their_shards(two_ranks: tuple[Run, Path]) -> None:
     outcome, tmp = two_ranks
     assert outcome.code == 0, outcome.stdout + outcome.stderr
@@ -306,6 +310,7 @@ def test_an_unusable_megatron_core_is_skipped_unless_required(megatron_unusable:
         harness._backends(options(backends=("megatron-async",)))
 
 
+@pytest.mark.thorough  # two ranks under torchrun, with a crash test: the longest run here
 def test_throughput_is_reported_for_each_rank_against_its_own_references(two_ranks: tuple[Run, Path]) -> None:
     outcome, _ = two_ranks
     assert outcome.report["platform"]["min_ratio"] == {"durable": 1e-6, "blocking": 1e-6}
@@ -398,6 +403,7 @@ def test_a_checkpoint_that_does_not_load_is_a_failed_check_with_every_report_wri
     )
 
 
+@pytest.mark.thorough  # waits out its --timeout
 @needs_megatron
 def test_a_megatron_writer_that_dies_times_out_instead_of_hanging(tmp_path: Path) -> None:
     # Without psutil Megatron-Core's forked writer really dies and its parent really waits

@@ -206,3 +206,29 @@ def test_a_mistyped_linter_code_is_an_error_not_a_silent_no_op(
         2,
         f"ci-checks: error: unknown rule {selector!r}{hint}; see `ci-checks rules`\n",
     )
+
+
+@pytest.mark.parametrize(
+    ("selector", "hint"),
+    [
+        ("shellchek", "shellcheck"),
+        ("zizmor-unpined-uses", "zizmor-unpinned-uses"),
+        ("actionlint-expresion", "actionlint-expression"),
+        ("zizmr", "zizmor"),
+    ],
+)
+def test_a_misspelt_linter_name_suggests_the_name_not_a_code(make_repo, selector: str, hint: str) -> None:  # type: ignore[no-untyped-def]
+    root = make_repo({".github/workflows/ci.yml": WARNED})
+    result = run_cli("check", root, "--select", selector)
+    assert (result.code, result.err) == (
+        2,
+        f"ci-checks: error: unknown rule {selector!r} (did you mean {hint}?); see `ci-checks rules`\n",
+    )
+
+
+def test_a_linters_own_name_selects_all_of_its_findings() -> None:
+    finding = Diagnostic("ZZ-artipacked", "zizmor-artipacked", Severity.ERROR, "m", Span.point("a.yml"))
+    for name, code in (("zizmor", "ZZ"), ("actionlint", "AL"), ("shellcheck", "SC")):
+        assert resolve([name], [], []).runs_linter(name)
+        assert not resolve(["CC0"], [name], []).runs_linter(name)
+        assert resolve([name], [], []).keeps(finding) is (code == "ZZ")

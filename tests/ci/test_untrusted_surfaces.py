@@ -135,11 +135,6 @@ def test_a_report_path_in_a_linked_folder_is_refused_before_anything_is_checked(
 # --- 2. a pull request cannot accept its own findings ----------------------------------------------------------
 
 
-HARDENING = ("--backends", "zizmor", "--profile", "security")
-"""zizmor with its hardening advice (excessive-permissions, dangerous-triggers), which the default profile leaves
-out."""
-
-
 @pytest.fixture
 def adopted(tmp_path: Path) -> Path:
     """A base commit with one accepted finding in its baseline; a pull request then adds a `pull_request_target`
