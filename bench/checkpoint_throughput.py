@@ -2,7 +2,7 @@
 
     python bench/checkpoint_throughput.py --size 1GiB --repeat 3 [--ranks 2] [-- --threads 4]
 
-Each run is a fresh `python -m ci_checks.checkpoint` (under torchrun with --ranks), so every
+Each run is a fresh `python -m ci_checks.checkpoint` (with --nproc-per-node for --ranks), so every
 run pays its own warm-up and none shares page cache state with the previous one's files.
 One run is noisy on a shared machine; the median of a few is what the docs record. The last
 two columns are the goals' ratios: blocking against the device-to-host copy (goal <= 1.5),
@@ -23,8 +23,8 @@ from typing import Any
 
 def one_run(size: str, ranks: int, extra: list[str], report: Path) -> dict[str, Any]:
     harness = ["-m", "ci_checks.checkpoint", "--size", size, "--report-json", str(report), *extra]
-    launcher = ["-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={ranks}"] if ranks else []
-    subprocess.run([sys.executable, *launcher, *harness], check=True, capture_output=True, text=True)
+    launcher = ["--nproc-per-node", str(ranks)] if ranks else []  # the harness starts torchrun itself
+    subprocess.run([sys.executable, *harness, *launcher], check=True, capture_output=True, text=True)
     document: dict[str, Any] = json.loads(report.read_text(encoding="utf-8"))
     return document
 
@@ -42,7 +42,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--size", default="1GiB")
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--ranks", type=int, default=0, help="run under torchrun with this many ranks")
+    parser.add_argument("--ranks", type=int, default=0, help="ranks (--nproc-per-node; default: the harness's)")
     parser.add_argument("extra", nargs="*", help="more options for ci-checks checkpoint, after --")
     args = parser.parse_args()
 

@@ -111,7 +111,7 @@ def load(path: Path, protected: Sequence[Path], ref: str | None) -> list[Entry]:
     try:
         found = commit.read(place.real.relative_to(top).as_posix(), MAX_BYTES)
     except ConfigSourceError as error:
-        raise BaselineError(f"{path}: {error}") from None
+        raise BaselineError(f"--baseline {path}, read from the commit --config-ref names: {error}") from None
     finally:
         commit.close()
     if found is None:

@@ -63,7 +63,7 @@ def new_since(
 
     ConfigSourceError when `ref` names no commit.
     """
-    commit = GitRef(repository.root, ref)
+    commit = GitRef(repository.root, ref, option="--new-since")
     try:
         _ = commit.commit  # a bad ref is an error before any finding is judged
         note = None

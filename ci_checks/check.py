@@ -50,12 +50,25 @@ class Plan:
         return self.selection.keeps(diagnostic)
 
 
+@dataclass
+class Reuse:
+    """What a check may take from earlier checks of the same repository with the same plan (the language
+    server's): the files they loaded (a changed one is dropped from `workspace.loaded` first), each file's findings
+    of the rules that read that file alone, and the linters' findings, found apart (on a save)."""
+
+    workspace: Workspace
+    file_findings: dict[str, tuple[LoadedFile, list[Diagnostic], list[str]]] = field(default_factory=dict)
+    """By path: the file as loaded, what the rules found in it, and the rules' failures."""
+    linted: list[Diagnostic] | None = None
+
+
 def run(
     repository: Repository,
     request: Request,
     plan: Plan,
     config: Config | None = None,
     progress: Callable[[str], None] | None = None,
+    reuse: Reuse | None = None,
 ) -> Outcome:
     """Check what `request` names in one repository as `plan` says.
 
@@ -63,8 +76,14 @@ def run(
     """
     outcome = Outcome()
     config = config or Config()
+    if config.per_file_ignores:  # the configuration's, whichever front-end made the plan
+        plan = dataclasses.replace(plan, selection=plan.selection.with_per_file_ignores(config.per_file_ignores))
     say = progress or (lambda doing: None)
-    workspace = Workspace(repository, plan.max_bytes)
+    if reuse is not None:
+        workspace = reuse.workspace
+        workspace.consulted = set()
+    else:
+        workspace = Workspace(repository, plan.max_bytes)
     found: list[Diagnostic] = []
     named = request.targets(repository)
     targets = []
@@ -86,7 +105,7 @@ def run(
     found_by_policy: list[Diagnostic] = []
     try:
         for target in targets:
-            found.extend(_check_file(target, plan.rules, outcome))
+            found.extend(_check_file(target, plan.rules, outcome, reuse.file_findings if reuse is not None else None))
         found.extend(_check_repository(context, plan.rules, outcome))
         if plan.policy_rules:
             from ci_checks import policy
@@ -97,10 +116,11 @@ def run(
         if linters is not None:
             linters.stop()
         raise
-    if linters is not None:  # a finding left out by the selection leaves the other of its pair alone
+    linted = linters.result() if linters is not None else reuse.linted if reuse is not None else None
+    if linted is not None:  # a finding left out by the selection leaves the other of its pair alone
         from ci_checks.backends.merge import merged
 
-        external = [diagnostic for diagnostic in linters.result() if plan.keeps(diagnostic)]
+        external = [diagnostic for diagnostic in linted if plan.keeps(diagnostic)]
         found = merged([diagnostic for diagnostic in found if plan.keeps(diagnostic)], external, workspace.loaded)
     found.extend(found_by_policy)
     found = [plan.selection.adjusted(diagnostic) for diagnostic in found if plan.keeps(diagnostic)]
@@ -215,15 +235,28 @@ def _check_repository(context: RepositoryContext, rules: list[Rule], outcome: Ou
     return found
 
 
-def _check_file(file: LoadedFile, rules: list[Rule], outcome: Outcome) -> list[Diagnostic]:
+def _check_file(
+    file: LoadedFile,
+    rules: list[Rule],
+    outcome: Outcome,
+    kept: dict[str, tuple[LoadedFile, list[Diagnostic], list[str]]] | None = None,
+) -> list[Diagnostic]:
+    """What the rules that read one file alone find in it (taken from `kept` when the file is the one they read)."""
+    earlier = kept.get(file.path) if kept is not None else None
+    if earlier is not None and earlier[0] is file:
+        outcome.internal_errors.extend(earlier[2])
+        return list(earlier[1])
     found: list[Diagnostic] = []
-    if file.kind not in YAML_KINDS:
-        return found
-    for rule in rules:
-        if rule.check is None or file.kind not in rule.kinds:
-            continue
-        try:
-            found.extend(rule.check(file))
-        except Exception as error:  # a bug in a rule must not hide the other rules' findings
-            outcome.internal_errors.append(f"{rule.code} {rule.name} failed on {file.path}: {error!r}")
+    failures: list[str] = []
+    if file.kind in YAML_KINDS:
+        for rule in rules:
+            if rule.check is None or file.kind not in rule.kinds:
+                continue
+            try:
+                found.extend(rule.check(file))
+            except Exception as error:  # a bug in a rule must not hide the other rules' findings
+                failures.append(f"{rule.code} {rule.name} failed on {file.path}: {error!r}")
+    outcome.internal_errors.extend(failures)
+    if kept is not None:
+        kept[file.path] = (file, list(found), failures)
     return found

@@ -19,14 +19,14 @@ from ci_checks.config_files import ConfigError, find, readable
 from ci_checks.config_source import open_source
 from ci_checks.context import GITHUB_TIMEOUT_MINUTES
 from ci_checks.diagnostics import Severity, Span
-from ci_checks.globs import GlobError, compile_glob
+from ci_checks.globs import Glob, GlobError, compile_glob
 from ci_checks.model.runners import Runner, RunnerInventory
 from ci_checks.repository import Repository
 from ci_checks.source import SourceFile, parse_size
 
 if TYPE_CHECKING:  # the policy engine and the configuration's schema are imported only when a configuration is read
     from ci_checks.policy import PolicyRule
-    from ci_checks.policy.compiling import Locate
+    from ci_checks.policy.model import Locate
 
 _NOT_A_LABEL = re.compile(r"[\s,]")
 
@@ -43,6 +43,8 @@ class Config:
     severity: dict[str, Severity] = field(default_factory=dict)
     profile: str | None = None
     """Which linter findings to keep (`correctness`, `security`, `all`); None: the default."""
+    per_file_ignores: list[settings.PerFileIgnore] = field(default_factory=list)
+    """`per-file-ignores`: what is ignored in the files each glob matches (`Selection.with_per_file_ignores`)."""
     runners: RunnerInventory = field(default_factory=RunnerInventory)
     fix_timeout_minutes: int = GITHUB_TIMEOUT_MINUTES
     """What `--fix` gives a self-hosted job without `timeout-minutes`."""
@@ -88,7 +90,8 @@ def parse(text: SourceFile, repository: Repository | None = None) -> Config:
     config = Config(display, source=text)
     reserved = {*registry.BY_CODE, *registry.BY_NAME}
     config.rules = compile_rules(data.get("rules", []), locate, reserved, repository)  # a PolicyError is a ConfigError
-    _check_selectors(data, locate, {rule.id for rule in config.rules})
+    ids = {rule.id for rule in config.rules}
+    _check_selectors(data, locate, ids)
     config.runners = _runners(data.get("runners", {}), locate)
     config.fix_timeout_minutes = data.get("fixes", {}).get("timeout-minutes", GITHUB_TIMEOUT_MINUTES)
     config.select = data.get("select")
@@ -98,22 +101,33 @@ def parse(text: SourceFile, repository: Repository | None = None) -> Config:
     config.ignore = data.get("ignore", [])
     config.exclude = data.get("exclude", [])
     for index, pattern in enumerate(config.exclude):
-        try:
-            compile_glob(pattern)
-        except GlobError as error:
-            raise ConfigError(f"invalid glob {pattern!r}: {error}", locate(["exclude", index], False)) from None
+        _path_glob(pattern, locate(["exclude", index], False))
+    config.per_file_ignores = [
+        settings.per_file_ignore(_path_glob(pattern, locate(["per-file-ignores", pattern], True)), selectors, ids)
+        for pattern, selectors in data.get("per-file-ignores", {}).items()
+    ]
     size = data.get("max-file-size")
     if size is not None:
         config.max_file_size = size if isinstance(size, int) else parse_size(size)
     return config
 
 
+def _path_glob(pattern: str, place: Span) -> Glob:
+    try:
+        return compile_glob(pattern)
+    except GlobError as error:
+        raise ConfigError(f"invalid glob {pattern!r}: {error}", place) from None
+
+
 def _check_selectors(data: dict[str, Any], locate: Locate, policy_ids: set[str]) -> None:
-    """A positioned error for a name in `select`, `ignore` or `severity` that names no rule or linter code."""
+    """A positioned error for a name in `select`, `ignore`, `severity` or `per-file-ignores` that names no rule or
+    linter code."""
     places: list[tuple[list[str | int], str, bool]] = []
     for key in ("select", "ignore"):
         places.extend(([key, index], name, False) for index, name in enumerate(data.get(key, [])))
     places.extend((["severity", name], name, True) for name in data.get("severity", {}))
+    for pattern, names in data.get("per-file-ignores", {}).items():
+        places.extend((["per-file-ignores", pattern, index], name, False) for index, name in enumerate(names))
     for path, selector, at_key in places:
         try:
             settings.resolve([selector], [], policy_ids)
@@ -184,6 +198,11 @@ def _from_toml(file: SourceFile) -> tuple[dict[str, Any] | None, Locate | None]:
         return None
 
     def locate(path: list[str | int], at_key: bool) -> Span:
+        # The table of per-file ignores: `[tool.ci-checks.per-file-ignores]`, then a key for each glob.
+        if len(path) >= 2 and path[0] == "per-file-ignores":
+            start = next((n for n in lines if file.line_text(n).strip() == "[tool.ci-checks.per-file-ignores]"), None)
+            if start is not None:
+                return key_line(start, str(path[1]), at_key) or Span.point(file.path, start, 1)
         # Tables of runners: `[tool.ci-checks.runners.NAME]` headers, then the keys under each.
         if len(path) >= 2 and path[0] == "runners":
             headers = (f"[tool.ci-checks.runners.{path[1]}]", f'[tool.ci-checks.runners."{path[1]}"]')

@@ -33,6 +33,13 @@ PROPERTIES: dict[str, Any] = {
         **_NAMES,
         "description": "Repo-relative path globs of files (or folders, and all below them) that ci-checks skips.",
     },
+    "per-file-ignores": {
+        "description": "Rules not to run in some files: repo-relative path globs (matching a file, or a folder and "
+        "all below it) to the names ignored there, written like ignore.",
+        "type": "object",
+        "propertyNames": {"minLength": 1},
+        "additionalProperties": _NAMES,
+    },
     "max-file-size": {
         "description": "Largest file read, in bytes or with a unit: 512KiB, 4MiB, 1GiB.",
         "oneOf": [{"type": "integer", "minimum": 1}, {"type": "string", "pattern": "^[0-9]+ ?([KMG]i?B|B)?$"}],

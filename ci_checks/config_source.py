@@ -73,13 +73,15 @@ class GitRef:
     root: Path
     ref: str
     description: str = ""
+    option: str = "--config-ref"
+    """The option that named the ref, as errors name it (`--new-since` reads a base commit the same way)."""
     _commit: str | None = field(default=None, init=False, repr=False)
     _folder: Path | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.description = self.description or self.ref
         if not self.ref or self.ref.startswith("-") or any(char in self.ref for char in "\0\n\r"):
-            raise ConfigSourceError(f"--config-ref {self.ref!r} is not a git revision")
+            raise ConfigSourceError(f"{self.option} {self.ref!r} is not a git revision")
 
     def read(self, relative: str, max_bytes: int = source.DEFAULT_MAX_BYTES) -> SourceFile | None:
         listing = self._git("ls-tree", "-z", "--full-tree", self.commit, "--", relative).decode("utf-8", "replace")
@@ -119,7 +121,7 @@ class GitRef:
             end = output.index(b"\n", position)
             header = output[position:end].split()
             if len(header) != 3 or header[1] != b"blob":
-                raise ConfigSourceError(f"--config-ref {self.ref!r}: git gave no blob for {header[:1]}")
+                raise ConfigSourceError(f"{self.option} {self.ref!r}: git gave no blob for {header[:1]}")
             size = int(header[2])
             contents.append(output[end + 1 : end + 1 + size])
             position = end + 1 + size + 1
@@ -133,7 +135,7 @@ class GitRef:
             )
             commit = output.decode("ascii", "replace").strip()
             if not _OBJECT_ID.match(commit):
-                raise ConfigSourceError(f"--config-ref {self.ref!r} names no commit of the repository at {self.root}")
+                raise ConfigSourceError(f"{self.option} {self.ref!r} names no commit of the repository at {self.root}")
             self._commit = commit
         return self._commit
 
@@ -146,7 +148,7 @@ class GitRef:
         folder = self._private_folder()
         git = shutil.which("git", path=os.pathsep.join(_absolute_path_entries()))
         if git is None:
-            raise ConfigSourceError("--config-ref needs git, which is not on PATH")
+            raise ConfigSourceError(f"{self.option} needs git, which is not on PATH")
         try:
             finished = subprocess.run(
                 [git, *arguments],
@@ -158,17 +160,17 @@ class GitRef:
                 check=False,
             )
         except (OSError, subprocess.TimeoutExpired) as error:
-            raise ConfigSourceError(f"--config-ref {self.ref!r}: git could not be run ({error})") from None
+            raise ConfigSourceError(f"{self.option} {self.ref!r}: git could not be run ({error})") from None
         if check and finished.returncode != 0:
             reason = finished.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no reason given"]
-            raise ConfigSourceError(f"--config-ref {self.ref!r}: git failed: {reason[0][:200]}")
+            raise ConfigSourceError(f"{self.option} {self.ref!r}: git failed: {reason[0][:200]}")
         return finished.stdout
 
     def _private_folder(self) -> Path:
         """A bare git folder of our own: the repository's objects as alternates, a copy of its refs, nothing else."""
         if self._folder is not None:
             return self._folder
-        git_dir, common_dir = _git_dirs(self.root)
+        git_dir, common_dir = _git_dirs(self.root, self.option)
         folder = Path(tempfile.mkdtemp(prefix="ci-checks-git-"))
         try:
             (folder / "objects" / "info").mkdir(parents=True)
@@ -185,7 +187,7 @@ class GitRef:
                 (folder / "HEAD").write_text("ref: refs/heads/main\n", encoding="utf-8")
         except OSError as error:
             shutil.rmtree(folder, ignore_errors=True)
-            raise ConfigSourceError(f"--config-ref {self.ref!r}: cannot read the git repository: {error}") from None
+            raise ConfigSourceError(f"{self.option} {self.ref!r}: cannot read the git repository: {error}") from None
         self._folder = folder
         return folder
 
@@ -208,7 +210,7 @@ def _problem(relative: str, message: str) -> SourceFile:
     return SourceFile(relative, "", SourceProblem(ProblemKind.UNREADABLE, message))
 
 
-def _git_dirs(root: Path) -> tuple[Path, Path]:
+def _git_dirs(root: Path, option: str) -> tuple[Path, Path]:
     """The git folder of the work tree at `root` and the common folder that holds its objects and refs."""
     marker = root / ".git"
     if marker.is_dir():
@@ -216,10 +218,10 @@ def _git_dirs(root: Path) -> tuple[Path, Path]:
     elif marker.is_file():
         text = marker.read_text(encoding="utf-8", errors="replace").strip()
         if not text.startswith("gitdir:"):
-            raise ConfigSourceError(f"--config-ref: {marker} is not a git folder or a `gitdir:` file")
+            raise ConfigSourceError(f"{option}: {marker} is not a git folder or a `gitdir:` file")
         git_dir = (root / text.removeprefix("gitdir:").strip()).resolve()
     else:
-        raise ConfigSourceError(f"--config-ref needs a git repository; {root} has no .git")
+        raise ConfigSourceError(f"{option} needs a git repository; {root} has no .git")
     common = git_dir / "commondir"
     if common.is_file():
         return git_dir, (git_dir / common.read_text(encoding="utf-8").strip()).resolve()

@@ -21,6 +21,14 @@ class UsageError(Exception):
 
 
 @dataclass
+class Failure:
+    """A repository of several that could not be checked: how paths name it, and why."""
+
+    root: str
+    error: Exception
+
+
+@dataclass
 class Outcome:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     sources: dict[str, SourceFile] = field(default_factory=dict)
@@ -31,6 +39,8 @@ class Outcome:
     nothing_to_check: list[tuple[str, bool]] = field(default_factory=list)
     """Paths named on the command line (as written; a folder?) under which no rule read any file."""
     internal_errors: list[str] = field(default_factory=list)
+    failures: list[Failure] = field(default_factory=list)
+    """Repositories that could not be checked, when several were (with one, its error is raised instead)."""
 
     def under(self, folder: str) -> Outcome:
         """The outcome with every path it gives under `folder` (`a/` for `.github/x.yml`), as one of several
@@ -73,7 +83,10 @@ class Request:
         return cls(folders=[""])
 
     def add(self, repository: Repository, path: Path, shown: str | None = None) -> None:
-        if path.is_file() or path.is_symlink():
+        # The repository's root is a folder even when it was named through a link: only links inside it are not
+        # followed.
+        root = path.is_dir() and repository.relative(path) == "."
+        if (path.is_file() or path.is_symlink()) and not root:
             self.files.append(repository.relative(path))
             self.named.append((self.files[-1], shown or str(path), False))
         elif path.is_dir():

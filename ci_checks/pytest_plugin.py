@@ -60,7 +60,7 @@ _MODULES = (
     "ci_checks.config_source",
     "ci_checks.reporters.formats",
     "ci_checks.reporters.escaping",
-    "ci_checks.backends.schema",
+    "ci_checks.rules.schema",
 )
 _LIBRARIES = ("yaml", "jsonschema", "referencing", "rpds", "tree_sitter", "tree_sitter_bash", "regex")
 
@@ -70,7 +70,7 @@ def _ci_checks() -> dict[str, ModuleType]:
     """ci-checks' modules, imported (once) from the installed packages, and the libraries checked to come from
     there (one imported earlier by something else may not)."""
     modules = {name: importlib.import_module(name) for name in (*_MODULES, *_LIBRARIES)}
-    modules["ci_checks.backends.schema"].vendor_directory()
+    modules["ci_checks.rules.schema"].vendor_directory()
     for name in _LIBRARIES:
         origin = getattr(modules[name], "__file__", None) or ""
         if not installed_imports.within(origin, _INSTALLED.path):

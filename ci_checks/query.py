@@ -19,9 +19,10 @@ from functools import cached_property
 from pathlib import Path
 
 from ci_checks import config
-from ci_checks.check import Plan, run
 from ci_checks.diagnostics import Diagnostic, Occurrence
 from ci_checks.dockerfile import Dockerfile
+from ci_checks.engine.options import Options
+from ci_checks.engine.runs import check_repository
 from ci_checks.globs import compile_glob
 from ci_checks.loading import LoadedFile, Workspace
 from ci_checks.model import Action, Workflow
@@ -29,7 +30,6 @@ from ci_checks.model.values import occurrences
 from ci_checks.outcome import Outcome, Request
 from ci_checks.policy import PolicyRule
 from ci_checks.repository import WORKFLOW_DIR, FileKind, Repository, find_root
-from ci_checks.settings import resolve
 
 
 class CIRepository:
@@ -117,16 +117,16 @@ class CIRepository:
         return self.config.rules
 
     def check(self, policy_rules: Sequence[PolicyRule] | None = None, built_in: bool = True) -> Outcome:
-        """Run ci-checks over the whole repository: the built-in rules (unless `built_in` is False) and the policy
-        rules (all of the configuration's by default)."""
+        """Run ci-checks over the whole repository as `ci-checks check --backends none` does: the built-in rules
+        (unless `built_in` is False) and the policy rules (those the configuration selects, or `policy_rules`)."""
         settings = self.config
-        self.repository.exclude = settings.exclude
-        chosen = list(settings.rules if policy_rules is None else policy_rules)
-        selected = settings.select if built_in else [*_SOURCE_CODES, "CC1", *(rule.id for rule in chosen)]
-        selection = resolve(selected, settings.ignore, (rule.id for rule in settings.rules))
-        max_bytes = settings.max_file_size or self._workspace.max_bytes
-        plan = Plan(selection, chosen, max_bytes=max_bytes)
-        return run(self.repository, Request.whole(), plan, settings)
+        chosen = None if policy_rules is None else list(policy_rules)
+        options = Options(backends=[], config_ref=self.config_ref)
+        if not built_in:
+            ids = (rule.id for rule in (settings.rules if chosen is None else chosen))
+            options.select = [*_SOURCE_CODES, "CC1", *ids]
+            chosen = list(settings.rules) if chosen is None else chosen
+        return check_repository(self.repository, Request.whole(), options, settings, chosen)
 
     def findings(self, rule_id: str) -> list[Diagnostic]:
         """The findings of one policy rule, by id."""

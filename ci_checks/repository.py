@@ -5,6 +5,11 @@ resolve inside it, and directories are never entered through a link (a linked
 folder is listed as an entry of its own, which reads as a problem, so that it
 is reported rather than skipped). Configuration files are stricter still
 (`read_regular`): only a regular file reached through no link at all is read.
+
+A repository may be given `documents`: the content of some of its files as an
+editor holds them or standard input gave them, read instead of the disk's
+(and listed where the disk has no such file yet), exactly as the bytes of a
+file would be read.
 """
 
 from __future__ import annotations
@@ -155,7 +160,8 @@ def _plain(answer: object) -> object:
         said = [problem.kind.value, problem.message, problem.line, problem.column] if problem is not None else None
         return ["file", answer.path, answer.text, said]
     if isinstance(answer, Path):
-        return ["path", str(answer), answer.is_dir(), os.path.lexists(answer)]
+        # os.path's answer, not Path's: a name too long for the system is no folder (Path.is_dir raises)
+        return ["path", str(answer), os.path.isdir(answer), os.path.lexists(answer)]  # noqa: PTH112
     if isinstance(answer, frozenset):
         return sorted(answer)
     if isinstance(answer, (list, tuple)):
@@ -169,6 +175,8 @@ class Repository:
     exclude: list[str] = field(default_factory=list)
     journal: Journal | None = field(default=None, repr=False)
     """Where the questions asked of the file system are noted, when a run's result is to be kept."""
+    documents: dict[str, bytes] = field(default_factory=dict, repr=False)
+    """Files' content by repo-relative path, read instead of what the disk holds there (see the module)."""
 
     def __post_init__(self) -> None:
         self.root = Path(_absolute(self.root))
@@ -185,6 +193,11 @@ class Repository:
     @cached_property
     def _real_root(self) -> Path:
         return self.root.resolve()
+
+    def forget_listing(self) -> None:
+        """List the files again when next asked: files were added or removed, or the exclusions changed."""
+        for listing in ("_walk", "_workflows", "actions", "dockerfiles"):
+            self.__dict__.pop(listing, None)
 
     @property
     def in_checkout(self) -> bool:
@@ -235,6 +248,7 @@ class Repository:
             for name in [*names, *links]:
                 found.append((base / name).relative_to(self.root).as_posix())
             linked.update((base / name).relative_to(self.root).as_posix() for name in links)
+        found.extend(relative for relative in self.documents if walked(relative) and relative not in found)
         return sorted(found), frozenset(linked)
 
     @property
@@ -250,14 +264,18 @@ class Repository:
     @cached_property
     def _workflows(self) -> list[str]:
         folder = self.root / WORKFLOW_DIR
+        given = {
+            relative
+            for relative in self.documents
+            if posixpath.dirname(relative) == WORKFLOW_DIR and relative.endswith(_YAML_SUFFIXES)
+        }
         if not os.path.lexists(folder):
-            return []
+            return sorted(relative for relative in given if not self.excluded(relative))
         if Path(os.path.realpath(folder)) != self.real_root / WORKFLOW_DIR or not folder.is_dir():
             return [WORKFLOW_DIR]
+        found = given | {f"{WORKFLOW_DIR}/{entry.name}" for entry in os.scandir(folder)}
         return sorted(
-            f"{WORKFLOW_DIR}/{entry.name}"
-            for entry in os.scandir(folder)
-            if entry.name.endswith(_YAML_SUFFIXES) and not self.excluded(f"{WORKFLOW_DIR}/{entry.name}")
+            relative for relative in found if relative.endswith(_YAML_SUFFIXES) and not self.excluded(relative)
         )
 
     @cached_property
@@ -294,6 +312,8 @@ class Repository:
         return found
 
     def _locate(self, relative: str) -> Path | str:
+        if relative in self.documents:
+            return self.real_root / relative
         written = self.root / relative
         try:
             real = Path(os.path.realpath(written, strict=True))
@@ -328,6 +348,8 @@ class Repository:
         return found
 
     def _read(self, relative: str, max_bytes: int) -> SourceFile:
+        if relative in self.documents:
+            return source.given(relative, self.documents[relative], max_bytes)
         real = self.locate(relative)
         if isinstance(real, str):
             return SourceFile(relative, "", SourceProblem(ProblemKind.UNREADABLE, real))
@@ -345,6 +367,8 @@ class Repository:
         return found
 
     def _read_regular(self, relative: str, max_bytes: int) -> SourceFile | None:
+        if relative in self.documents:
+            return source.given(relative, self.documents[relative], max_bytes)
         written = self.root / relative
         if not os.path.lexists(written):
             return None

@@ -6,8 +6,9 @@ A selector (from `--select`, `--ignore` or the configuration's `select:` and
 - a policy rule id (`no-amd-patch`);
 - a built-in rule code, code prefix or name (`CC011`, `CC0`, `duplicate-key`);
 - a linter code or prefix: `SC2086`, `SC`, `AL-expression`, `AL`,
-  `ZZ-unpinned-uses`, `ZZ`, or the name a linter finding prints:
-  `shellcheck`, `actionlint-expression`, `zizmor-unpinned-uses`.
+  `ZZ-unpinned-uses`, `ZZ`, the name a linter finding prints:
+  `shellcheck`, `actionlint-expression`, `zizmor-unpinned-uses`, or a
+  linter's own name for all of its findings: `actionlint`, `zizmor`.
 
 Anything else is an error that suggests the closest known name. A finding is
 kept when something selects it (everything, without `select`) and nothing
@@ -32,6 +33,11 @@ A finding the profile leaves out is kept when a selector names it
 (`--select ZZ-unpinned-uses`, `--select SC`), and `--ignore` removes any.
 `severity` overrides (`{ZZ-unpinned-uses: warning}`) change the severity of
 the findings a selector names, the most specific selector winning.
+
+`per-file-ignores` (`{".github/workflows/legacy-*.yml": [CC031]}`) is
+`ignore` for the files a path glob matches (the file or one of its folders, as
+`exclude` matches): whichever front-end runs the check, the configuration's
+table applies to the findings of that repository.
 """
 
 from __future__ import annotations
@@ -44,6 +50,7 @@ from dataclasses import dataclass, field, replace
 from ci_checks import registry
 from ci_checks.backends.names import DEFAULT_PROFILE
 from ci_checks.diagnostics import Diagnostic, Severity
+from ci_checks.globs import Glob, excluded_by
 from ci_checks.rule import Rule
 
 LINTER_PREFIXES = {"actionlint": "AL", "shellcheck": "SC", "zizmor": "ZZ"}
@@ -162,7 +169,7 @@ _UPKEEP = {
 """actionlint's advice rather than breakage, by kind and message: in `security` and `all`."""
 _SHELLCHECK_CODE = re.compile(r"SC([1-3][0-9]{0,3})?\Z")
 _LINTER_CODE = re.compile(r"(SC[0-9]*|AL(-[a-z0-9-]*)?|ZZ(-[a-z0-9-]*)?)\Z", re.IGNORECASE)
-_LINTER_NAME = re.compile(r"(?P<linter>actionlint|zizmor)-(?P<kind>[a-z0-9-]+)\Z|shellcheck\Z")
+_LINTER_NAME = re.compile(r"(?P<linter>actionlint|zizmor)(-(?P<kind>[a-z0-9-]+))?\Z|shellcheck\Z")
 _BACKEND_NOTICES = frozenset({"CC090", "CC091"})
 """A linter that is missing or failed: kept whenever something of that linter is selected."""
 
@@ -179,7 +186,8 @@ def linter_code(selector: str) -> str | None:
     else:
         named = _LINTER_NAME.match(selector)
         if named is not None:
-            code = "SC" if selector == "shellcheck" else f"{LINTER_PREFIXES[named['linter']]}-{named['kind']}"
+            prefix = LINTER_PREFIXES[named["linter"]] if named["linter"] else "SC"
+            code = f"{prefix}-{named['kind']}" if named["kind"] else prefix
     return code if code is not None and _known_linter_code(code) else None
 
 
@@ -204,14 +212,29 @@ class _Targets:
 
 
 @dataclass(frozen=True)
+class PerFileIgnore:
+    """One entry of `per-file-ignores`: what its selectors name is ignored in the files its glob matches."""
+
+    glob: Glob
+    ignored: _Targets
+
+    def drops(self, diagnostic: Diagnostic) -> bool:
+        return _names(self.ignored, diagnostic) and excluded_by([self.glob], diagnostic.span.path)
+
+
+@dataclass(frozen=True)
 class Selection:
-    """The resolved `select` (None: everything), `ignore` and severity overrides."""
+    """The resolved `select` (None: everything), `ignore`, severity overrides and `per-file-ignores`."""
 
     selected: _Targets | None
     ignored: _Targets = field(default_factory=_Targets)
     overrides: tuple[tuple[str, _Targets, Severity], ...] = ()
     """(selector, what it names, the severity it gives), most specific first."""
     profile: str = DEFAULT_PROFILE
+    per_file: tuple[PerFileIgnore, ...] = ()
+
+    def with_per_file_ignores(self, entries: Sequence[PerFileIgnore]) -> Selection:
+        return replace(self, per_file=(*self.per_file, *entries)) if entries else self
 
     def severity(self, diagnostic: Diagnostic) -> Severity:
         for _, targets, severity in self.overrides:
@@ -249,6 +272,8 @@ class Selection:
         return any(code.upper().startswith(prefix) for code in self.selected.linter)
 
     def keeps(self, diagnostic: Diagnostic) -> bool:
+        if any(entry.drops(diagnostic) for entry in self.per_file):
+            return False
         code, rule = diagnostic.code, diagnostic.rule
         if code in registry.BY_CODE:
             if rule in self.ignored.policy_ids or code in self.ignored.codes:
@@ -296,6 +321,11 @@ def resolve(
     return Selection(chosen, _targets(ignored, ids), tuple(overrides), profile)
 
 
+def per_file_ignore(glob: Glob, selectors: Sequence[str], policy_ids: Iterable[str]) -> PerFileIgnore:
+    """An entry of `per-file-ignores`; SelectionError for a selector that names nothing."""
+    return PerFileIgnore(glob, _targets(selectors, frozenset(policy_ids)))
+
+
 def _specificity(targets: _Targets) -> tuple[int, int]:
     """How narrow what a selector names is: a policy id (one rule) before a code (CC101 is every forbid rule),
     built-in codes by how few rules they name, linter codes by how long they are (`SC2086` before `shellcheck`).
@@ -335,8 +365,10 @@ def _targets(selectors: Sequence[str], policy_ids: frozenset[str]) -> _Targets:
 
 def _suggestion(word: str, policy_ids: frozenset[str]) -> str:
     linters = [
-        *(f"AL-{kind}" for kind in sorted(ACTIONLINT_KINDS)),
-        *(f"ZZ-{audit}" for audit in sorted(ZIZMOR_AUDITS)),
+        *LINTER_PREFIXES,
+        *LINTER_PREFIXES.values(),
+        *(f"{prefix}-{kind}" for kind in sorted(ACTIONLINT_KINDS) for prefix in ("AL", "actionlint")),
+        *(f"{prefix}-{audit}" for audit in sorted(ZIZMOR_AUDITS) for prefix in ("ZZ", "zizmor")),
     ]
     known = [*registry.BY_CODE, *registry.BY_NAME, *sorted(policy_ids), *linters]
     close = difflib.get_close_matches(word, known, n=1, cutoff=0.6)

@@ -226,6 +226,13 @@ def read(
     return decode(path, data)
 
 
+def given(path: str, data: bytes, max_bytes: int = DEFAULT_MAX_BYTES) -> SourceFile:
+    """A file's content given rather than read (an editor's, standard input's), read as `read` reads a file's."""
+    if len(data) > max_bytes:
+        return _too_large(path, len(data), max_bytes)
+    return decode(path, data)
+
+
 _UNDECODED = re.compile("[\udc80-\udcff]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 

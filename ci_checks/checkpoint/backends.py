@@ -10,6 +10,7 @@ would save wrong data.
 from __future__ import annotations
 
 import concurrent.futures
+import functools
 import time
 import warnings
 from collections.abc import Callable
@@ -27,8 +28,9 @@ from torch.distributed.checkpoint.state_dict_saver import save as dcp_save
 from torch.distributed.device_mesh import DeviceMesh
 from torch.distributed.tensor import DTensor, Shard
 
-from ci_checks.checkpoint import megatron, runtime
-from ci_checks.checkpoint.options import DCP_ASYNC_PROCESS, DCP_SYNC, MEGATRON_ASYNC
+from ci_checks.checkpoint import megatron, processes, runtime
+from ci_checks.checkpoint.options import DCP_ASYNC_PROCESS, DCP_SYNC, MEGATRON_ASYNC, Deadline
+from ci_checks.checkpoint.runfolder import RunTimedOut
 from ci_checks.checkpoint.state import LiveState, TensorSpec
 
 # The async writer polls for completion this often.
@@ -40,6 +42,17 @@ LOAD_ERRORS = (Exception, CheckpointException)
 
 class SaveTimeout(Exception):
     pass
+
+
+def _end_writer(caller: Any) -> None:
+    """End Megatron-Core's forked writer and every process it forked in turn: its own abort kills only the
+    writer, and a child of the writer that hangs (the ROCm pinned-memory fault) would live on."""
+    process = getattr(caller, "process", None)
+    if process is not None and process.pid is not None:
+        processes.end(functools.partial(processes.tree, process.pid))
+    caller.close(abort=True)
+    if process is not None:
+        process.join()  # killed: collected at once, so that it is no zombie
 
 
 @dataclass(frozen=True)
@@ -93,13 +106,18 @@ class Backends:
     full-size warm-up are reused by the timed save instead of being allocated inside it.
     """
 
-    def __init__(self, rt: runtime.Runtime, threads: int, timeout_s: float) -> None:
+    def __init__(self, rt: runtime.Runtime, threads: int, timeout_s: float, deadline: Deadline) -> None:
         self.runtime = rt
         self.threads = threads
-        self.timeout_s = timeout_s
+        self.timeout_s = timeout_s  # of one save; none goes on past the run's deadline
+        self.deadline = deadline
         self.mesh = DeviceMesh(rt.device.type, list(range(rt.world_size)))
         self.staging = runtime.staging(rt.device)
         self._stagers: dict[str, _WatchedStager] = {}
+
+    def _timed_out(self, message: str) -> BaseException:
+        """The save's own limit, or the run's --timeout when that came first."""
+        return RunTimedOut(message) if self.deadline.expired() else SaveTimeout(message)
 
     def staging_of(self, backend: str) -> runtime.Staging:
         """How the harness asks the backend to stage (Megatron-Core decides that itself)."""
@@ -176,10 +194,11 @@ class Backends:
         blocking = time.perf_counter() - start
         on_return()
         upload = response.upload_completion if isinstance(response, AsyncSaveResponse) else response
+        limit = self.deadline.bound(self.timeout_s)
         try:
-            upload.result(timeout=max(0.0, start + self.timeout_s - time.perf_counter()))
+            upload.result(timeout=max(0.0, start + limit - time.perf_counter()))
         except concurrent.futures.TimeoutError:
-            raise SaveTimeout(f"the background writer did not finish within {self.timeout_s:.0f} s") from None
+            raise self._timed_out(f"the background writer did not finish within {limit:.0f} s") from None
         return SaveCall(blocking, stager.seen)
 
     def _save_megatron(self, state_dict: dict[str, Any], directory: Path, on_return: Callable[[], None]) -> SaveCall:
@@ -192,6 +211,7 @@ class Backends:
         serialization = megatron.module("")
         strategies = megatron.module(".strategies.torch")
         async_utils = megatron.module(".strategies.async_utils")
+        limit = self.deadline.bound(self.timeout_s)
         with runtime.megatron_device_calls(self.runtime.device):
             strategy = strategies.TorchDistSaveShardedStrategy("torch_dist", 1, thread_count=self.threads)
             start = time.perf_counter()
@@ -203,17 +223,15 @@ class Backends:
                 blocking = time.perf_counter() - start
                 on_return()
                 while not calls.maybe_finalize_async_calls(blocking=False):
-                    if time.perf_counter() - start > self.timeout_s:
+                    if time.perf_counter() - start > limit:
                         reason = (
                             "" if megatron.has_psutil() else "; psutil is not installed, so its writer process died"
                         )
-                        raise SaveTimeout(
-                            f"Megatron-Core's writer did not finish within {self.timeout_s:.0f} s{reason}"
-                        )
+                        raise self._timed_out(f"Megatron-Core's writer did not finish within {limit:.0f} s{reason}")
                     time.sleep(_POLL_S)
             except BaseException:
                 for active in calls.async_calls:  # a writer left running would outlive the run
-                    active.async_caller.close(abort=True)
+                    _end_writer(active.async_caller)
                 raise
         return SaveCall(blocking, watch.seen)
 

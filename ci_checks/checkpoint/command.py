@@ -1,9 +1,10 @@
 """`ci-checks checkpoint` / `python -m ci_checks.checkpoint`: real checkpoint saves, verified and timed.
 
 Exit codes (decided in `report.exit_code` and `main` only):
-0 every save, staging, verification and crash check passed; 1 one of them failed;
-2 usage or environment error (torch missing, bad option, unwritable folder);
-130 / 143 interrupted by SIGINT / SIGTERM (writers ended, the run's folder removed).
+0 every save, staging, verification, resharding and crash check passed; 1 one of them failed, or
+the run reached --timeout, or a rank died; 2 usage or environment error (torch missing, bad option,
+no space left, unwritable folder); 130 / 143 interrupted by SIGINT / SIGTERM (every process of the
+run ended, its folder removed).
 
 This module imports no torch: it is loaded by the linter's command line, and torch is an
 optional extra that is imported only once the options are known to be good.
@@ -16,6 +17,7 @@ import math
 import os
 import re
 import sys
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn, TextIO
@@ -32,6 +34,7 @@ from ci_checks.checkpoint.options import (
     check_torch_version,
     installed,
 )
+from ci_checks.checkpoint.project import PLATFORMS
 from ci_checks.source import parse_size
 
 
@@ -40,7 +43,12 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
-_MODULE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*\Z")
+_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+_MODULE = re.compile(rf"{_NAME}(\.{_NAME})*\Z")
+_SETUP = re.compile(rf"{_NAME}(\.{_NAME})*:{_NAME}(\.{_NAME})*\Z")
+RATIO_KINDS = ("durable", "blocking")
+_TORCHRUN = "under torchrun: run ci-checks checkpoint --nproc-per-node N without torchrun; it starts torchrun itself, "
+_TORCHRUN += "so that it can end every process of the run"
 
 
 def _size(value: str) -> int:
@@ -94,13 +102,35 @@ def _module(value: str) -> str:
     return value
 
 
+def _setup(value: str) -> str:
+    if not _SETUP.match(value):
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not MODULE:FUNCTION such as myproject.model:initialize_model_and_optimizer"
+        )
+    return value
+
+
+def _ratio(value: str) -> list[tuple[str, float]]:
+    kind, equals, number = value.rpartition("=")
+    kinds = [kind] if equals else list(RATIO_KINDS)
+    if equals and kind not in RATIO_KINDS:
+        raise argparse.ArgumentTypeError(f"{kind!r} is not a ratio (choose from {', '.join(RATIO_KINDS)})")
+    try:
+        ratio = float(number)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{number!r} is not a ratio such as 0.5") from None
+    if not (math.isfinite(ratio) and ratio > 0):
+        raise argparse.ArgumentTypeError(f"{number!r} is not a positive ratio")
+    return [(name, ratio) for name in kinds]
+
+
 def build_parser(prog: str = "ci-checks checkpoint") -> argparse.ArgumentParser:
     parser = _Parser(
         prog=prog,
         description="Save a seeded state dict through PyTorch DCP and Megatron-Core, load it back bit for bit, "
         "check how Megatron-Core staged it, time it against a raw write and a device-to-host copy, and "
-        "optionally SIGKILL the writers to test crash consistency. "
-        "Run under `torchrun --nproc-per-node N` for N ranks.",
+        "optionally SIGKILL the writers to test crash consistency, on every GPU (--nproc-per-node: the harness starts "
+        "torchrun itself). Every process of the run ends with it; docs/checkpoint.md has the details.",
     )
     parser.add_argument(
         "--size",
@@ -135,6 +165,42 @@ def build_parser(prog: str = "ci-checks checkpoint") -> argparse.ArgumentParser:
         help="import this module of the project under test in every process that saves, before Megatron-Core's "
         "strategies, as training does (repeatable)",
     )
+    parser.add_argument(
+        "--setup",
+        dest="setups",
+        action="append",
+        type=_setup,
+        metavar="MODULE:FUNCTION",
+        help="call this function of the project under test, with no arguments, in every process that saves, after "
+        "--import and before any save, as its training calls its setup (repeatable)",
+    )
+    parser.add_argument(
+        "--as-platform",
+        choices=PLATFORMS,
+        help="rocm: make torch.version.hip read as set (an emulation: nothing else changes), so that the project's "
+        "code under `if torch.version.hip:` runs on a CUDA or CPU machine",
+    )
+    parser.add_argument(
+        "--nproc-per-node",
+        type=_count(1),
+        metavar="N",
+        help="ranks, started through torchrun with NCCL (RCCL on ROCm), or gloo on the CPU "
+        "(default: every visible GPU, one on the CPU)",
+    )
+    parser.add_argument(
+        "--reshard-ranks",
+        type=_count(1),
+        metavar="M",
+        help="load every checkpoint again on M ranks and verify it (default: 1 when several ranks save)",
+    )
+    parser.add_argument(
+        "--min-ratio",
+        action="extend",
+        type=_ratio,
+        metavar="[durable=|blocking=]R",
+        help="fail when a backend's durable rate falls below R x the raw write, or the device-to-host copy takes "
+        "less than R x its blocking time, on any rank (repeatable; a bare R sets both)",
+    )
     parser.add_argument("--threads", type=_count(1), default=2, metavar="N", help="writer threads per rank (default 2)")
     parser.add_argument(
         "--workdir", type=Path, metavar="DIR", help="existing folder to save in (default: a new temporary folder)"
@@ -159,7 +225,14 @@ def build_parser(prog: str = "ci-checks checkpoint") -> argparse.ArgumentParser:
         "--timeout",
         type=_seconds,
         metavar="SECONDS",
-        help="give up on a save after this long (default: 60 s plus 1 s per 50 MB)",
+        help="end the whole run after this long, still reporting, naming the stage it was in (default: 60 s, 60 s "
+        "per backend, 1 s per 50 MB each save and load writes or reads, more for the crash test)",
+    )
+    parser.add_argument(
+        "--save-timeout",
+        type=_seconds,
+        metavar="SECONDS",
+        help="a save not finished after this long has failed, and the run goes on (default: 60 s plus 1 s per 50 MB)",
     )
     return parser
 
@@ -181,8 +254,8 @@ def _output_file(path: Path, flag: str) -> None:
 
 
 def _options(args: argparse.Namespace) -> Options:
-    if args.workdir is not None:
-        _writable_folder(args.workdir, "--workdir")
+    if args.workdir is not None and not args.workdir.is_dir():
+        raise UsageError(f"--workdir {args.workdir}: no such folder")
     for flag, path in (("--report-json", args.report_json), ("--junit", args.junit)):
         if path is not None:
             _output_file(path, flag)
@@ -205,6 +278,12 @@ def _options(args: argparse.Namespace) -> Options:
         junit=args.junit,
         seed=args.seed,
         timeout_s=args.timeout,
+        setups=tuple(dict.fromkeys(args.setups or ())),
+        as_platform=args.as_platform,
+        nproc_per_node=args.nproc_per_node,
+        reshard_ranks=args.reshard_ranks,
+        min_ratio=tuple(dict(args.min_ratio or ()).items()),
+        save_timeout_s=args.save_timeout,
     )
 
 
@@ -228,9 +307,16 @@ def _write_reports(outcome: report.Outcome, options: Options, out: TextIO) -> No
             stream.write(report.to_markdown(outcome))
 
 
+_QUIET_RANK_EXIT_DELAY_S = 2.0
+
+
 def _reporting_rank() -> bool:
     """Rank 0, or no torchrun: under torchrun every rank meets the same usage error, and one says it."""
     return os.environ.get("RANK", "0") == "0"
+
+
+def _under_torchrun() -> bool:
+    return "TORCHELASTIC_RUN_ID" in os.environ or {"RANK", "WORLD_SIZE", "MASTER_ADDR"} <= os.environ.keys()
 
 
 def main(
@@ -245,22 +331,26 @@ def main(
     def error(message: str) -> None:
         if _reporting_rank():
             err.write(f"{prog}: {message}\n")
+        else:
+            # torchrun ends every rank as soon as one exits: the others give rank 0 the time to say it.
+            time.sleep(_QUIET_RANK_EXIT_DELAY_S)
 
+    begun = time.time()
     try:
         options = _options(build_parser(prog).parse_args(argv))
+        if _under_torchrun():
+            raise UsageError(_TORCHRUN)
         _check_installed(options)
-        try:
-            from ci_checks.checkpoint import harness
-        except ImportError as failure:
-            raise UsageError(f"torch is installed but cannot be imported ({failure}): {EXTRA_HINT}") from None
+        from ci_checks.checkpoint import supervisor
 
-        outcome = harness.run(options, report.Progress(err, err.isatty()))
-        if outcome is not None:  # None on the ranks that do not report
-            _write_reports(outcome, options, out)
-            for message in outcome.environment_errors:
-                err.write(f"{prog}: error: {message}\n")
-            return report.exit_code(outcome)
-        return report.EXIT_OK
+        try:
+            outcome = supervisor.run(options, err, err.isatty(), begun)
+        except supervisor.Interrupted as interrupted:
+            return 128 + interrupted.signum
+        _write_reports(outcome, options, out)
+        for message in outcome.environment_errors:
+            err.write(f"{prog}: error: {message}\n")
+        return report.exit_code(outcome)
     except UsageError as failure:
         error(f"error: {failure}")
         return report.EXIT_ENVIRONMENT

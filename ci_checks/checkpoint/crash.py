@@ -21,6 +21,7 @@ existing checkpoint directory, killed just before it would write its `.metadata`
 from __future__ import annotations
 
 import contextlib
+import functools
 import multiprocessing
 import multiprocessing.connection
 import os
@@ -30,6 +31,7 @@ import signal
 import time
 import warnings
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from multiprocessing.context import ForkServerContext
 from multiprocessing.process import BaseProcess
@@ -43,38 +45,49 @@ from torch.distributed.checkpoint.storage import WriteResult
 
 from ci_checks.checkpoint import commit, processes, project, report, runtime, saving
 from ci_checks.checkpoint.backends import Backends
-from ci_checks.checkpoint.options import DCP_SYNC
-from ci_checks.checkpoint.state import LiveState, layout, whole_of
+from ci_checks.checkpoint.options import DCP_SYNC, Deadline
+from ci_checks.checkpoint.runfolder import RunFolder, RunTimedOut, Stages
+from ci_checks.checkpoint.state import LiveState, TensorSpec, batches, layout, resharded
 
 # What the fork server imports before it forks anything: nothing that initialises a GPU driver.
 FORK_SERVER_PRELOAD = ("ci_checks.checkpoint.preload",)
 
 _READY = "ready"
 _COMMITTED = "committed"
+_FAILED = "failed"
 _BEFORE_METADATA = "before .metadata"
 _BEFORE_COMMIT = "after .metadata but before commit"
 _AFTER_COMMIT = "after commit"
 
 # (loaded, problem) for one checkpoint: see saving.load_and_compare.
 Loaded = tuple[bool, str | None]
+Expected = Callable[[TensorSpec], Any]
 
 
 class CrashTestError(Exception):
-    pass
+    def __init__(self, message: str, environment: str | None = None) -> None:
+        super().__init__(message)
+        self.environment = environment  # the file system was the reason: where, and why
 
 
 @dataclass(frozen=True)
 class Job:
-    """What a writer or verifier process does; it is sent to the process, so plain data only."""
+    """What a writer or verifier process does; it is sent to the process, so plain data only (a setup of the
+    Python API is a callable that pickles: a module's function, or a functools.partial of one)."""
 
     backend: str
     size: int
     tensors: int
     threads: int
-    timeout_s: float
+    timeout_s: float  # of one save or one answer
+    deadline: Deadline  # of the whole run
     area: Path  # the backend's folder: logs, process-group stores, warm-up folders
+    run_folder: Path  # where a process that makes a session of its own records it
+    platform: str | None = None
     imports: tuple[str, ...] = ()
+    setups: tuple[project.Setup, ...] = ()
     world_size: int = 1  # ranks of every writer group
+    verifier_ranks: int = 1  # ranks that load each checkpoint again: each its part of every tensor
     root: Path = Path()  # where the checkpoints go
     name: str = ""
     seed: int = 0
@@ -93,17 +106,20 @@ class Job:
     def group(self, rank: int, store: str) -> runtime.Group:
         return runtime.Group(rank, self.world_size, self.area / f"store-{store}")
 
+    def layout(self) -> list[TensorSpec]:
+        return layout(self.size, self.tensors, self.world_size, self.verifier_ranks)
+
 
 def _start(job: Job, group: runtime.Group) -> Backends:
     # Output goes to a log: DCP's checkpoint process logs every request.
     log = os.open(job.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     os.dup2(log, 1)
     os.dup2(log, 2)
-    # After the fork, as in training: the project's modules, then (on first use) Megatron-Core.
-    project.import_modules(job.imports)
+    # After the fork, as in training: the project's platform, modules and setups, then (on first use) Megatron-Core.
+    project.prepare(job.platform, job.imports, job.setups)
     runtime.leave_torchrun()
-    rt = runtime.start(job.timeout_s, group)
-    return Backends(rt, job.threads, job.timeout_s)
+    rt = runtime.start(job.deadline.remaining(), group)
+    return Backends(rt, job.threads, job.timeout_s, job.deadline)
 
 
 class _KilledBeforeMetadata(FileSystemWriter):
@@ -123,39 +139,73 @@ def _save_in_place(job: Job, saver: Backends, live: LiveState) -> None:
     raise CrashTestError("the in-place save finished without writing its .metadata through finish()")
 
 
+def _said_on_failure(body: Callable[[Job, Any], None]) -> Callable[[Job, Any], None]:
+    """Run a writer or verifier so that whatever ends it early is sent to the test before it exits: the
+    error in one line and, when the file system was the reason, where."""
+
+    @functools.wraps(body)
+    def run(job: Job, connection: Any) -> None:
+        try:
+            body(job, connection)
+        except BaseException as failure:
+            said = failure.environment if isinstance(failure, CrashTestError) else None
+            problem = said or saving.environment_problem(failure, job.area)
+            with contextlib.suppress(OSError):
+                connection.send((_FAILED, saving.describe(failure), problem))
+            raise
+
+    return run
+
+
+@_said_on_failure
 def _writer(job: Job, connection: multiprocessing.connection.Connection) -> None:
     os.setsid()
+    RunFolder(job.run_folder).record_session()
     saver = _start(job, job.group(job.rank, f"{job.name}-{job.seed}"))
-    live = LiveState(
-        layout(job.size, job.tensors, job.world_size), job.seed, job.rank, job.world_size, saver.runtime.device
-    )
-    error = saving.warm_up(saver, job.backend, job.scratch)
-    if error is not None:
-        raise CrashTestError(error)
+    live = LiveState(job.layout(), job.seed, job.rank, job.world_size, saver.runtime.device)
+    warmed = saving.warm_up(saver, job.backend, job.scratch)
+    if warmed.error is not None:
+        raise CrashTestError(f"warm-up save failed: {warmed.error}", warmed.environment)
     connection.send(_READY)
     if job.in_place:
         _save_in_place(job, saver, live)
     saved = saving.save_and_commit(saver, job.backend, live, job.root, job.name)
     if saved.error is not None:
-        raise CrashTestError(saved.error)
+        raise CrashTestError(saved.error, saved.environment)
     connection.send(_COMMITTED)
     saver.close()
     runtime.stop()
 
 
+def _load_in_batches(
+    saver: Backends, backend: str, specs: list[TensorSpec], directory: Path, expected: Expected, budget: int
+) -> Loaded:
+    """Load and compare a few tensors at a time, never holding more than `budget` bytes of them."""
+    for batch in batches(specs, saver.runtime.world_size, budget):
+        loaded, problem = saving.load_and_compare(saver, backend, batch, directory, expected)
+        if not loaded or problem is not None:
+            return loaded, problem
+    return True, None
+
+
+@_said_on_failure
 def _verifier(job: Job, connection: multiprocessing.connection.Connection) -> None:
-    saver = _start(job, replace(job, world_size=1).group(0, "verifier"))
-    specs = layout(job.size, job.tensors, job.world_size)
-    while (checkpoints := connection.recv()) is not None:
+    ranks = job.verifier_ranks
+    saver = _start(job, runtime.Group(job.rank, ranks, job.area / f"store-verifiers-{ranks}"))
+    specs = job.layout()
+    budget = sum(spec.local_nbytes(job.world_size) for spec in specs)  # what one saving rank held
+    while (request := connection.recv()) is not None:
+        backend, checkpoints = request
         found = [
-            saving.load_and_compare(saver, job.backend, specs, directory, whole_of(seed, job.world_size))
+            _load_in_batches(saver, backend, specs, directory, resharded(seed, job.world_size, job.rank, ranks), budget)
             for directory, seed in checkpoints
         ]
         connection.send(found)
     runtime.stop()
 
 
-def _context(preload: tuple[str, ...] = FORK_SERVER_PRELOAD) -> ForkServerContext:
+def fork_server(preload: tuple[str, ...] = FORK_SERVER_PRELOAD) -> ForkServerContext:
+    """The context that forks writers and verifiers from a server that has torch and DCP loaded."""
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(list(preload))
     return context
@@ -170,36 +220,92 @@ def _log_tail(path: Path) -> str:
 
 
 def _kill_sessions(writers: list[BaseProcess]) -> None:
-    """SIGKILL writers and every process they started, all at once, and remove the shared memory
-    they made."""
-    # The writers are not yet reaped, so their process group ids cannot have been reused.
+    """SIGKILL writers and every process of their sessions, and remove the shared memory they made."""
+    # The writers are not yet reaped, so their session ids cannot have been reused.
     leaders = [process.pid for process in writers if process.pid is not None]
-    members = [pid for leader in leaders for pid in processes.session(leader)]
-    for leader in leaders:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(leader, signal.SIGKILL)
+    since = min((processes.started(pid) or 0 for pid in leaders), default=0)
+    killed = processes.end(functools.partial(processes.members, leaders, since))
     for process in writers:
         process.join()
-    processes.remove_shared_memory(members)
+    processes.remove_shared_memory(killed)
 
 
-class _Runner:
-    """Starts writer groups and keeps one verifier, for one backend."""
+def _receive(process: BaseProcess, connection: Any, what: str, job: Job) -> Any:
+    """The next answer of a writer or verifier: CrashTestError when it failed, died or said nothing in time."""
+    limit = job.deadline.bound(job.timeout_s)
+    try:
+        if connection.poll(limit):
+            answer = connection.recv()
+            if isinstance(answer, tuple) and answer[:1] == (_FAILED,):
+                _, message, problem = answer  # the file system as the reason, else the error itself
+                raise CrashTestError(f"{what} failed: {problem or message}", problem)
+            return answer
+    except (EOFError, OSError):
+        process.join(limit)
+        raise CrashTestError(f"{what} exited with code {process.exitcode}{_log_tail(job.log)}") from None
+    if job.deadline.expired():
+        raise RunTimedOut(f"{what} gave no answer before the run's --timeout")
+    raise CrashTestError(f"{what} gave no answer within {limit:.0f} s{_log_tail(job.log)}")
+
+
+class Verifiers:
+    """`base.verifier_ranks` processes, a process group of their own, that load checkpoints `base.world_size`
+    ranks saved, each rank its part of every tensor (all of it on one rank), with the library's own loader,
+    and compare it bit for bit. Started on first use; one group serves every backend."""
 
     def __init__(self, context: ForkServerContext, base: Job) -> None:
         self.context = context
         self.base = base
-        self.timeout_s = base.timeout_s
-        self._verifier: tuple[BaseProcess, Any] | None = None
+        self._started: list[tuple[BaseProcess, Any]] = []
 
-    def _receive(self, process: BaseProcess, connection: Any, what: str) -> Any:
-        try:
-            if connection.poll(self.timeout_s):
-                return connection.recv()
-        except (EOFError, OSError):
-            process.join(self.timeout_s)
-            raise CrashTestError(f"{what} exited with code {process.exitcode}{_log_tail(self.base.log)}") from None
-        raise CrashTestError(f"{what} gave no answer within {self.timeout_s:.0f} s{_log_tail(self.base.log)}")
+    def verify(self, backend: str, checkpoints: list[tuple[Path, int]]) -> list[Loaded]:
+        """(loaded, problem) for each (directory, seed): loaded by every rank, and the first problem found."""
+        if not self._started:
+            for rank in range(self.base.verifier_ranks):
+                ours, theirs = self.context.Pipe(duplex=True)
+                started = self.context.Process(target=_verifier, args=(replace(self.base, rank=rank), theirs))
+                started.start()
+                theirs.close()
+                self._started.append((started, ours))
+        for _, connection in self._started:
+            connection.send((backend, checkpoints))
+        ranks = len(self._started)
+        answers: list[list[Loaded]] = [
+            _receive(process, connection, "the verifier" + (f" rank {rank}" if ranks > 1 else ""), self.base)
+            for rank, (process, connection) in enumerate(self._started)
+        ]
+        combined = []
+        for found in zip(*answers, strict=True):
+            problems = [(rank, problem) for rank, (_, problem) in enumerate(found) if problem is not None]
+            problem = None
+            if problems:
+                rank, problem = problems[0]
+                problem = problem if ranks == 1 else f"rank {rank}: {problem}"
+            combined.append((all(loaded for loaded, _ in found), problem))
+        return combined
+
+    def close(self) -> None:
+        for _, connection in self._started:
+            with contextlib.suppress(OSError):
+                connection.send(None)
+        for process, connection in self._started:
+            process.join(self.base.deadline.bound(self.base.timeout_s))
+            if process.is_alive():
+                process.kill()
+                process.join()
+            connection.close()
+        self._started = []
+
+
+class _Runner:
+    """Starts writer groups, for one backend, and has them verified by `verifiers` (a verifier of its own by
+    default; one verifier serves the crash tests of every backend of a run)."""
+
+    def __init__(self, context: ForkServerContext, base: Job, verifiers: Verifiers | None = None) -> None:
+        self.context = context
+        self.base = base
+        self.verifiers = verifiers or Verifiers(context, base)
+        self._own_verifiers = verifiers is None
 
     def write(self, job: Job, kill_after_s: float | None) -> float:
         """Run a writer group; kill every session `kill_after_s` after all are ready, or let them
@@ -214,7 +320,7 @@ class _Runner:
                 send.close()
                 writers.append((process, receive))
             for rank, (process, receive) in enumerate(writers):
-                self._receive(process, receive, f"writer rank {rank}")
+                _receive(process, receive, f"writer rank {rank}", job)
             ready = time.perf_counter()
             if kill_after_s is not None:
                 time.sleep(kill_after_s)
@@ -223,10 +329,13 @@ class _Runner:
                 failed = [(rank, code) for rank, code in early if code != 0]
                 if failed:  # it failed before the kill; after it, a rank may fail first on its peer's death
                     rank, code = failed[0]
+                    process, receive = writers[rank]
+                    if receive.poll(0):  # it said why
+                        _receive(process, receive, f"writer rank {rank}", job)
                     raise CrashTestError(f"writer rank {rank} exited with code {code}{_log_tail(job.log)}")
                 return kill_after_s
             for rank, (process, receive) in enumerate(writers):
-                if self._receive(process, receive, f"writer rank {rank}") != _COMMITTED:
+                if _receive(process, receive, f"writer rank {rank}", job) != _COMMITTED:
                     raise CrashTestError(f"writer rank {rank} did not commit")
             return time.perf_counter() - ready
         finally:
@@ -237,28 +346,11 @@ class _Runner:
             shutil.rmtree(job.scratch, ignore_errors=True)
 
     def verify(self, checkpoints: list[tuple[Path, int]]) -> list[Loaded]:
-        if self._verifier is None:
-            ours, theirs = self.context.Pipe(duplex=True)
-            started = self.context.Process(target=_verifier, args=(self.base, theirs))
-            started.start()
-            theirs.close()
-            self._verifier = (started, ours)
-        process, connection = self._verifier
-        connection.send(checkpoints)
-        found: list[Loaded] = self._receive(process, connection, "the verifier")
-        return found
+        return self.verifiers.verify(self.base.backend, checkpoints)
 
     def close(self) -> None:
-        if self._verifier is None:
-            return
-        process, connection = self._verifier
-        with contextlib.suppress(OSError):
-            connection.send(None)
-        process.join(self.timeout_s)
-        if process.is_alive():
-            process.kill()
-            process.join()
-        connection.close()
+        if self._own_verifiers:
+            self.verifiers.close()
 
 
 def _phase(root: Path, name: str) -> str:
@@ -294,17 +386,23 @@ class _Tally:
         return self.previous_ok == self.kills and self.newest_ok == self.kills and self.partial_wrong == 0
 
 
-def crash_test(base: Job, kills: int, seed: int, progress: report.Progress) -> report.Result:
-    """`kills` writer groups of new checkpoints SIGKILLed at random points after a complete one."""
-    runner = _Runner(_context(), base)
+def crash_test(
+    base: Job, kills: int, seed: int, progress: report.Progress, stages: Stages, verifiers: Verifiers
+) -> tuple[report.Result, str | None]:
+    """`kills` writer groups of new checkpoints SIGKILLed at random points after a complete one, verified by
+    `verifiers` (whole, on one rank); with the result, what the file system did wrong, if it was the reason
+    the test could not run."""
+    runner = _Runner(fork_server(), base, verifiers)
     previous = replace(base, name="ckpt-0000", seed=seed + 1)
     tally = _Tally(kills)
     phases: Counter[str] = Counter()
     failures: list[str] = []
     try:
+        stages.enter(f"{base.backend} crash test: the complete save before the kills", base.backend)
         duration = runner.write(previous, kill_after_s=None)
         choose = random.Random(seed)
         for kill in range(1, kills + 1):
+            stages.enter(f"{base.backend} crash test: SIGKILL {kill}/{kills}", base.backend)
             progress.show(f"{base.backend}: crash test, SIGKILL {kill}/{kills}")
             job = replace(base, name=f"ckpt-{kill:04d}", seed=seed + 1 + kill)
             runner.write(job, kill_after_s=choose.uniform(0, duration))
@@ -328,7 +426,8 @@ def crash_test(base: Job, kills: int, seed: int, progress: report.Progress) -> r
                 if leftover.name != previous.name:
                     shutil.rmtree(leftover)
     except CrashTestError as error:
-        return report.Result(base.backend, report.CRASH, False, f"crash test could not run: {error}")
+        failed = report.Result(base.backend, report.CRASH, False, f"crash test could not run: {error}")
+        return failed, error.environment
     finally:
         runner.close()
     where = "; ".join(f"{phases[p]} {p}" for p in (_BEFORE_METADATA, _BEFORE_COMMIT, _AFTER_COMMIT))
@@ -342,14 +441,14 @@ def crash_test(base: Job, kills: int, seed: int, progress: report.Progress) -> r
     )
     if failures:
         detail += "; first failure: " + failures[0]
-    return report.Result(base.backend, report.CRASH, tally.passed and not failures, detail)
+    return report.Result(base.backend, report.CRASH, tally.passed and not failures, detail), None
 
 
-def in_place_hazard(base: Job, seed: int) -> report.Result:
+def in_place_hazard(base: Job, seed: int) -> tuple[report.Result, str | None]:
     """Demonstrate what an in-place save risks; the harness itself never saves in place."""
     old = replace(base, backend=DCP_SYNC, world_size=1, name="ckpt-in-place", seed=seed + 1)
     new = replace(old, seed=seed + 2, in_place=True)
-    runner = _Runner(_context(), old)
+    runner = _Runner(fork_server(), old)
     failed = "in-place hazard demonstration could not run"
     try:
         runner.write(old, kill_after_s=None)
@@ -358,7 +457,7 @@ def in_place_hazard(base: Job, seed: int) -> report.Result:
         directory = base.root / old.name
         (_, as_old), (_, as_new) = runner.verify([(directory, old.seed), (directory, new.seed)])
     except CrashTestError as error:
-        return report.Result(report.IN_PLACE, report.CRASH, False, f"{failed}: {error}")
+        return report.Result(report.IN_PLACE, report.CRASH, False, f"{failed}: {error}"), error.environment
     finally:
         runner.close()
     prefix = "in-place hazard (the harness never saves in place): a save over a checkpoint, killed before its .metadata"
@@ -369,4 +468,4 @@ def in_place_hazard(base: Job, seed: int) -> report.Result:
         )
     else:
         detail = f"{prefix}: not reproduced (as old: {as_old or 'bit-exact'}; as new: {as_new or 'bit-exact'})"
-    return report.Result(report.IN_PLACE, report.CRASH, True, detail)
+    return report.Result(report.IN_PLACE, report.CRASH, True, detail), None

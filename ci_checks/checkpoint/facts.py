@@ -1,7 +1,9 @@
-"""What the report says the run ran on: software versions, the device, the host, the file system.
+"""What the report says the run ran on: software versions, the host, the file system. No torch here: the
+process that owns a run knows these before any rank has started (runtime.device_facts adds the
+device's).
 
-Everything is read from files and from torch; nothing is executed. A fact that cannot be found
-is null in the report, never a failure.
+Everything is read from files; nothing is executed. A fact that cannot be found is null in the
+report, never a failure.
 """
 
 from __future__ import annotations
@@ -13,10 +15,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-import torch
-
-from ci_checks.checkpoint import megatron
-from ci_checks.checkpoint.runtime import Runtime
+from ci_checks.checkpoint.options import Options, distribution_version
 
 _NVIDIA_DRIVER = Path("/proc/driver/nvidia/version")
 _AMDGPU_DRIVER = Path("/sys/module/amdgpu/version")
@@ -33,7 +32,7 @@ def _read(path: Path) -> str | None:
         return None
 
 
-def _cpu_name() -> str:
+def cpu_name() -> str:
     for line in (_read(Path("/proc/cpuinfo")) or "").splitlines():
         if line.startswith("model name"):
             return line.partition(":")[2].strip()
@@ -54,11 +53,13 @@ def host_memory_available() -> int | None:
 
 def shared_memory_free() -> int | None:
     """Bytes free in /dev/shm, where torch puts shared-memory tensors; None where there is none."""
-    try:
-        stat = os.statvfs(_SHARED_MEMORY)
-    except OSError:
-        return None
-    return stat.f_bavail * stat.f_frsize
+    return free_bytes(_SHARED_MEMORY)
+
+
+def rocm_release() -> str | None:
+    """The ROCm release installed, from /opt/rocm/.info/version."""
+    text = _read(_ROCM_VERSION)
+    return text.splitlines()[0] if text else None
 
 
 def driver() -> str | None:
@@ -69,28 +70,6 @@ def driver() -> str | None:
         return f"nvidia {match.group(1)}" if match else nvidia.splitlines()[0]
     amdgpu = _read(_AMDGPU_DRIVER)
     return f"amdgpu {amdgpu}" if amdgpu else None
-
-
-def _collectives_version(runtime: Runtime) -> str | None:
-    """NCCL's version, or RCCL's on ROCm (torch reports it through the same call)."""
-    if not runtime.accelerator:
-        return None
-    try:
-        version = torch.cuda.nccl.version()  # type: ignore[no-untyped-call]
-    except (RuntimeError, AttributeError):
-        return None
-    name = "RCCL" if torch.version.hip else "NCCL"
-    return f"{name} {'.'.join(map(str, version)) if isinstance(version, tuple) else version}"
-
-
-def _architecture(runtime: Runtime) -> str | None:
-    """The gfx architecture on ROCm, the compute capability on CUDA."""
-    if not runtime.accelerator:
-        return None
-    if torch.version.hip:
-        return str(torch.cuda.get_device_properties(runtime.device).gcnArchName)
-    major, minor = torch.cuda.get_device_capability(runtime.device)
-    return f"sm_{major}{minor}"
 
 
 def filesystem(path: Path) -> dict[str, str] | None:
@@ -146,28 +125,60 @@ def megatron_lm_commit() -> str | None:
     return _ref(git, head.removeprefix("ref:").strip()) if head.startswith("ref:") else head
 
 
-def platform_facts(runtime: Runtime, workdir: Path) -> dict[str, Any]:
-    """Platform facts for the report; the caller adds what the run itself decided."""
-    device = runtime.device
-    rocm = _read(_ROCM_VERSION) if torch.version.hip else None
+def free_bytes(path: Path) -> int | None:
+    """Bytes an unprivileged writer may still use on the file system holding `path`."""
+    try:
+        stat = os.statvfs(path)
+    except OSError:
+        return None
+    return stat.f_bavail * stat.f_frsize
+
+
+def where(path: Path | str, folder: Path | None = None) -> str:
+    """`path` with the file system and free space of `folder` (by default its own), as error messages name it."""
+    system = filesystem(folder or Path(path))
+    free = free_bytes(folder or Path(path))
+    parts = [f"{system['type']} at {system['mount_point']}"] if system else []
+    parts += [f"{free / (1 << 20):.1f} MiB free"] if free is not None else []
+    return f"{path} ({', '.join(parts)})" if parts else str(path)
+
+
+def base_platform(options: Options, workdir: Path, world_size: int, timeout_s: float) -> dict[str, Any]:
+    """Every platform fact of the report, as far as it is known without torch; the ranks fill in the rest."""
+    torch_version = distribution_version("torch")
     return {
-        "torch": torch.__version__,
-        "cuda": torch.version.cuda,
-        "hip": torch.version.hip,
-        "rocm": rocm.splitlines()[0] if rocm else None,
-        "driver": driver() if runtime.accelerator else None,
-        "collectives": _collectives_version(runtime),
-        "device": torch.cuda.get_device_name(device) if runtime.accelerator else _cpu_name(),
-        "device_kind": runtime.device_kind,
-        "architecture": _architecture(runtime),
-        "gpu_count": torch.cuda.device_count() if runtime.accelerator else 0,
+        "torch": torch_version,
+        "cuda": None,
+        "hip": None,
+        "rocm": None,
+        "driver": driver(),
+        "collectives": None,
+        "device": None,
+        "device_kind": None,
+        "architecture": None,
+        "gpu_count": None,
         "host_memory_bytes": _meminfo("MemTotal"),
         "cpu_count": os.cpu_count(),
-        "megatron_core": megatron.version(),
+        "megatron_core": distribution_version("megatron-core"),
         "megatron_lm_commit": megatron_lm_commit(),
-        "world_size": runtime.world_size,
-        "process_group": runtime.process_group_backend,
+        "world_size": world_size,
+        "process_group": None,
         "python": platform.python_version(),
         "workdir": str(workdir),
         "workdir_filesystem": filesystem(workdir),
+        "staging": {},
+        "size_bytes": options.size,
+        "tensors": options.tensors,
+        "threads": options.threads,
+        "seed": options.seed,
+        "timeout_s": timeout_s,
+        "crash_test": options.crash_test,
+        "crash_size_bytes": None,
+        "imports": list(options.imports),
+        "setups": list(options.setups),
+        "as_platform": None,
+        "reshard_ranks": None,
+        "min_ratio": dict(options.min_ratio),
+        "required": list(options.required),
+        "emulation": None,
     }

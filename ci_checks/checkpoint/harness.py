@@ -1,15 +1,17 @@
-"""One run: the project's modules imported, the references (a raw write and a device-to-host copy),
+"""One run on every rank: the project's own code, the references (a raw write and a device-to-host copy),
 then for each backend a full-size warm-up, a timed save committed atomically, a check of how it
-staged, a bit-exact load on every rank, and optionally the crash test (started from rank 0,
-after the other ranks have finished, with writer groups of as many ranks).
+staged, a bit-exact load on every rank and on the resharding ranks, and optionally the crash test
+(started from rank 0, after the other ranks have finished, with writer groups of as many ranks).
+
+Every stage is written into the run folder as a rank enters it and every finding as rank 0 makes
+it, so that a run that is ended (its --timeout, a dead rank) still has a report naming where it was.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -17,7 +19,7 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
-from ci_checks.checkpoint import crash, facts, interrupts, megatron, project, report, runtime, saving, throughput
+from ci_checks.checkpoint import crash, facts, megatron, project, report, runtime, saving, throughput
 from ci_checks.checkpoint.backends import Backends, DcpStagingSeen
 from ci_checks.checkpoint.options import (
     ACCELERATOR_SIZE_PER_RANK,
@@ -28,11 +30,13 @@ from ci_checks.checkpoint.options import (
     DCP_SYNC,
     MEGATRON_ASYNC,
     MEGATRON_HINT,
+    EnvironmentProblem,
     Options,
     UsageError,
     default_timeout,
 )
 from ci_checks.checkpoint.report import Result
+from ci_checks.checkpoint.runfolder import Stages
 from ci_checks.checkpoint.state import LiveState, TensorSpec, layout
 
 # Of an accelerator's free memory a rank's state dict takes at most a third: the live tensors,
@@ -56,6 +60,27 @@ class _RankRecord:
     save_error: str | None
     difference: str | None
     staging: megatron.StagingSeen | DcpStagingSeen | None = None
+    environment: str | None = None  # the save failed for want of space or permission: where, and why
+
+
+class _Findings:
+    """Rank 0's results, each written into the run folder as it is made; the environment errors."""
+
+    def __init__(self, stages: Stages, first: list[Result]) -> None:
+        self.stages = stages
+        self.results: list[Result] = []
+        self.environment_errors: list[str] = []
+        self.add(*first)
+
+    def add(self, *results: Result) -> None:
+        self.results += results
+        if self.stages.rank == 0:
+            for result in results:
+                self.stages.folder.add_result(result)
+
+    def environment(self, problem: str | None) -> None:
+        if problem is not None and problem not in self.environment_errors:
+            self.environment_errors.append(problem)
 
 
 def _backends(options: Options) -> tuple[list[str], list[Result]]:
@@ -75,15 +100,6 @@ def _backends(options: Options) -> tuple[list[str], list[Result]]:
     else:
         row = Result(MEGATRON_ASYNC, report.SAVE, None, f"skipped: {reason}")
     return [b for b in chosen if b != MEGATRON_ASYNC], [row]
-
-
-def _largest_size(options: Options) -> int:
-    """The largest state dict this run may choose, which the default timeout is sized for."""
-    if options.size is not None:
-        return options.size
-    if torch.cuda.is_available():
-        return ACCELERATOR_SIZE_PER_RANK * int(os.environ.get("WORLD_SIZE", "1"))
-    return CPU_DEFAULT_SIZE
 
 
 def _default_size(rt: runtime.Runtime, tensors: int) -> int:
@@ -113,45 +129,32 @@ def size_for(per_rank: int, tensors: int, world_size: int) -> int:
     return max(1 << 20, int(per_rank / held) >> 20 << 20)
 
 
-def _layout(size: int, tensors: int, world_size: int, what: str) -> list[TensorSpec]:
+def _layout(size: int, tensors: int, world_size: int, what: str, loaded_on: int = 1) -> list[TensorSpec]:
     try:
-        return layout(size, tensors, world_size)
+        return layout(size, tensors, world_size, loaded_on)
     except ValueError as error:
         raise UsageError(f"{what}: {error}") from None
 
 
-def run(options: Options, progress: report.Progress) -> report.Outcome | None:
-    """The outcome on rank 0, None on the other ranks."""
-    with interrupts.cleaned_up_on_signal() as cleanup:
-        project.import_modules(options.imports)  # before Megatron-Core's strategies, as training does
-        backends, skipped = _backends(options)
-        timeout_s = options.timeout_s or default_timeout(_largest_size(options))
-        rt = runtime.start(timeout_s)
-        try:
-            reporting = progress if rt.rank == 0 else progress.muted()
-            return _run(options, rt, backends, skipped, timeout_s, cleanup, reporting)
-        finally:
-            runtime.stop()
+def run(
+    options: Options, stages: Stages, progress: report.Progress, setups: Sequence[project.Setup]
+) -> report.Outcome | None:
+    """The outcome on rank 0, None on the other ranks. Raises RunTimedOut where a stage would begin after the
+    deadline."""
+    stages.enter("setup: the project's platform, modules and setup functions")
+    project.prepare(options.as_platform, options.imports, setups)  # before Megatron-Core's strategies
+    backends, skipped = _backends(options)
+    stages.enter("start: the process group")
+    rt = runtime.start(stages.deadline.remaining())
+    try:
+        reporting = progress if rt.rank == 0 else progress.muted()
+        return _run(options, rt, backends, _Findings(stages, skipped), reporting, setups)
+    finally:
+        runtime.stop(rt)
 
 
-def _run_folder(rt: runtime.Runtime, workdir: Path | None, cleanup: interrupts.Cleanup) -> Path:
-    """A new folder for this run, made by rank 0 and shared; every rank fails alike if it cannot be."""
-    made: list[Path | str | None] = [None]
-    if rt.rank == 0:
-        try:
-            folder = Path(tempfile.mkdtemp(prefix="ci-checks-checkpoint-", dir=workdir))
-            cleanup.add(folder)
-            made[0] = folder
-        except OSError as error:
-            made[0] = f"cannot create a folder in {workdir or tempfile.gettempdir()}: {error.strerror or error}"
-    dist.broadcast_object_list(made, src=0)
-    if not isinstance(made[0], Path):
-        raise UsageError(str(made[0]))
-    return made[0]
-
-
-def _slowest_rank(measure: Callable[[], float], repeat: int = 1) -> float:
-    """Once untimed, then the best of `repeat` timed runs on every rank at once; the slowest rank's."""
+def _every_rank(measure: Callable[[], float], repeat: int = 1) -> list[float]:
+    """Once untimed, then the best of `repeat` timed runs on every rank at once; each rank's, by rank."""
     measure()
     best = []
     for _ in range(repeat):
@@ -159,29 +162,59 @@ def _slowest_rank(measure: Callable[[], float], repeat: int = 1) -> float:
         best.append(measure())
     seconds: list[float | None] = [None] * dist.get_world_size()
     dist.all_gather_object(seconds, min(best))
-    return max(s for s in seconds if s is not None)
+    return [s for s in seconds if s is not None]
 
 
-def _references(rt: runtime.Runtime, live: LiveState, folder: Path, threads: int) -> tuple[float, float]:
-    """Seconds of the raw write and of the device-to-host copy, on every rank at once."""
+@dataclass(frozen=True)
+class _References:
+    """Each rank's seconds for the raw write and the device-to-host copy of its bytes."""
+
+    raw_s: list[float]
+    d2h_s: list[float]
+
+
+def _references(rt: runtime.Runtime, live: LiveState, folder: Path, threads: int) -> _References:
+    """The raw write and the device-to-host copy, on every rank at once."""
     share = live.nbytes // rt.world_size + (live.nbytes % rt.world_size if rt.rank == 0 else 0)
-    raw_s = _slowest_rank(throughput.RawWrite(folder, live, share, threads))
-    d2h_s = _slowest_rank(throughput.DeviceToHost(live), repeat=3)  # cheap, and the smaller the stricter
-    return raw_s, d2h_s
+    raw_s = _every_rank(throughput.RawWrite(folder, live, share, threads))
+    d2h_s = _every_rank(throughput.DeviceToHost(live), repeat=3)  # cheap, and the smaller the stricter
+    return _References(raw_s, d2h_s)
 
 
-def _measure(saver: Backends, backend: str, live: LiveState, folder: Path) -> _RankRecord:
-    error = saving.warm_up(saver, backend, folder, live)
-    if error is not None:
-        return _RankRecord(0.0, 0.0, error, None)
+def _measure(
+    saver: Backends, backend: str, live: LiveState, folder: Path, stages: Stages
+) -> tuple[_RankRecord, Path | None]:
+    """This rank's record, and the checkpoint committed (to be loaded again on the resharding ranks)."""
+    stages.enter(f"{backend} warm-up save", backend)
+    saved = saving.warm_up(saver, backend, folder, live)
+    if saved.error is not None:
+        record = _RankRecord(0.0, 0.0, f"warm-up save failed: {saved.error}", None, environment=saved.environment)
+        return record, None
+    stages.enter(f"{backend} save", backend)
     saved = saving.save_and_commit(saver, backend, live, folder, backend)
     if saved.directory is None:
-        return _RankRecord(saved.blocking_s, saved.total_s, saved.error, None, saved.staging)
+        return _RankRecord(saved.blocking_s, saved.total_s, saved.error, None, saved.staging, saved.environment), None
+    stages.enter(f"{backend} verify", backend)
     _, difference = saving.load_and_compare(saver, backend, live.specs, saved.directory, live.expected())
     dist.barrier()
-    if saver.runtime.rank == 0:
-        shutil.rmtree(saved.directory)
-    return _RankRecord(saved.blocking_s, saved.total_s, None, difference, saved.staging)
+    return _RankRecord(saved.blocking_s, saved.total_s, None, difference, saved.staging), saved.directory
+
+
+def _reshard(
+    verifiers: crash.Verifiers, backend: str, directory: Path, seed: int, saved_by: int, specs: list[TensorSpec]
+) -> Result:
+    """The checkpoint `saved_by` ranks saved, loaded again on the verifiers' ranks (each its rows of every
+    sharded tensor, the replicated ones whole) and compared bit for bit."""
+    ranks = verifiers.base.verifier_ranks
+    moved = f"saved on {saved_by} rank(s), loaded on {ranks} rank(s) with the library's own loader"
+    try:
+        [(loaded, problem)] = verifiers.verify(backend, [(directory, seed)])
+    except crash.CrashTestError as error:  # a loading rank died or said why it could not load
+        return Result(backend, report.RESHARD, False, f"{moved}: {error}")
+    if not loaded or problem is not None:
+        return Result(backend, report.RESHARD, False, f"{moved}: {problem}")
+    sharded = sum(spec.sharded for spec in specs)
+    return Result(backend, report.RESHARD, True, f"{moved}: bit-exact, {len(specs)} tensors, {sharded} resharded")
 
 
 def _staging(backend: str, records: list[_RankRecord], saver: Backends) -> Result | None:
@@ -201,8 +234,28 @@ def _staging(backend: str, records: list[_RankRecord], saver: Backends) -> Resul
     return Result(backend, report.STAGING, True, f"on {len(records)} rank(s): {detail}")
 
 
+def _figures(records: list[_RankRecord], references: _References) -> tuple[report.RankFigures, ...]:
+    return tuple(
+        report.RankFigures(
+            rank,
+            record.blocking_s,
+            record.total_s,
+            raw,
+            d2h,
+            raw / record.total_s,
+            d2h / record.blocking_s if record.blocking_s > 0 else None,
+        )
+        for rank, (record, raw, d2h) in enumerate(zip(records, references.raw_s, references.d2h_s, strict=True))
+    )
+
+
 def _results(
-    backend: str, records: list[_RankRecord], specs: list[TensorSpec], nbytes: int, raw_s: float, saver: Backends
+    backend: str,
+    records: list[_RankRecord],
+    specs: list[TensorSpec],
+    nbytes: int,
+    references: _References,
+    saver: Backends,
 ) -> list[Result]:
     save_error = next((r.save_error for r in records if r.save_error), None)
     staging = _staging(backend, records, saver) if save_error is None or all(r.staging for r in records) else None
@@ -249,15 +302,19 @@ def _results(
         None,
         "",
         gb_per_s=gb_per_s,
-        ratio_to_raw=raw_s / total,
+        ratio_to_raw=max(references.raw_s) / total,
         blocking_s=blocking,
         total_s=total,
+        ranks=_figures(records, references),
     )
     return [saved] + ([staging] if staging else []) + [verified, measured]
 
 
-def _judge(results: list[Result], backends: list[str], d2h_s: float) -> list[Result]:
-    """Fill in the throughput goals, which compare backends with the references and each other."""
+def _judge(
+    results: list[Result], backends: list[str], d2h_s: float, min_ratio: tuple[tuple[str, float], ...] = ()
+) -> list[Result]:
+    """Fill in the throughput goals, which compare backends with the references and each other, and the
+    --min-ratio thresholds, which every rank must meet."""
     sync = next((r for r in results if r.backend == DCP_SYNC and r.check == report.THROUGHPUT), None)
     sync_state = "was not selected" if DCP_SYNC not in backends else "failed"
     judged = []
@@ -267,7 +324,10 @@ def _judge(results: list[Result], backends: list[str], d2h_s: float) -> list[Res
             if result.backend in ASYNC_BACKENDS and result.blocking_s is not None and result.total_s is not None:
                 goals.append(throughput.blocking_goal(result.blocking_s, d2h_s))
                 goals.append(throughput.async_total_goal(result.total_s, sync.total_s if sync else None, sync_state))
-            verdicts = [g.met for g in goals if g.met is not None]
+            if result.ranks:
+                applies = {throughput.DURABLE: True, throughput.BLOCKING: result.backend in ASYNC_BACKENDS}
+                goals += [throughput.threshold(kind, least, result.ranks, applies[kind]) for kind, least in min_ratio]
+            verdicts = [g.met for g in goals if g.met is not None and not g.required]
             passed = all(verdicts) if verdicts else None
             result = replace(result, passed=passed, detail="; ".join(g.detail for g in goals), goals=tuple(goals))
         judged.append(result)
@@ -287,117 +347,197 @@ def _staging_facts(backends: list[str], records: dict[str, list[_RankRecord]], s
     return found
 
 
+def _platform(
+    options: Options, rt: runtime.Runtime, stages: Stages, size: int, crash_size: int, reshard_ranks: int | None,
+    backends: list[str],
+) -> dict[str, Any]:  # fmt: skip
+    """The platform facts known once the process group stands, written down at once for a report of a run
+    that does not finish; the run adds how each backend staged when it is done."""
+    platform = facts.base_platform(options, stages.folder.path.parent, rt.world_size, stages.deadline.limit_s)
+    platform.update(runtime.device_facts(rt))
+    platform.update(
+        size_bytes=size,
+        as_platform={"platform": options.as_platform, "hip": torch.version.hip} if options.as_platform else None,
+        emulation=runtime.CPU_EMULATED if MEGATRON_ASYNC in backends and not rt.accelerator else None,
+        crash_size_bytes=crash_size if options.crash_test else None,
+        reshard_ranks=reshard_ranks,
+    )
+    return platform
+
+
 def _run(
     options: Options,
     rt: runtime.Runtime,
     backends: list[str],
-    results: list[Result],
-    timeout_s: float,
-    cleanup: interrupts.Cleanup,
+    findings: _Findings,
     progress: report.Progress,
+    setups: Sequence[project.Setup],
 ) -> report.Outcome | None:
+    stages = findings.stages
     size = options.size or _default_size(rt, options.tensors)
-    specs = _layout(size, options.tensors, rt.world_size, "--size")
+    reshard_ranks = options.reshard_ranks or (1 if rt.world_size > 1 else None)
+    specs = _layout(size, options.tensors, rt.world_size, "--size", reshard_ranks or 1)
     crash_size = options.crash_size or min(size, CRASH_SIZE_LIMIT)
     if options.crash_test:
         _layout(crash_size, options.tensors, rt.world_size, "--crash-size")
-    folder = _run_folder(rt, options.workdir, cleanup)
-    try:
-        progress.show(f"generating {size / (1 << 20):.1f} MiB of tensors")
-        live = LiveState(specs, options.seed, rt.rank, rt.world_size, rt.device)
-        nbytes = live.nbytes
-        saver = Backends(rt, options.threads, timeout_s)
-        progress.show("references: raw write + fsync, device-to-host copy")
-        raw_s, d2h_s = _references(rt, live, folder, options.threads)
-        results[:0] = [
-            Result(
-                report.RAW,
-                report.THROUGHPUT,
-                None,
-                f"reference: {options.threads} thread(s) per rank, each writing its share of the same bytes "
-                "into a new file + fsync, same file system",
-                gb_per_s=nbytes / raw_s / throughput.GB,
-                ratio_to_raw=1.0,
-                total_s=raw_s,
-            ),
-            Result(
-                report.D2H,
-                report.THROUGHPUT,
-                None,
-                "reference: every live tensor copied into host buffers made beforehand"
-                + (" (pinned, non-blocking)" if rt.accelerator else " (the CPU: plain memory copies)"),
-                gb_per_s=nbytes / d2h_s / throughput.GB,
-                total_s=d2h_s,
-            ),
-        ]
-        records: dict[str, list[_RankRecord]] = {}
-        for backend in backends:
-            progress.show(f"{backend}: saving {nbytes / (1 << 20):.1f} MiB and loading it back")
-            record = _measure(saver, backend, live, folder)
-            saver.release(backend)
-            gathered: list[_RankRecord | None] = [None] * rt.world_size
-            dist.all_gather_object(gathered, record)
-            records[backend] = [r for r in gathered if r is not None]
-            results += _results(backend, records[backend], specs, nbytes, raw_s, saver)
-        saver.close()
-        del live
-        if rt.rank != 0:
-            return None
-        platform = facts.platform_facts(rt, folder.parent)
-        platform.update(
-            staging=_staging_facts(backends, records, saver),
-            size_bytes=nbytes,
-            tensors=len(specs),
-            threads=options.threads,
-            seed=options.seed,
-            timeout_s=timeout_s,
-            crash_test=options.crash_test,
-            crash_size_bytes=crash_size if options.crash_test else None,
-            imports=list(options.imports),
-            required=list(options.required),
-            emulation=runtime.CPU_EMULATED if MEGATRON_ASYNC in backends and not rt.accelerator else None,
+    folder = stages.folder.saves
+    platform = _platform(options, rt, stages, size, crash_size, reshard_ranks, backends)
+    if rt.rank == 0:
+        stages.folder.write_platform(platform)
+    stages.enter("generating the state dict")
+    progress.show(f"generating {size / (1 << 20):.1f} MiB of tensors")
+    live = _live_state(specs, options.seed, rt, size)
+    nbytes = live.nbytes
+    saver = Backends(rt, options.threads, options.save_timeout_s or default_timeout(size), stages.deadline)
+    stages.enter("references: raw write + fsync, device-to-host copy")
+    progress.show("references: raw write + fsync, device-to-host copy")
+    measured = _references(rt, live, folder, options.threads)
+    raw_s, d2h_s = max(measured.raw_s), max(measured.d2h_s)  # the slowest rank's
+    references = [
+        Result(
+            report.RAW,
+            report.THROUGHPUT,
+            None,
+            f"reference: {options.threads} thread(s) per rank, each writing its share of the same bytes "
+            "into a new file + fsync, same file system (the slowest rank's)",
+            gb_per_s=nbytes / raw_s / throughput.GB,
+            ratio_to_raw=1.0,
+            total_s=raw_s,
+        ),
+        Result(
+            report.D2H,
+            report.THROUGHPUT,
+            None,
+            "reference: every live tensor copied into host buffers made beforehand"
+            + (" (pinned, non-blocking)" if rt.accelerator else " (the CPU: plain memory copies)")
+            + " (the slowest rank's)",
+            gb_per_s=nbytes / d2h_s / throughput.GB,
+            total_s=d2h_s,
+        ),
+    ]
+    findings.results[:0] = references
+    if rt.rank == 0:
+        for result in references:
+            stages.folder.add_result(result)
+    records: dict[str, list[_RankRecord]] = {}
+    verifiers = _verifiers(options, rt, stages, size, reshard_ranks, setups)
+    for backend in backends:
+        progress.show(f"{backend}: saving {nbytes / (1 << 20):.1f} MiB and loading it back")
+        record, directory = _measure(saver, backend, live, folder, stages)
+        saver.release(backend)
+        if directory is not None and reshard_ranks is not None:
+            stages.enter(f"{backend} reshard: loaded on {reshard_ranks} rank(s)", backend)
+            if verifiers is not None:  # rank 0's; the others wait
+                progress.show(f"{backend}: loading it on {reshard_ranks} rank(s)")
+                findings.add(_reshard(verifiers, backend, directory, options.seed, rt.world_size, specs))
+            dist.barrier()
+        if directory is not None and rt.rank == 0:
+            shutil.rmtree(directory)
+        gathered: list[_RankRecord | None] = [None] * rt.world_size
+        dist.all_gather_object(gathered, record)
+        records[backend] = [r for r in gathered if r is not None]
+        for found in records[backend]:
+            findings.environment(found.environment)
+        findings.add(*_results(backend, records[backend], specs, nbytes, measured, saver))
+    saver.close()
+    if verifiers is not None:
+        verifiers.close()
+    del live
+    if rt.rank != 0:
+        return None
+    platform.update(staging=_staging_facts(backends, records, saver))
+    stages.folder.write_platform(platform)
+    if options.crash_test and not findings.environment_errors:
+        _crash_tests(options, backends, crash_size, rt.world_size, findings, progress, setups)
+    progress.clear()
+    judged = _judge(findings.results, backends, d2h_s, options.min_ratio)
+    outcome = report.Outcome(platform, judged, findings.environment_errors)
+    if MEGATRON_ASYNC in backends and not megatron.has_psutil():
+        outcome.environment_errors.append(
+            f"Megatron-Core's async writer needs psutil, which is not installed: {MEGATRON_HINT}"
         )
-        if options.crash_test:
-            results += _crash_tests(options, backends, folder, crash_size, rt.world_size, timeout_s, progress)
-        progress.clear()
-        outcome = report.Outcome(platform, _judge(results, backends, d2h_s))
-        if MEGATRON_ASYNC in backends and not megatron.has_psutil():
-            outcome.environment_errors.append(
-                f"Megatron-Core's async writer needs psutil, which is not installed: {MEGATRON_HINT}"
-            )
-        return outcome
-    finally:
-        if rt.rank == 0:
-            shutil.rmtree(folder, ignore_errors=True)
+    return outcome
+
+
+def _live_state(specs: list[TensorSpec], seed: int, rt: runtime.Runtime, size: int) -> LiveState:
+    try:
+        return LiveState(specs, seed, rt.rank, rt.world_size, rt.device)
+    except (torch.OutOfMemoryError, MemoryError, RuntimeError) as error:  # a failed allocation
+        where = "device" if rt.accelerator else "host"
+        raise EnvironmentProblem(
+            f"--size {size / (1 << 20):.1f} MiB: rank {rt.rank} cannot hold its part of the state dict in "
+            f"{where} memory: {' '.join(str(error).split())[:200]}"
+        ) from None
+
+
+def _job(
+    options: Options, stages: Stages, backend: str, size: int, world_size: int, area: Path, **more: Any
+) -> crash.Job:
+    """What a process of the fork server is to do: everything of the run it needs, in plain data."""
+    return crash.Job(
+        backend,
+        size,
+        options.tensors,
+        options.threads,
+        options.save_timeout_s or default_timeout(size),
+        stages.deadline,
+        area=area,
+        run_folder=stages.folder.path,
+        platform=options.as_platform,
+        imports=options.imports,
+        world_size=world_size,
+        **more,
+    )
+
+
+def _verifiers(
+    options: Options,
+    rt: runtime.Runtime,
+    stages: Stages,
+    size: int,
+    reshard_ranks: int | None,
+    setups: Sequence[project.Setup],
+) -> crash.Verifiers | None:
+    """Rank 0's group of resharding ranks (None elsewhere, or without resharding)."""
+    if reshard_ranks is None or rt.rank != 0:
+        return None
+    area = stages.folder.saves / "reshard"
+    area.mkdir()
+    job = _job(options, stages, "", size, rt.world_size, area, setups=tuple(setups), verifier_ranks=reshard_ranks)
+    return crash.Verifiers(crash.fork_server(), job)
 
 
 def _crash_tests(
     options: Options,
     backends: list[str],
-    folder: Path,
     size: int,
     world_size: int,
-    timeout_s: float,
+    findings: _Findings,
     progress: report.Progress,
-) -> list[Result]:
+    setups: Sequence[project.Setup],
+) -> None:
+    stages = findings.stages
+    setups = tuple(setups)
+
     def job(backend: str, area: Path) -> crash.Job:
         (area / "checkpoints").mkdir(parents=True)
-        return crash.Job(
-            backend,
-            size,
-            options.tensors,
-            options.threads,
-            timeout_s,
-            area=area,
-            imports=options.imports,
-            world_size=world_size,
-            root=area / "checkpoints",
-        )
+        return _job(options, stages, backend, size, world_size, area, setups=setups, root=area / "checkpoints")
 
-    results = [
-        crash.crash_test(job(backend, folder / f"crash-{backend}"), options.crash_test, options.seed, progress)
-        for backend in backends
-    ]
+    folder = stages.folder.saves
+    area = folder / "crash-verifier"
+    area.mkdir()
+    verifiers = crash.Verifiers(crash.fork_server(), _job(options, stages, "", size, world_size, area, setups=setups))
+    try:
+        for backend in backends:
+            result, problem = crash.crash_test(
+                job(backend, folder / f"crash-{backend}"), options.crash_test, options.seed, progress, stages, verifiers
+            )
+            findings.add(result)
+            findings.environment(problem)
+    finally:
+        verifiers.close()
+    stages.enter("in-place hazard demonstration", report.IN_PLACE)
     progress.show("in-place hazard demonstration")
-    results.append(crash.in_place_hazard(job(DCP_SYNC, folder / "in-place"), options.seed))
-    return results
+    result, problem = crash.in_place_hazard(job(DCP_SYNC, folder / "in-place"), options.seed)
+    findings.add(result)
+    findings.environment(problem)

@@ -17,6 +17,7 @@ import importlib
 import importlib.util
 import inspect
 import re
+import sys
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -81,6 +82,20 @@ def unusable() -> str | None:
     except Exception as error:  # whatever its import raises, it is why the backend cannot run
         return f"megatron-core {found} is installed but cannot be imported: {type(error).__name__}: {error}"
     return None
+
+
+def stop_result_queue() -> None:
+    """Megatron-Core keeps the queue its writers report to in a module global, served by a manager process it
+    spawns on first use (about 275 MB) and stops only when the program exits; the harness stops it when
+    it is done, so that no run (and no call of the Python API) leaves it behind."""
+    loaded = sys.modules.get(OWN_MODULE)
+    queue = getattr(loaded, "_results_queue", None)
+    if queue is None:
+        return
+    manager = getattr(queue, "_manager", None)
+    loaded._results_queue = None  # type: ignore[union-attr]
+    if manager is not None:
+        manager.shutdown()
 
 
 def has_psutil() -> bool:

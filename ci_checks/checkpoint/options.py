@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.metadata
 import importlib.util
 import re
+import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 DCP_SYNC = "dcp-sync"
 DCP_ASYNC_THREAD = "dcp-async-thread"
@@ -26,6 +29,11 @@ MINIMUM_MEGATRON = (0, 16)
 # A save slower than this (after a fixed allowance for process start-up) is reported as hung.
 SLOWEST_EXPECTED_BYTES_PER_S = 50_000_000
 START_UP_ALLOWANCE_S = 60.0
+# What the default --timeout allows each backend besides its bytes (its helpers' start, a fork server's
+# processes importing Megatron-Core, the loads), and each writer group of the crash test (a fork, Megatron-
+# Core's import, a process group, a warm-up save): on two shared CPU cores a 1 MiB backend took up to 12 s.
+BACKEND_ALLOWANCE_S = 60.0
+WRITER_START_ALLOWANCE_S = 20.0
 # The longest --timeout: a week, far below what a timedelta or a collective's timeout can hold.
 LONGEST_TIMEOUT_S = 7 * 24 * 3600.0
 
@@ -42,6 +50,33 @@ class UsageError(Exception):
     """Bad options or an unusable environment: exit code 2, one line on stderr."""
 
 
+class EnvironmentProblem(Exception):
+    """What the run needs and the machine does not give it (space on disk, a writable folder, memory), found
+    once the run started: exit code 2, and the report is written, naming the path."""
+
+
+@dataclass(frozen=True)
+class Deadline:
+    """When a run must be over: `--timeout` after it began."""
+
+    at: float  # time.time()
+    limit_s: float
+
+    @classmethod
+    def after(cls, seconds: float) -> Deadline:
+        return cls(time.time() + seconds, seconds)
+
+    def remaining(self) -> float:
+        return max(0.0, self.at - time.time())
+
+    def expired(self) -> bool:
+        return time.time() >= self.at
+
+    def bound(self, seconds: float) -> float:
+        """`seconds`, or what is left of the run if that is less."""
+        return min(seconds, self.remaining())
+
+
 def installed(module: str) -> bool:
     try:
         return importlib.util.find_spec(module) is not None
@@ -50,7 +85,27 @@ def installed(module: str) -> bool:
 
 
 def default_timeout(size: int) -> float:
+    """How long one save of `size` bytes may take before it has failed: the start-up allowance plus 1 s per 50 MB."""
     return round(START_UP_ALLOWANCE_S + size / SLOWEST_EXPECTED_BYTES_PER_S, 1)
+
+
+def default_run_timeout(size: int, backends: int, crash_test: int, crash_size: int) -> float:
+    """The default --timeout of a whole run: the start-up allowance and each backend's, then 1 s per 50 MB
+    of everything it writes or reads, as counted below, and each crash-test writer group's start.
+
+    Per backend: a warm-up save, the timed save, its load on every rank and its load on the resharding
+    ranks (the references count as two more); per crash-test kill: the writer group's save and three
+    loads (previous, newest, partial), and the complete save before the first kill; the in-place
+    hazard as one more backend's crash test of one kill.
+    """
+    seconds_per_byte = 1 / SLOWEST_EXPECTED_BYTES_PER_S
+    saves = backends * BACKEND_ALLOWANCE_S + (2 + 4 * backends) * size * seconds_per_byte
+    crash = 0.0
+    if crash_test:
+        per_group = WRITER_START_ALLOWANCE_S + crash_size * seconds_per_byte
+        per_backend = (crash_test + 1) * per_group + 3 * crash_test * crash_size * seconds_per_byte
+        crash = (backends + 1) * per_backend
+    return round(START_UP_ALLOWANCE_S + saves + crash, 1)
 
 
 _RELEASE = re.compile(r"(\d+)\.(\d+)")
@@ -105,4 +160,28 @@ class Options:
     report_json: Path | None
     junit: Path | None
     seed: int
-    timeout_s: float | None  # None: default_timeout of the largest size the run may choose
+    timeout_s: float | None  # the whole run's limit; None: default_run_timeout of the largest size it may choose
+    setups: tuple[str, ...] = ()  # MODULE:FUNCTION, called with no arguments in every process that saves
+    as_platform: str | None = None  # "rocm": torch.version.hip reads as ROCm's (EMULATED_HIP)
+    nproc_per_node: int | None = None  # ranks; None: every visible GPU, or one on the CPU
+    reshard_ranks: int | None = None  # None: one when several ranks save, else no resharding load
+    min_ratio: tuple[tuple[str, float], ...] = ()  # (durable or blocking, the least ratio that passes)
+    save_timeout_s: float | None = None  # of one save or load; None: default_timeout of its size
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            field.name: str(value) if isinstance(value, Path) else value
+            for field in dataclasses.fields(self)
+            for value in [getattr(self, field.name)]
+        }
+
+    @classmethod
+    def from_json(cls, record: dict[str, Any]) -> Options:
+        paths = {"workdir", "report_json", "junit"}
+        given: dict[str, Any] = {
+            name: (Path(value) if name in paths and value is not None else value) for name, value in record.items()
+        }
+        for name in ("backends", "required", "imports", "setups"):
+            given[name] = tuple(given[name])
+        given["min_ratio"] = tuple((kind, float(ratio)) for kind, ratio in given["min_ratio"])
+        return cls(**given)

@@ -15,6 +15,7 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
+from ci_checks.checkpoint import facts, megatron, project
 from ci_checks.checkpoint.options import UsageError
 
 CPU_EMULATED = "cpu-emulated"
@@ -30,6 +31,7 @@ class Runtime:
     rank: int
     world_size: int
     process_group_backend: str
+    own_group: bool = True  # the harness started the process group (else it was there, and stays)
 
     @property
     def accelerator(self) -> bool:
@@ -39,7 +41,7 @@ class Runtime:
     def device_kind(self) -> str:
         if not self.accelerator:
             return "cpu"
-        return "rocm" if torch.version.hip else "cuda"
+        return "rocm" if project.real_hip() else "cuda"
 
 
 def under_torchrun() -> bool:
@@ -71,6 +73,10 @@ def start(timeout_s: float, group: Group | None = None) -> Runtime:
     """
     if not dist.is_available():
         raise UsageError("this torch build has no torch.distributed")
+    if group is None and dist.is_initialized():  # the project's own setup started one (the Python API)
+        found = torch.device("cuda", torch.cuda.current_device()) if torch.cuda.is_available() else torch.device("cpu")
+        backend_name = str(dist.get_backend())
+        return Runtime(found, dist.get_rank(), dist.get_world_size(), backend_name, own_group=False)
     if torch.cuda.is_available():
         local_rank = group.rank if group is not None else int(os.environ.get("LOCAL_RANK", "0"))
         torch.cuda.set_device(local_rank)
@@ -98,9 +104,12 @@ def start(timeout_s: float, group: Group | None = None) -> Runtime:
     return Runtime(device, dist.get_rank(), dist.get_world_size(), backend)
 
 
-def stop() -> None:
+def stop(rt: Runtime | None = None) -> None:
+    """End what the run started in this process: DCP's checkpoint process, Megatron-Core's result-queue
+    manager, the process group (unless it was there before the run)."""
     _stop_dcp_checkpoint_process()
-    if dist.is_initialized():
+    megatron.stop_result_queue()
+    if dist.is_initialized() and (rt is None or rt.own_group):
         dist.destroy_process_group()
 
 
@@ -168,3 +177,45 @@ def megatron_device_calls(runtime_device: torch.device) -> Iterator[None]:
     finally:
         for name, function in originals.items():
             setattr(torch.cuda, name, function)
+
+
+def _collectives_version(runtime: Runtime) -> str | None:
+    """NCCL's version, or RCCL's on ROCm (torch reports it through the same call)."""
+    if not runtime.accelerator:
+        return None
+    try:
+        version = torch.cuda.nccl.version()  # type: ignore[no-untyped-call]
+    except (RuntimeError, AttributeError):
+        return None
+    name = "RCCL" if project.real_hip() else "NCCL"
+    return f"{name} {'.'.join(map(str, version)) if isinstance(version, tuple) else version}"
+
+
+def _architecture(runtime: Runtime) -> str | None:
+    """The gfx architecture on ROCm, the compute capability on CUDA."""
+    if not runtime.accelerator:
+        return None
+    if project.real_hip():
+        return str(torch.cuda.get_device_properties(runtime.device).gcnArchName)
+    major, minor = torch.cuda.get_device_capability(runtime.device)
+    return f"sm_{major}{minor}"
+
+
+def device_facts(runtime: Runtime) -> dict[str, Any]:
+    """The platform facts that need torch (the rest are facts.base_platform's); torch.version.hip as the
+    build has it, whatever --as-platform made it read."""
+    hip = project.real_hip()
+    return {
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        "hip": hip,
+        "rocm": facts.rocm_release() if hip else None,
+        "collectives": _collectives_version(runtime),
+        "device": torch.cuda.get_device_name(runtime.device) if runtime.accelerator else facts.cpu_name(),
+        "device_kind": runtime.device_kind,
+        "architecture": _architecture(runtime),
+        "gpu_count": torch.cuda.device_count() if runtime.accelerator else 0,
+        "megatron_core": megatron.version(),
+        "world_size": runtime.world_size,
+        "process_group": runtime.process_group_backend,
+    }

@@ -3,10 +3,12 @@ judges it."""
 
 from __future__ import annotations
 
+import errno
+import os
 import shutil
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,20 +16,63 @@ import torch
 import torch.distributed as dist
 from torch.distributed.checkpoint.api import CheckpointException
 
-from ci_checks.checkpoint import commit, megatron
+from ci_checks.checkpoint import commit, facts, megatron
 from ci_checks.checkpoint.backends import LOAD_ERRORS, Backends, DcpStagingSeen
 from ci_checks.checkpoint.state import LiveState, TensorSpec, first_difference, layout
+
+# The errors that say the file system cannot take the checkpoint, not that a backend is wrong.
+_ENVIRONMENT_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES, errno.EPERM})
 
 
 @dataclass(frozen=True)
 class Saved:
-    """How one rank's save went. `error` is set on every rank when any rank failed."""
+    """How one rank's save went. `error` is set on every rank when any rank failed; `environment` when it
+    failed for want of space or permission (where, and why)."""
 
     directory: Path | None  # the committed checkpoint
     blocking_s: float
     total_s: float
     error: str | None
     staging: megatron.StagingSeen | DcpStagingSeen | None = None  # this rank's
+    environment: str | None = None
+
+
+def _causes(failure: BaseException) -> Iterator[BaseException]:
+    """The failure, what caused it, and each rank's error DCP wrapped in a CheckpointException."""
+    seen: set[int] = set()
+    pending = [failure]
+    while pending:
+        found = pending.pop()
+        if id(found) in seen:
+            continue
+        seen.add(id(found))
+        yield found
+        if isinstance(found, CheckpointException):
+            pending += [cause for cause, _ in found.failures.values() if isinstance(cause, BaseException)]
+        pending += [linked for linked in (found.__cause__, found.__context__) if linked is not None]
+
+
+# Below this much free space a failed save is taken for one that found the disk full, whatever its error said:
+# torch's own serializer reports a short write as "unexpected pos".
+_FULL_BELOW = 1 << 20
+
+
+def environment_problem(failure: BaseException, where: Path) -> str | None:
+    """Why a write into `where` failed, when the file system is the reason (no space left, a file too
+    large for a limit, a read-only or forbidden folder): the error, the path, its file system and the
+    space left there; else None."""
+    for cause in _causes(failure):
+        if isinstance(cause, OSError) and cause.errno in _ENVIRONMENT_ERRNOS:
+            reason = cause.strerror or errno.errorcode.get(cause.errno or 0, str(cause))
+            return f"{reason}: {facts.where(cause.filename or where, where)}"
+        # Errors that carry the message but no errno: torch's stores (DistStoreError), a writer's pickled error.
+        for full in (errno.ENOSPC, errno.EDQUOT):
+            if os.strerror(full) in str(cause):
+                return f"{os.strerror(full)}: {facts.where(where)}"
+    free = facts.free_bytes(where)
+    if free is not None and free < _FULL_BELOW:
+        return f"{os.strerror(errno.ENOSPC)} (the save said {describe(failure)}): {facts.where(where)}"
+    return None
 
 
 def _from_rank_zero(value: object) -> object:
@@ -51,37 +96,44 @@ def save_and_commit(saver: Backends, backend: str, live: LiveState, root: Path, 
     error: str | None = None
     blocking = 0.0
     staging = None
+    environment = None
     try:
         call = saver.save(backend, live, partial, training.start)
         blocking, staging = call.blocking_s, call.staging
     except LOAD_ERRORS as failure:  # a save fails with the same CheckpointException
-        error = f"rank {saver.runtime.rank}: {type(failure).__name__}: {failure}"
+        error = f"rank {saver.runtime.rank}: {describe(failure)} (saving into {partial})"
+        environment = environment_problem(failure, partial)
     written_s = time.perf_counter() - start
     if training.ident is not None:
         training.join()
         live.overwrite()  # undo, so that the next backend saves the same values
-    errors: list[str | None] = [None] * saver.runtime.world_size
-    dist.all_gather_object(errors, error)
-    error = next((e for e in errors if e is not None), None)
+    errors: list[tuple[str | None, str | None] | None] = [None] * saver.runtime.world_size
+    dist.all_gather_object(errors, (error, environment))
+    error = next((e[0] for e in errors if e is not None and e[0] is not None), None)
+    environment = next((e[1] for e in errors if e is not None and e[1] is not None), None)
     commit_s = 0.0
     if error is None and rank0:
         began = time.perf_counter()
         try:
             commit.commit(partial)
-        except (OSError, commit.CommitError) as failure:
+        except commit.CommitError as failure:
             error = f"commit failed: {failure}"
+        except OSError as failure:
+            error = f"commit failed: {failure}"
+            environment = environment_problem(failure, partial)
         commit_s = time.perf_counter() - began
-    shared = _from_rank_zero((error, commit_s))  # also makes every rank wait for the commit
+    shared = _from_rank_zero((error, commit_s, environment))  # also makes every rank wait for the commit
     assert isinstance(shared, tuple)
-    error, commit_s = shared
-    return Saved(None if error else commit.final_name(partial), blocking, written_s + commit_s, error, staging)
+    error, commit_s, environment = shared
+    directory = None if error else commit.final_name(partial)
+    return Saved(directory, blocking, written_s + commit_s, error, staging, environment)
 
 
-def warm_up(saver: Backends, backend: str, root: Path, live: LiveState | None = None) -> str | None:
+def warm_up(saver: Backends, backend: str, root: Path, live: LiveState | None = None) -> Saved:
     """A save before the timed one, so that what is done once per program or per buffer (DCP's
     checkpoint process, Megatron-Core's result queue, pinned staging buffers, the page cache's
     first allocation) is not counted in it: of `live` itself (full size), or of a tiny state
-    where only the helpers matter (the crash test's writers). The error, if any."""
+    where only the helpers matter (the crash test's writers). Its checkpoint is removed."""
     world_size = saver.runtime.world_size
     if live is None:
         live = LiveState(
@@ -90,15 +142,15 @@ def warm_up(saver: Backends, backend: str, root: Path, live: LiveState | None = 
     saved = save_and_commit(saver, backend, live, root, f"warm-up-{backend}")
     if saver.runtime.rank == 0 and saved.directory is not None:
         shutil.rmtree(saved.directory)
-    return None if saved.error is None else f"warm-up save failed: {saved.error}"
+    return saved
 
 
-def _reason(failure: BaseException) -> str:
+def describe(failure: BaseException) -> str:
     """The error in one line; for DCP's CheckpointException, the first rank's own error, not the
     tracebacks its message carries."""
     if isinstance(failure, CheckpointException) and failure.failures:
         rank, (cause, _) = next(iter(sorted(failure.failures.items(), key=lambda item: item[0])))
-        return f"CheckpointException: rank {rank}: {_reason(cause)}"
+        return f"CheckpointException: rank {rank}: {describe(cause)}"
     message = " ".join(str(failure).split())
     return f"{type(failure).__name__}: {message[:300]}"
 
@@ -115,6 +167,6 @@ def load_and_compare(
     try:
         loaded = saver.load(backend, specs, directory)
     except LOAD_ERRORS as failure:
-        return False, f"{directory.name} does not load: {_reason(failure)}"
+        return False, f"{directory.name} does not load: {describe(failure)}"
     difference = first_difference(specs, loaded, expected)
     return True, None if difference is None else f"{directory.name}: {difference}"

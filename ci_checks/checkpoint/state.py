@@ -10,6 +10,7 @@ resolved to one rank's value on save, so no tensor here is replicated unless it 
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -54,17 +55,19 @@ class TensorSpec:
         return self.local_rows(world_size) * self.columns * self.dtype.itemsize
 
 
-def layout(total_bytes: int, count: int, world_size: int) -> list[TensorSpec]:
-    """`count` tensors of about `total_bytes / count` bytes each, dtypes in turn, every third replicated.
+def layout(total_bytes: int, count: int, world_size: int, loaded_on: int = 1) -> list[TensorSpec]:
+    """`count` tensors of about `total_bytes / count` bytes each, dtypes in turn, every third replicated;
+    the rows of each a multiple of `world_size` and of `loaded_on` (the ranks it is loaded on again).
 
     ValueError if a tensor would get less than one row per rank.
     """
+    multiple = math.lcm(world_size, loaded_on)
     specs = []
     for index in range(count):
         dtype = DTYPES[index % len(DTYPES)]
         elements = total_bytes // count // dtype.itemsize
-        columns = min(_MAX_COLUMNS, elements // world_size)
-        rows = elements // columns // world_size * world_size if columns else 0
+        columns = min(_MAX_COLUMNS, elements // multiple)
+        rows = elements // columns // multiple * multiple if columns else 0
         if rows == 0:
             raise ValueError(
                 f"{total_bytes} bytes are too few for {count} tensors of {dtype} on {world_size} ranks; "
@@ -147,9 +150,34 @@ def part_of(seed: int, rank: int, world_size: int) -> Callable[[TensorSpec], tor
     return lambda spec: generate(spec, seed, rank, world_size)
 
 
-def whole_of(seed: int, world_size: int) -> Callable[[TensorSpec], torch.Tensor]:
-    """Each tensor whole, as `world_size` ranks saved it."""
-    return lambda spec: whole(spec, seed, world_size)
+def resharded(seed: int, saved_by: int, rank: int, world_size: int) -> Callable[[TensorSpec], torch.Tensor]:
+    """What `rank` of `world_size` ranks loads of each tensor that `saved_by` ranks saved: its rows of the
+    whole of a sharded one, all of a replicated one."""
+
+    def part(spec: TensorSpec) -> torch.Tensor:
+        found = whole(spec, seed, saved_by)
+        if not spec.sharded:
+            return found
+        rows = spec.local_rows(world_size)
+        return found[rank * rows : (rank + 1) * rows]
+
+    return part
+
+
+def batches(specs: list[TensorSpec], world_size: int, budget: int) -> Iterator[list[TensorSpec]]:
+    """The specs in groups whose parts on one of `world_size` ranks take at most `budget` bytes (one at least),
+    so that a loader never holds more than that at once."""
+    group: list[TensorSpec] = []
+    held = 0
+    for spec in specs:
+        size = spec.local_nbytes(world_size)
+        if group and held + size > budget:
+            yield group
+            group, held = [], 0
+        group.append(spec)
+        held += size
+    if group:
+        yield group
 
 
 class LiveState:

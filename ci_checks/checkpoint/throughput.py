@@ -8,6 +8,7 @@ Two references, each of the same bytes and run on every rank at once, as the sav
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 import time
@@ -16,7 +17,7 @@ from pathlib import Path
 import torch
 
 from ci_checks.checkpoint.options import DCP_SYNC
-from ci_checks.checkpoint.report import Goal
+from ci_checks.checkpoint.report import Goal, RankFigures
 from ci_checks.checkpoint.state import LiveState
 
 GB = 1e9
@@ -51,16 +52,20 @@ def _share(arrays: list[memoryview], nbytes: int) -> list[memoryview]:
 
 
 def _write_file(path: Path, arrays: list[memoryview]) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    """OSError names `path`, which os.write's errors do not."""
     try:
-        for array in arrays:
-            view = array.cast("B")
-            while view:
-                written = os.write(fd, view[:_CHUNK])
-                view = view[written:]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            for array in arrays:
+                view = array.cast("B")
+                while view:
+                    written = os.write(fd, view[:_CHUNK])
+                    view = view[written:]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError as error:
+        raise OSError(error.errno, error.strerror, str(path)) from None
 
 
 class RawWrite:
@@ -148,3 +153,34 @@ def async_total_goal(total_s: float, sync_total_s: float | None, sync_state: str
     met = ratio <= ASYNC_TOTAL_GOAL
     detail = f"total {ratio:.2f}x the {DCP_SYNC} save's ({sync_total_s:.3f} s): {'met' if met else 'missed'}"
     return Goal(name, met, detail)
+
+
+DURABLE = "durable"
+BLOCKING = "blocking"
+
+
+def threshold(kind: str, least: float, ranks: tuple[RankFigures, ...], applies: bool) -> Goal:
+    """A --min-ratio threshold, judged on every rank: the rank furthest below it is named."""
+    name = f"--min-ratio {kind}={least:g}"
+    if not applies:
+        return Goal(name, None, f"{name} not judged: a synchronous save blocks for the whole save", required=True)
+
+    def ratio_of(figures: RankFigures) -> float:
+        if kind == DURABLE:
+            return figures.durable_ratio
+        return math.inf if figures.blocking_ratio is None else figures.blocking_ratio  # it did not block
+
+    worst = min(ranks, key=ratio_of)
+    met = ratio_of(worst) >= least
+    what = (
+        f"its durable rate {worst.durable_ratio:.2f}x its raw write's ({worst.raw_s:.3f} s)"
+        if kind == DURABLE
+        else f"its device-to-host copy ({worst.d2h_s:.3f} s) {ratio_of(worst):.2f}x the {worst.blocking_s:.3f} s "
+        "it blocked"
+    )
+    return Goal(
+        name,
+        met,
+        f"{name}: rank {worst.rank} (the lowest of {len(ranks)}): {what}: {'met' if met else 'missed'}",
+        required=True,
+    )

@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Literal
+from typing import Literal, Protocol
 
 from ci_checks import shell
 from ci_checks.diagnostics import Occurrence, Span
@@ -16,11 +16,6 @@ from ci_checks.model.values import Entry, entries, entry, is_expression, occurre
 from ci_checks.shell import Script
 from ci_checks.source import FileLocator, SourceFile
 from ci_checks.yamlpos import Mapping, Node, Scalar, ScalarMap, Sequence
-
-if TYPE_CHECKING:
-    from ci_checks.model.action import Action
-    from ci_checks.model.workflow import Job
-
 
 _REPOSITORY_REF = re.compile(
     r"(?P<owner>[A-Za-z0-9_.-]+)/(?P<repo>[A-Za-z0-9_.-]+)(?P<path>/[^@]*)?@(?P<ref>[^@\s]+)\Z"
@@ -151,11 +146,22 @@ def matching_steps(steps: Iterable[Step], uses: str | None, name: str | None, id
     return found
 
 
+class StepOwner(Protocol):
+    """What holds steps: a job of a workflow (`model.workflow.Job`) or a composite action (`model.action.Action`).
+
+    Steps name their owner by what they ask of it, so that this module, which both of those import, imports neither.
+    """
+
+    @property
+    def default_shell(self) -> str | None:
+        """The shell of a `run:` step that names none, when it can be known."""
+
+
 @dataclass(eq=False)
 class Step:
     """A step of a job or of a composite action. `owner` is that job or action."""
 
-    owner: Job | Action
+    owner: StepOwner
     index: int
     node: Mapping
     source: SourceFile
@@ -239,7 +245,7 @@ class Step:
         return shell.parse(self.run.value, ScalarLocator(self.source, self.run))
 
     @classmethod
-    def build_all(cls, owner: Job | Action, steps: Sequence, source: SourceFile) -> list[Step]:
+    def build_all(cls, owner: StepOwner, steps: Sequence, source: SourceFile) -> list[Step]:
         """The steps of a job or composite action in the order they are written: a `parallel` group's own step,
         then the steps it holds."""
         built: list[Step] = []
@@ -255,9 +261,7 @@ class Step:
         return built
 
     @classmethod
-    def build(
-        cls, owner: Job | Action, index: int, node: Mapping, source: SourceFile, group: int | None = None
-    ) -> Step:
+    def build(cls, owner: StepOwner, index: int, node: Mapping, source: SourceFile, group: int | None = None) -> Step:
         step = cls(owner, index, node, source, group=group)
         step.id = text(node.get("id"))
         step.name = text(node.get("name"))

@@ -6,11 +6,21 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from ci_checks.diagnostics import Related, Severity, Span
-from ci_checks.policy.compiling import ItemContext, Locate, Place, RuleContext
 from ci_checks.policy.items import compile_item
 from ci_checks.policy.kinds import BY_NAME
-from ci_checks.policy.model import Item, Part, PolicyError, PolicyRule, RuleKind
-from ci_checks.policy.scopes import WHERE_SCHEMA, Where, compile_where, narrowed
+from ci_checks.policy.model import (
+    Item,
+    ItemContext,
+    Locate,
+    Part,
+    Place,
+    PolicyError,
+    PolicyRule,
+    RuleContext,
+    RuleKind,
+    Where,
+)
+from ci_checks.policy.scopes import WHERE_SCHEMA, compile_where, narrowed
 from ci_checks.policy.validation import validate
 from ci_checks.repository import Repository
 

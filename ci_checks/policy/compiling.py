@@ -8,20 +8,12 @@ from the repository) and raises a `PolicyError` at the exact place.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
-from ci_checks.diagnostics import Span
 from ci_checks.globs import Glob, GlobError, compile_glob, compile_name_glob, compile_ref_glob, literal
-from ci_checks.policy.model import Count, PolicyError, RuleKind, StepSelector, Unreadable
+from ci_checks.policy.model import Count, Place, StepSelector, Unreadable
 from ci_checks.pysource import ConstantError, constant
-from ci_checks.repository import Repository
 from ci_checks.yamlpos import Plain
-
-Locate = Callable[[list[str | int], bool], Span]
-"""From a JSON path in the configuration to the span of the key there (True) or of its value (False)."""
-
-JsonPath = list[str | int]
 
 LITERAL = {
     "description": "Exactly this text, `*`, `?` and `[` included, instead of a glob.",
@@ -49,40 +41,6 @@ STEP_SELECTOR = {
     ],
 }
 """How `where.step` and `step:` items select steps."""
-
-
-@dataclass
-class Place:
-    """A part of the configuration being compiled: its JSON path, and how to find spans in the file."""
-
-    locate: Locate
-    path: JsonPath
-    repository: Repository | None = None
-
-    def at(self, *parts: str | int) -> Place:
-        return Place(self.locate, [*self.path, *parts], self.repository)
-
-    def span(self, *parts: str | int, key: bool = False) -> Span:
-        return self.locate([*self.path, *parts], key)
-
-    def error(self, message: str, *parts: str | int, key: bool = False) -> PolicyError:
-        return PolicyError(message, self.span(*parts, key=key))
-
-
-@dataclass
-class RuleContext:
-    place: Place
-    kind: RuleKind
-
-
-@dataclass
-class ItemContext:
-    place: Place
-    kind: RuleKind
-    where: Any
-    """The rule's compiled `Where` (None for rules without one)."""
-    shapes: tuple[Any, ...] = ()
-    """What `key:` PATHs are relative to in the scopes the rule's items look into."""
 
 
 def name_glob(value: str | Mapping[str, str], place: Place) -> Glob:
@@ -148,6 +106,9 @@ def values(raw: Any, place: Place) -> Plain:
     """A value written in the policy, or read from the repository with `{from: {python: FILE, name: NAME}}`."""
     if isinstance(raw, dict) and set(raw) == {"from"}:
         source = raw["from"]
+        named = isinstance(source, dict) and set(source) == {"python", "name"}
+        if not named or not all(isinstance(part, str) for part in source.values()):
+            raise place.error("`from` takes {python: FILE, name: NAME}: a constant of a Python file", "from")
         return python_constant(source["python"], source["name"], place.at("from"))
     return raw  # type: ignore[no-any-return]
 

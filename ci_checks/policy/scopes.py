@@ -1,4 +1,4 @@
-"""Scopes: the places a rule's `where` selects, and what an item can look at inside each.
+"""Scopes: compiling a rule's `where`, and building the places it selects (`policy.model.Where`, `Scope`).
 
 A scope is a whole file, a workflow, a trigger (`on.NAME`), a job, a step, a
 composite action, a branch of a step's script (the then-branch of an
@@ -10,103 +10,26 @@ PATHs), the Python facts of a Python file, or the repository's files.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import regex
 
 from ci_checks import shell
-from ci_checks.diagnostics import Occurrence, Span
+from ci_checks.diagnostics import Span
 from ci_checks.globs import Glob, matches_any
 from ci_checks.loading import LoadedFile, Workspace
-from ci_checks.model import Entry, Job, Step
-from ci_checks.model.reading import Path, events
-from ci_checks.policy import shapes
-from ci_checks.policy.compiling import GLOB_OR_LITERAL, STEP_SELECTOR, Place, name_glob, path_globs, step_selector
-from ci_checks.policy.model import PolicyError, StepSelector
+from ci_checks.model import Job, Step
+from ci_checks.model.reading import events
+from ci_checks.policy.compiling import GLOB_OR_LITERAL, STEP_SELECTOR, name_glob, path_globs, step_selector
+from ci_checks.policy.model import Branch, Named, Place, PolicyError, Scope, Where
 from ci_checks.repository import FileKind, kind_of
-from ci_checks.shell import Block
-from ci_checks.shell.query import case_arms
 from ci_checks.yamlpos import Node, Scalar
 
 
 def is_null(node: Node) -> bool:
     return isinstance(node, Scalar) and node.resolved is None
-
-
-@dataclass(frozen=True)
-class Branch:
-    """A branch of a step's script: by an `if`/`elif` condition (its `else` with `else_`), or a `case` arm."""
-
-    condition: str | None = None
-    else_: bool = False
-    case: str | None = None
-    arm: str | None = None
-
-    def __str__(self) -> str:
-        if self.case is not None:
-            return f"`{self.arm})` arm of `case {self.case}`"
-        return f"`else` of the `{self.condition}`" if self.else_ else f"`{self.condition}`"
-
-    def blocks(self, script: Block) -> list[tuple[Block, Span]]:
-        """The branch bodies in a script, each with where it is written (its condition, `else`, or pattern)."""
-        if self.case is not None and self.arm is not None:
-            arms = case_arms(script, self.case, self.arm)
-            return [(item.body, item.patterns[0].span if item.patterns else item.body.span) for item in arms]
-        assert self.condition is not None
-        clauses = script.clauses(self.condition)
-        if not self.else_:
-            return [(clause.body, clause.condition.span) for clause in clauses if clause.condition is not None]
-        found = []
-        for statement in script.if_statements():
-            last = statement.clauses[-1]
-            if last.keyword == "else" and any(clause in statement.clauses for clause in clauses):
-                found.append((last.body, last.body.span))
-        return found
-
-
-@dataclass(frozen=True)
-class Named:
-    """A name written without glob characters in a list of `where` (`job: [build, test]`): it must exist."""
-
-    part: str
-    glob: Glob
-    span: Span
-
-
-@dataclass(frozen=True, eq=False)
-class Where:
-    span: Span
-    files: tuple[Glob, ...] = ()
-    workflows: tuple[Glob, ...] = ()
-    actions: tuple[Glob, ...] = ()
-    triggers: tuple[Glob, ...] = ()
-    jobs: tuple[Glob, ...] = ()
-    step: StepSelector | None = None
-    branch: Branch | None = None
-    named: tuple[Named, ...] = ()
-
-    @property
-    def shapes(self) -> tuple[shapes.Shape, ...]:
-        """What a `key:` PATH is relative to in the scopes this selects."""
-        if self.triggers:
-            found = [shape for name, shape in shapes.TRIGGERS.items() if matches_any(self.triggers, name)]
-            return tuple(found) or (shapes.ANYTHING,)
-        if self.step is not None:
-            return (shapes.STEP,)
-        if self.jobs:
-            return (shapes.JOB,)
-        if self.workflows and not self.actions:
-            return (shapes.WORKFLOW,)
-        if self.actions and not self.workflows:
-            return (shapes.ACTION,)
-        return (shapes.WORKFLOW, shapes.ACTION)
-
-    @property
-    def has_nodes(self) -> bool:
-        """Whether its scopes are YAML (so `key:` items apply); a script branch is not."""
-        return self.branch is None
 
 
 _GLOBS = {"oneOf": [{"type": "string", "minLength": 1}, {"type": "array", "minItems": 1, "items": {"type": "string"}}]}
@@ -254,68 +177,6 @@ def _check_condition(condition: str, place: Place) -> None:
     script = shell.parse_fragment(condition)
     if script.errors or not list(script.commands()):
         raise place.error(f"branch condition {condition!r} is not a shell command")
-
-
-@dataclass(eq=False)
-class Scope:
-    """One place a rule looks into. `file` is None for the repository scope of rules without `where`."""
-
-    file: LoadedFile | None
-    label: str
-    anchor: Span
-    """Where a finding about the whole scope (a missing item) is reported."""
-    start: int = 0
-    end: int = 0
-    """File offsets of the scope's text; unused when `block` is set."""
-    steps: list[Step] = field(default_factory=list)
-    jobs: list[Job] = field(default_factory=list)
-    block: Block | None = None
-    whole_file: bool = False
-    node: Node | None = None
-    node_path: Path = ()
-    """Where `node` (what `key:` PATHs are relative to) sits in its file."""
-    node_span: Span | None = None
-    workspace: Workspace | None = None
-
-    @property
-    def path(self) -> str | None:
-        return self.file.path if self.file is not None else None
-
-    def commands(self) -> Iterator[shell.Command]:
-        if self.block is not None:
-            yield from self.block.commands()
-        elif self.whole_file and self.file is not None:
-            yield from self.file.commands()
-        else:
-            for step in self.steps:
-                if step.script is not None:
-                    yield from step.script.commands()
-
-    def search(self, finditer: Callable[[str, int, int], Iterator[tuple[int, int]]]) -> list[Occurrence]:
-        """Occurrences of what `finditer(text, start, end)` finds in the scope's text."""
-        if self.block is not None:
-            script = self.block
-            found = []
-            for start, end in finditer(script.text, 0, len(script.text)):
-                span = script.locator.span(script.start + start, script.start + end)
-                found.append(Occurrence(span, script.text[start:end]))
-            return found
-        if self.file is None:
-            return []
-        text = self.file.source.text
-        return [Occurrence(self.file.source.span(s, e), text[s:e]) for s, e in finditer(text, self.start, self.end)]
-
-    def mappings(self, section: str) -> Iterator[dict[str, Entry]]:
-        """The `with` or `env` mappings of the scope and of everything inside it, with where each sits."""
-        if self.block is not None or self.file is None:
-            return
-        workflow = self.file.workflow
-        if self.whole_file and workflow is not None and section == "env":
-            yield workflow.env
-        for job in self.jobs:
-            yield job.with_ if section == "with" else job.env
-        for step in self.steps:
-            yield step.with_ if section == "with" else step.env
 
 
 @dataclass

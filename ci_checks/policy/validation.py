@@ -17,7 +17,7 @@ from ci_checks.policy.model import PolicyError
 if TYPE_CHECKING:
     import jsonschema
 
-    from ci_checks.policy.compiling import Place
+    from ci_checks.policy.model import Place
 
 
 def first_error(

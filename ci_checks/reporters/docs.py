@@ -5,7 +5,10 @@ module docstring as `ci-checks rule CODE` prints it (written by
 `python scripts/rule_docs.py`), linked at the release tag of the running
 version (`<Repository>/blob/v0.1.0/docs/rules/CC031.md`), so that a link shows
 the rule as the version that reported it checks it. `Repository` is the
-package's `[project.urls]` entry. The linters' checks link to their own
+package's `[project.urls]` entry, the one place the base is set; without one,
+or with a placeholder (`https://github.com/OWNER/ci-checks`), no output links
+to a rule page: SARIF carries the rule's documentation without a `helpUri`,
+and JSON, Markdown, JUnit and `ci-checks rule` give no link. The linters' checks link to their own
 documentation: shellcheck's wiki page of the code, zizmor's audit page (the
 URL zizmor gives with each finding, where it gives one) and the section of
 actionlint's list of checks for the kind.
@@ -52,6 +55,10 @@ A kind not listed here (a newer actionlint's, or a fork's) links to the page its
 _SHELLCHECK_CODE = re.compile(r"SC\d{4}\Z")
 _KIND = re.compile(r"(?P<prefix>AL|ZZ)-(?P<kind>[a-z0-9]+(-[a-z0-9]+)*)\Z")
 _SAFE_URL = re.compile(r"https://[A-Za-z0-9._~:/?#\[\]@!$&'*+,;=%-]+\Z")
+_PLACEHOLDER = re.compile(
+    r"/(OWNER|ORG|ORGANI[SZ]ATION|USER|USERNAME|NAMESPACE|YOUR[A-Z_-]*)(/|\Z)|example\.(com|org|net)\b"
+)
+"""What a template's URL holds where a real one would name its owner: never a link ci-checks writes."""
 _WHAT = {
     "shellcheck": "a shellcheck check, run by ci-checks over every bash and sh `run:` script",
     "actionlint": "an actionlint check, run by ci-checks over every workflow",
@@ -109,10 +116,17 @@ def repository() -> str | None:
         entries = metadata.metadata("ci-checks").get_all("Project-URL") or []
     except metadata.PackageNotFoundError:
         return None
-    for entry in entries:
-        label, _, link = str(entry).partition(",")
-        if label.strip().lower() == "repository" and _SAFE_URL.match(link.strip()):
-            return link.strip().rstrip("/")
+    return repository_of([str(entry) for entry in entries])
+
+
+def repository_of(project_urls: list[str]) -> str | None:
+    """The `Repository` of a package's `Project-URL` entries (`Repository, https://...`), unless it is missing, not
+    an `https://` URL that cannot break out of a link, or a placeholder."""
+    for entry in project_urls:
+        label, _, link = entry.partition(",")
+        link = link.strip()
+        if label.strip().lower() == "repository" and _SAFE_URL.match(link) and not _PLACEHOLDER.search(link):
+            return link.rstrip("/")
     return None
 
 

@@ -109,13 +109,14 @@ def _percent(character: str) -> str:
 def escaped(outcome: Outcome) -> Outcome:
     """The outcome with its paths, messages, rule names and codes escaped; itself when nothing needs it."""
     if not any(_needs(diagnostic) for diagnostic in outcome.diagnostics) and not any(
-        _needs_path(name) for name in outcome.sources
+        _needs_path(name) for name in (*outcome.sources, *outcome.checked)
     ):
         return outcome
     return dataclasses.replace(
         outcome,
         diagnostics=[_diagnostic(diagnostic) for diagnostic in outcome.diagnostics],
         sources={path(name): file for name, file in outcome.sources.items()},
+        checked=[path(name) for name in outcome.checked],
     )
 
 

@@ -1,4 +1,4 @@
-"""The output formats `--output-format` and `--output FORMAT=FILE` choose from (`text` without colour).
+"""The output formats `--output-format` and `--output FORMAT=FILE` choose from (`text` and `concise` without colour).
 
 Each writes file names that are not UTF-8 the same way (see `escaping`). A
 format's module is imported when it is first written: a hook's run that
@@ -20,6 +20,12 @@ def _text(outcome: Outcome) -> str:
     return text.render(outcome.diagnostics, outcome.sources, outcome.files)
 
 
+def _concise(outcome: Outcome) -> str:
+    from ci_checks.reporters import text
+
+    return text.concise(outcome.diagnostics, outcome.files)
+
+
 def _json(outcome: Outcome) -> str:
     from ci_checks.reporters import json_output
 
@@ -36,6 +42,7 @@ def _module_render(name: str) -> Callable[[Outcome], str]:
 
 _RENDERERS: dict[str, Callable[[Outcome], str]] = {
     "text": _text,
+    "concise": _concise,
     "json": _json,
     "sarif": _module_render("sarif"),
     "github": _module_render("github"),

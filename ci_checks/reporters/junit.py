@@ -1,8 +1,9 @@
-"""JUnit XML: a test suite per checked file with findings, a test case per finding.
+"""JUnit XML: a test suite per checked file (and per other file with findings), a test case per finding.
 
 Errors and warnings are failures; info findings are passing cases that say
-what they noticed. A clean run is one passing case, so that CI dashboards show
-that the check ran.
+what they noticed. A checked file without findings is a suite with one passing
+case, so that CI dashboards show every file that was checked; a run that
+checked no file is one passing case, so that they show that the check ran.
 """
 
 from __future__ import annotations
@@ -40,17 +41,22 @@ def render(outcome: Outcome) -> str:
     by_file: dict[str, list[Diagnostic]] = defaultdict(list)
     for diagnostic in outcome.diagnostics:
         by_file[diagnostic.span.path].append(diagnostic)
+    files = sorted({*outcome.checked, *by_file})
     failures = sum(1 for d in outcome.diagnostics if d.severity.fails)
-    root = ElementTree.Element("testsuites", name="ci-checks", tests=str(max(len(outcome.diagnostics), 1)))
+    cases = sum(max(len(by_file.get(path, ())), 1) for path in files)
+    root = ElementTree.Element("testsuites", name="ci-checks", tests=str(max(cases, 1)))
     root.set("failures", str(failures))
-    if not by_file:
+    if not files:
         suite = ElementTree.SubElement(root, "testsuite", name="ci-checks", tests="1", failures="0", errors="0")
         ElementTree.SubElement(suite, "testcase", name=f"{outcome.files} files checked", classname="ci-checks")
-    for path, found in by_file.items():
+    for path in files:
+        found = by_file.get(path, [])
         failed = sum(1 for d in found if d.severity.fails)
         suite = ElementTree.SubElement(
-            root, "testsuite", name=_xml_text(path), tests=str(len(found)), failures=str(failed), errors="0"
+            root, "testsuite", name=_xml_text(path), tests=str(max(len(found), 1)), failures=str(failed), errors="0"
         )
+        if not found:
+            ElementTree.SubElement(suite, "testcase", name="no problems found", classname=_xml_text(path))
         for diagnostic in found:
             _case(suite, diagnostic, "\n".join(text.excerpt(diagnostic.span, outcome.sources.get(path))))
     ElementTree.indent(root)

@@ -1,8 +1,13 @@
-"""`path:line:col: CODE message`, then the source line with a caret underline.
+"""`path:line:col: CODE message`, then the source line with a caret underline; or, `concise`, one line a finding.
 
 With `colour` (on a terminal, unless `NO_COLOR` is set), the place is bold,
 the code and the carets take the severity's colour (red error, yellow warning,
 cyan info), and the rule id is dim; the text is otherwise the same.
+
+`concise` (`--output-format concise`, as ruff's) writes each finding as
+`path:line:col: CODE message [name]`, the name of its rule always given (a
+policy rule's id, a linter finding's `shellcheck` or `zizmor-artipacked`),
+then the summary line: what editors' error formats and `grep` read.
 """
 
 from __future__ import annotations
@@ -25,10 +30,11 @@ def _paint(text: str, code: str, colour: bool) -> str:
     return f"\x1b[{code}m{text}\x1b[0m" if colour and text else text
 
 
-def header(diagnostic: Diagnostic, colour: bool = False) -> str:
-    """`path:line:col: CODE message`, with `[policy-rule-id]` after findings of policy rules."""
+def header(diagnostic: Diagnostic, colour: bool = False, named: bool = False) -> str:
+    """`path:line:col: CODE message`, with `[policy-rule-id]` after findings of policy rules (`named`: after every
+    finding, its rule's name)."""
     span = diagnostic.span
-    shown = NAMES_BY_CODE.get(diagnostic.code) != diagnostic.rule
+    shown = named or NAMES_BY_CODE.get(diagnostic.code) != diagnostic.rule
     rule = f" {_paint(f'[{diagnostic.rule}]', '2', colour)}" if shown else ""
     place = _paint(f"{span.path}:{span.line}:{span.column}:", "1", colour)
     code = _paint(diagnostic.code, "1;" + _COLOURS[diagnostic.severity], colour)
@@ -74,6 +80,13 @@ def render(diagnostics: list[Diagnostic], sources: dict[str, SourceFile], files:
             if not fix.edits:
                 lines.append(f"  = fix: {label}")
         lines.append("")
+    lines.append(summary(diagnostics, files, colour))
+    return "\n".join(lines) + "\n"
+
+
+def concise(diagnostics: list[Diagnostic], files: int, colour: bool = False) -> str:
+    """One line a finding, then the summary line."""
+    lines = [header(diagnostic, colour, named=True) for diagnostic in diagnostics]
     lines.append(summary(diagnostics, files, colour))
     return "\n".join(lines) + "\n"
 

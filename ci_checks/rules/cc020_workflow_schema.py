@@ -16,7 +16,7 @@ schedule's `timezone`, background steps (`background`, `wait`, `wait-all`,
 Values are read as GitHub reads them: YAML 1.2 (`on` and `yes` are strings),
 `!`-tagged scalars as text, and null, booleans and numbers as text where a
 string is wanted (`run: true`, `env: {X: }`, `working-directory:`). Where
-SchemaStore and GitHub disagree GitHub wins; `ci_checks.backends.schema.OVERRIDES`
+SchemaStore and GitHub disagree GitHub wins; `ci_checks.rules.schema.OVERRIDES`
 lists every such difference with a shape that shows it, and a test compares
 ci-checks with GitHub's own parser on over 500 generated workflows. A file
 with YAML that GitHub does not support (CC014) is not validated: it is
@@ -45,11 +45,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ci_checks.backends import schema
 from ci_checks.diagnostics import Diagnostic, Severity
 from ci_checks.loading import LoadedFile
 from ci_checks.repository import FileKind
 from ci_checks.rule import Rule
+from ci_checks.rules import schema
 
 
 def check(file: LoadedFile) -> Iterator[Diagnostic]:

@@ -50,6 +50,7 @@ reference together with the file.
 from __future__ import annotations
 
 import difflib
+import os
 import posixpath
 import re
 from collections.abc import Iterator
@@ -185,17 +186,21 @@ def _dockerfile(repository: Repository, file: LoadedFile, files: RepositoryFiles
     images = files.images(file.path)
     if not images or any(built.context is None for built in images):
         return  # a context ci-checks cannot know: any source may be there
+    contexts = [built.context or "" for built in images]
+    where = " or ".join(f"`{context}`" if context else "the repository root" for context in contexts)
+    missing: dict[Place, str | None] = {}  # a source named many times is looked for once: what is said of it
     for source in images[0].sources:
         place = source.place
         if place is None or place.base != CONTEXT or place.glob or place.outside:
             continue
-        if any(_provided(repository, built, builds, place) for built in images):
-            continue
-        contexts = [built.context or "" for built in images]
-        where = " or ".join(f"`{context}`" if context else "the repository root" for context in contexts)
-        message = f"`{source.keyword}` source `{source.word.value}` does not exist in the build context ({where})"
-        path = posixpath.normpath(posixpath.join(contexts[0], place.path)) if place.path else contexts[0]
-        yield RULE.diagnostic(source.word.span, message + _suggestion(repository, path))
+        if place not in missing:
+            provided = any(_provided(repository, built, builds, place) for built in images)
+            path = posixpath.normpath(posixpath.join(contexts[0], place.path)) if place.path else contexts[0]
+            missing[place] = None if provided else _suggestion(repository, path)
+        suggestion = missing[place]
+        if suggestion is not None:
+            message = f"`{source.keyword}` source `{source.word.value}` does not exist in the build context ({where})"
+            yield RULE.diagnostic(source.word.span, message + suggestion)
 
 
 def _provided(repository: Repository, built: Image, builds: list[DockerBuild], place: Place) -> bool:
@@ -209,7 +214,7 @@ def _missing_action(repository: Repository, path: str, span: Span, written: str)
     target = repository.resolve(path)
     if target is None:
         yield RULE.diagnostic(span, f"`uses: {written}` leads outside the repository; it is not followed")
-    elif not target.is_dir():
+    elif not os.path.isdir(target):  # noqa: PTH112 (False for a name too long for the system; Path.is_dir raises)
         yield RULE.diagnostic(
             span, f"`uses: {written}` names a folder that does not exist" + _suggestion(repository, path)
         )

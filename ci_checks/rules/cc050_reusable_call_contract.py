@@ -69,15 +69,24 @@ def check_repository(context: RepositoryContext) -> Iterator[Diagnostic]:
     for callee in context.workflows:
         if callee.workflow_call is None or not callee.triggers:
             continue
+        # Findings are kept only in the files the run is about: a callee's own ones there, a call's at the caller.
+        judged = context.covers(callee.path)
+        callers = [
+            caller
+            for caller in context.resolver.callers.get(callee.path, [])
+            if not caller.secrets_inherit and caller.workflow.triggers and context.covers(caller.workflow.path)
+        ]
+        if not judged and not callers:
+            continue
         found = list(reads(callee.document.root, callee.source))
-        yield from _inputs(callee, found, _dispatched(context, callee))
+        if judged:
+            yield from _inputs(callee, found, _dispatched(context, callee))
         secrets: dict[str, list[Read]] = {}
         for read in found:
             if read.context == "secrets" and read.name.lower() not in _ALWAYS_THERE:
                 secrets.setdefault(read.name.lower(), []).append(read)
-        for caller in context.resolver.callers.get(callee.path, []):
-            if not caller.secrets_inherit and caller.workflow.triggers:
-                yield from _secrets(caller, callee, secrets)
+        for caller in callers:
+            yield from _secrets(caller, callee, secrets)
 
 
 def _dispatched(context: RepositoryContext, callee: Workflow) -> set[str]:

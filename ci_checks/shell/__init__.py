@@ -5,10 +5,11 @@ their argv, pipelines, `&&`/`||` lists, if/elif/else with their conditions,
 loops, case, functions, subshells and groups. Every node carries the exact
 span of its text in the file the script came from.
 
-The package is split by concern: `tree` (the nodes), `quoting` (shell text
-without a parser: word splitting, `${{ }}` masking), `words` (word values),
-`parse` (tree-sitter to tree), `patterns` (which commands a pattern names) and
-`query` (the questions a `Block` answers).
+The package is split by concern, each module importing only those before it:
+`quoting` (shell text without a parser: word splitting, `${{ }}` masking),
+`patterns` (which commands a pattern names), `tree` (the nodes, and the
+questions a `Block` answers), `words` (word values) and `parse` (tree-sitter to
+tree).
 """
 
 from ci_checks.shell.parse import parse, parse_fragment

@@ -27,6 +27,7 @@ from ci_checks.shell.tree import (
     Script,
     ShellNode,
     Word,
+    read_conditions_with,
 )
 from ci_checks.shell.words import WORD_TYPES, WordDecoder
 
@@ -313,6 +314,9 @@ def parse(text: str, locator: Locator) -> Script:
 def parse_fragment(text: str) -> Script:
     """Parse a piece of shell given as text (a pattern, a condition); its spans count from 1:1 of the text."""
     return parse(text, _OffsetLocator())
+
+
+read_conditions_with(parse_fragment)
 
 
 def _collect_errors(converter: _Converter, root: tree_sitter.Node) -> None:

@@ -24,12 +24,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from ci_checks.shell.quoting import canonical_word, quote_word, split_words
-
-if TYPE_CHECKING:
-    from ci_checks.shell.tree import Command
 
 _PYTHON = re.compile(r"python(3(\.\d+)?)?\Z")
 _PLAIN_WRAPPERS = {"time", "nohup", "exec", "command"}
@@ -89,10 +85,6 @@ class CommandPattern:
 
     def __str__(self) -> str:
         return " ".join(quote_word(word) for word in self.words)
-
-    def matches_command(self, command: Command) -> bool:
-        """`matches` of the command's argv, answered from the programs it runs alone for the many it cannot match."""
-        return self.words[0] in command.programs and self.matches(command.argv)
 
     def matches(self, argv: list[str]) -> bool:
         program, *wanted = self.words

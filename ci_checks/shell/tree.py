@@ -1,22 +1,20 @@
-"""The command tree: the nodes a parsed script is made of, each with its span.
+"""The command tree: the nodes a parsed script is made of, each with its span, and the questions a `Block` answers.
 
 Offsets are characters into the script's own text; a `Locator` turns them into
-spans in the file the script came from.
+spans in the file the script came from. Every answer that can fail an
+assertion names the positions involved.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from ci_checks.diagnostics import Answer, Occurrence, Span
-from ci_checks.shell import query
-from ci_checks.shell.patterns import basename, unwrap
-
-if TYPE_CHECKING:
-    from ci_checks.shell.patterns import CommandPattern
+from ci_checks.shell.patterns import CommandPattern, basename, unwrap
+from ci_checks.shell.quoting import canonical_word, split_words
 
 
 class Locator(Protocol):
@@ -92,7 +90,10 @@ class Command(ShellNode):
         return frozenset(basename(argv[0]) for argv in unwrap(self.argv) if argv)
 
     def matches(self, pattern: str | CommandPattern, *, without: Sequence[str] = (), exact: bool = False) -> bool:
-        return query.compiled(pattern, without, exact).matches(self.argv)
+        """Whether the pattern names this command (see `CommandPattern`); answered from the programs it runs alone
+        for the many commands it cannot match."""
+        wanted = compiled(pattern, without, exact)
+        return wanted.words[0] in self.programs and wanted.matches(self.argv)
 
     def commands(self) -> Iterator[Command]:
         yield self
@@ -135,7 +136,8 @@ class Block(ShellNode):
 
     def find(self, pattern: str | CommandPattern, *, without: Sequence[str] = (), exact: bool = False) -> list[Command]:
         """Every command in this block (nested ones included) that matches the pattern (see `CommandPattern`)."""
-        return query.find(self, pattern, without=without, exact=exact)
+        wanted = compiled(pattern, without, exact)
+        return [command for command in self.commands() if command.matches(wanted)]
 
     def first(self, pattern: str | CommandPattern) -> Command | None:
         found = self.find(pattern)
@@ -151,11 +153,24 @@ class Block(ShellNode):
         The answer is truthy or falsy and its repr names both positions. Raises
         LookupError when either is missing, naming which.
         """
-        return query.comes_before(self, first, then)
+        a, b = self.first(first), self.first(then)
+        for pattern, found in ((first, a), (then, b)):
+            if found is None:
+                raise LookupError(f"no command matches {str(pattern)!r} in this block")
+        assert a is not None and b is not None
+        before = a.start < b.start
+        relation = "is written before" if before else "is not written before"
+        return Answer(before, f"`{a.text}` ({_where(a.span)}) {relation} `{b.text}` ({_where(b.span)})")
 
     def occurrences(self, text: str) -> list[Occurrence]:
         """Where `text` occurs in this block's script text (comments included), in order."""
-        return query.occurrences(self, text)
+        found = []
+        start = self.text.find(text) if text else -1
+        while start >= 0:
+            span = self.locator.span(self.start + start, self.start + start + len(text))
+            found.append(Occurrence(span, text))
+            start = self.text.find(text, start + 1)
+        return found
 
     def if_statements(self) -> Iterator[IfStatement]:
         for node in walk(self):
@@ -173,7 +188,26 @@ class Block(ShellNode):
         Conditions compare by their words (so `[ -n "$X" ]` equals `[ -n $X ]`)
         or by their text with runs of whitespace collapsed.
         """
-        return query.clauses(self, condition)
+        wanted_text = condition_key(condition)
+        wanted_words = _words_key(_PARSER["fragment"](condition))
+        return [
+            clause
+            for statement in self.if_statements()
+            for clause in statement.clauses
+            if clause.condition is not None
+            and (condition_key(clause.condition.text) == wanted_text or _words_key(clause.condition) == wanted_words)
+        ]
+
+    def case_arms(self, subject: str, arm: str) -> list[CaseItem]:
+        """The arms of `case SUBJECT in` (compared by value), at any depth, one of whose patterns is written `arm`."""
+        wanted_subject, wanted_arm = canonical_word(_value(subject)), canonical_word(_value(arm))
+        return [
+            item
+            for statement in self.cases()
+            if statement.subject is not None and canonical_word(statement.subject.value) == wanted_subject
+            for item in statement.items
+            if any(canonical_word(pattern.value) == wanted_arm for pattern in item.patterns)
+        ]
 
     def branch(
         self,
@@ -189,7 +223,40 @@ class Block(ShellNode):
 
         Raises LookupError listing what exists when nothing matches.
         """
-        return query.branch(self, condition, else_=else_, case=case, arm=arm)
+        if case is not None or arm is not None:
+            if case is None or arm is None or condition is not None or else_:
+                raise ValueError("a case arm is selected by both `case` and `arm`, and nothing else")
+            return self._case_arm(case, arm)
+        if condition is None:
+            raise ValueError("name the condition of the if/elif branch")
+        found = self.clauses(condition)
+        if found and not else_:
+            return found[0].body
+        if found:
+            for statement in self.if_statements():
+                if found[0] in statement.clauses:
+                    last = statement.clauses[-1]
+                    if last.keyword == "else":
+                        return last.body
+                    raise LookupError(f"the if statement with the condition {condition!r} has no else branch")
+        seen = [
+            clause.condition.text
+            for statement in self.if_statements()
+            for clause in statement.clauses
+            if clause.condition is not None
+        ]
+        raise LookupError(f"no if/elif branch has the condition {condition!r}; conditions here: {seen}")
+
+    def _case_arm(self, subject: str, arm: str) -> Block:
+        found = self.case_arms(subject, arm)
+        if found:
+            return found[0].body
+        seen = [
+            f"case {statement.subject.text if statement.subject else '?'}: "
+            + " | ".join(pattern.text for item in statement.items for pattern in item.patterns)
+            for statement in self.cases()
+        ]
+        raise LookupError(f"no arm {arm!r} of a `case {subject} in`; case statements here: {seen}")
 
 
 @dataclass(eq=False)
@@ -355,3 +422,43 @@ def walk(node: ShellNode) -> Iterator[ShellNode]:
         children = [node.target]
     for child in children:
         yield from walk(child)
+
+
+def compiled(pattern: str | CommandPattern, without: Sequence[str] = (), exact: bool = False) -> CommandPattern:
+    if isinstance(pattern, CommandPattern):
+        if without or exact:
+            return CommandPattern(pattern.words, pattern.without | {canonical_word(w) for w in without}, exact)
+        return pattern
+    return CommandPattern.parse(pattern, without, exact)
+
+
+_PARSER: dict[str, Callable[[str], Block]] = {}
+"""What reads a condition a block is asked about (`Block.clauses`) into a block: the parser's `parse_fragment`.
+
+The parser builds this tree, so this module cannot import it without a
+circle; `ci_checks.shell.parse` hands it over when it is loaded
+(`read_conditions_with`). Every block is built by that parser, so it is here
+before any block can be asked.
+"""
+
+
+def read_conditions_with(parse_fragment: Callable[[str], Block]) -> None:
+    _PARSER["fragment"] = parse_fragment
+
+
+def condition_key(text: str) -> str:
+    return " ".join(text.replace(";", " ").split())
+
+
+def _words_key(block: Block) -> list[list[str]]:
+    return [[canonical_word(value) for value in command.argv] for command in block.commands()]
+
+
+def _value(word: str) -> str:
+    """A word as written in a policy or a test (`"$GPU_ARCH"`, `gfx94*`), without its quoting."""
+    words = split_words(word)
+    return words[0] if len(words) == 1 else word
+
+
+def _where(span: Span) -> str:
+    return f"{span.path}:{span.line}:{span.column}"

@@ -9,7 +9,7 @@ where GitHub accepts" and "an error where GitHub rejects" are exercised.
 `scripts/regenerate_github_verdicts.py` records GitHub's verdict on every
 shape in `tests/ci/fixtures/github-verdicts.json`; `test_github_verdicts.py`
 compares ci-checks' verdicts with that file. The shapes that motivate the
-schema overrides (`ci_checks.backends.schema.OVERRIDES`) and of the checks
+schema overrides (`ci_checks.rules.schema.OVERRIDES`) and of the checks
 beyond the schema (`CHECKS`) are included, so each is shown to follow GitHub.
 """
 
@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ci_checks.backends.schema import CHECKS, OVERRIDES
+from ci_checks.rules.schema import CHECKS, OVERRIDES
 
 
 @dataclass(frozen=True)

@@ -347,10 +347,25 @@ def test_new_since_reports_what_the_change_brought_where_it_did_not_touch(
     workflow = workspace / ".github" / "workflows" / "ci.yml"
     workflow.write_text(CLEAN.replace("permissions: {}\n", ""), encoding="utf-8")
     subprocess.run(["git", *identity, "commit", "-qam", "drop the permissions"], cwd=workspace, check=True)
-    run = run_action(workspace, runner_temp, {"new-since": "HEAD^1", "config-ref": "HEAD^1"}, installed)
+    run = run_action(
+        workspace, runner_temp, {"new-since": "HEAD^1", "config-ref": "HEAD^1", "args": "--profile security"}, installed
+    )
     assert run.returncode == 1, run.stdout + run.stderr
-    assert "--config-ref HEAD^1 --new-since HEAD^1  -- " in run.command_line
+    assert "--config-ref HEAD^1 --new-since HEAD^1 --profile security -- " in run.command_line
     assert any("title=ZZ-excessive-permissions" in annotation for annotation in run.annotations), run.annotations
+
+
+def test_a_run_that_writes_no_sarif_announces_none_and_fails_once(
+    tmp_path: Path, runner_temp: Path, installed: dict[str, dict[str, str]]
+) -> None:
+    workspace = git_repo(tmp_path, {".github/workflows/ci.yml": CLEAN})
+    (workspace / "ci-checks.sarif").write_text("left by an earlier run\n", encoding="utf-8")
+    run = run_action(workspace, runner_temp, {"config": "no-such-file.yml"}, installed)
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert "no-such-file.yml: configuration file not found" in run.stderr
+    # No output: README's upload step (`if: steps.ci-checks.outputs.sarif-file != ''`) is skipped, not failed.
+    assert run.outputs["check"] == {}
+    assert not (workspace / "ci-checks.sarif").exists()
 
 
 def test_inputs_never_become_part_of_the_script(tmp_path: Path, runner_temp: Path, installed) -> None:  # type: ignore[no-untyped-def]

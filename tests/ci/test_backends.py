@@ -335,7 +335,9 @@ def test_a_tiny_timeout_stops_every_backend(make_repo, tmp_path, monkeypatch) ->
     monkeypatch.setattr(tempfile, "tempdir", str(temporary))
     # The copies of scripts and workflows go to /dev/shm where there is one, else to the temporary folder.
     scratch = Path(tools._scratch_parent())
-    before = set(scratch.glob("ci-checks-*"))
+    # This process's copies only: other runs on the machine share /dev/shm.
+    ours = f"ci-checks-*-{os.getpid()}-*"
+    before = set(scratch.glob(ours))
     started = time.monotonic()
     found = _check(root, *external.BACKENDS, settings=BackendSettings(timeout_s=0.001))
     assert time.monotonic() - started < 10
@@ -344,7 +346,7 @@ def test_a_tiny_timeout_stops_every_backend(make_repo, tmp_path, monkeypatch) ->
         ("CC091", Severity.ERROR, Span(WORKFLOW, 1, 1, 1, 2), f"{name} {expected}") for name in external.BACKENDS
     ]
     assert list(temporary.iterdir()) == []
-    assert set(scratch.glob("ci-checks-*")) <= before
+    assert set(scratch.glob(ours)) <= before
 
 
 def test_a_broken_configuration_in_the_repository_is_reported_and_left_out(make_repo) -> None:  # type: ignore[no-untyped-def]

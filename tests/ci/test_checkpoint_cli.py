@@ -119,6 +119,17 @@ def test_missing_megatron_when_asked_for_is_one_line_naming_the_extra() -> None:
         (["--report-json", "."], "--report-json .: is a folder, not a file"),
         (["--junit", "tests"], "--junit tests: is a folder, not a file"),
         (["--frobnicate"], "unrecognized arguments: --frobnicate"),
+        (["--setup", "myproject.model"], "'myproject.model' is not MODULE:FUNCTION"),
+        (["--setup", "my project:main"], "'my project:main' is not MODULE:FUNCTION"),
+        (["--setup", "tools/convert.py:main"], "'tools/convert.py:main' is not MODULE:FUNCTION"),
+        (["--as-platform", "cuda"], "invalid choice: 'cuda' (choose from 'rocm')"),
+        (["--nproc-per-node", "0"], "'0' is less than 1"),
+        (["--reshard-ranks", "two"], "'two' is not a whole number"),
+        (["--min-ratio", "fast=0.5"], "'fast' is not a ratio (choose from durable, blocking)"),
+        (["--min-ratio", "durable=-1"], "'-1' is not a positive ratio"),
+        (["--min-ratio", "nan"], "'nan' is not a positive ratio"),
+        (["--min-ratio", "half"], "'half' is not a ratio such as 0.5"),
+        (["--save-timeout", "0"], "'0' is not a positive number of seconds"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(args: list[str], message: str) -> None:
@@ -138,19 +149,13 @@ def test_a_file_is_not_a_workdir(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux /proc")
-def test_a_folder_nobody_may_write_is_refused() -> None:
-    result = harness("--workdir", "/proc/self")
+def test_a_folder_nobody_may_write_is_an_environment_error_with_a_report(tmp_path: Path) -> None:
+    # (test_checkpoint_environment.py has a read-only folder as an unprivileged user)
+    result = harness("--workdir", "/proc/self", "--report-json", tmp_path / "report.json")
     assert result.returncode == 2
-    assert result.stderr == "ci-checks checkpoint: error: --workdir /proc/self: folder is not writable\n"
-
-
-@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders")
-def test_an_unwritable_workdir_is_refused(tmp_path: Path) -> None:
-    folder = tmp_path / "read-only"
-    folder.mkdir(mode=0o500)
-    result = harness("--workdir", folder)
-    assert result.returncode == 2
-    assert result.stderr == f"ci-checks checkpoint: error: --workdir {folder}: folder is not writable\n"
+    assert result.stderr.startswith("ci-checks checkpoint: error: cannot make the run folder in /proc/self (proc at ")
+    assert result.stdout.splitlines()[-1] == "Verdict: ERROR (exit 2): " + result.stderr.partition("error: ")[2].strip()
+    assert (tmp_path / "report.json").exists()
 
 
 def test_help_lists_the_public_options() -> None:
@@ -159,7 +164,9 @@ def test_help_lists_the_public_options() -> None:
     text = "".join(result.stdout.split())  # argparse wraps lines at hyphens too
     for option in ("--size", "--tensors", "--backend", "--threads", "--workdir", "--crash-test", "--report-json"):
         assert option in text
-    for option in ("--junit", "--seed", "--timeout", "--require", "--import", "--crash-size"):
+    for option in ("--junit", "--seed", "--timeout", "--require", "--import", "--crash-size", "--setup"):
+        assert option in text
+    for option in ("--as-platform", "--nproc-per-node", "--reshard-ranks", "--min-ratio", "--save-timeout"):
         assert option in text
     for backend in ("dcp-sync", "dcp-async-thread", "dcp-async-process", "megatron-async"):
         assert backend in text

@@ -2,8 +2,8 @@
 saves themselves, NCCL/RCCL, crash-test writers forked from a fork server that has not touched the
 driver.
 
-Skipped without an accelerator. `scripts/gpu-checkpoint-checks.sh` runs these on one GPU, then
-the throughput table, the 20-kill crash test and the seed's writer swap.
+Skipped without an accelerator. `scripts/gpu-checkpoint-checks.sh` (its full form) runs these, then the
+throughput table, the 20-kill crash test and the seed's writer swap, on every GPU of the runner.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def run(tmp_path: Path, *args: str, ranks: int = 1) -> dict[str, object]:
     report = tmp_path / "report.json"
     arguments = [*args, "--require", ",".join(BACKENDS), "--report-json", str(report)]
     result = subprocess.run(
-        command(*arguments, torchrun=ranks),
+        command(*arguments, ranks=ranks),
         cwd=PROJECT,
         capture_output=True,
         text=True,

@@ -1,7 +1,7 @@
-"""Real checkpoint saves end to end: every backend on one and two ranks (torchrun, gloo), verified
+"""Real checkpoint saves end to end: every backend on one rank and on two (torchrun, gloo), verified
 bit-exact, staging observed, crash-tested with real SIGKILLs whose partial folders are loaded back,
-reported as JSON, JUnit and Markdown; and without torchrun, where the harness starts its own
-one-rank group.
+reported as JSON, JUnit and Markdown; and every run watched by an observer that lists the processes
+it left alive (by parentage and session) and the files it left on disk.
 
 64 MiB state dicts (8 MiB for the crash test), as CI runs them; the Megatron-Core backend runs
 when megatron-core is installed.
@@ -45,13 +45,20 @@ def lines(path: Path) -> list[dict[str, Any]]:
 
 @pytest.fixture(scope="module")
 def one_rank(tmp_path_factory: pytest.TempPathFactory) -> tuple[Run, Path]:
-    """torchrun with one rank; the project's module `record_imports` given to --import."""
+    """One rank; the project's module `record_imports` given to --import; TMPDIR a folder of its own."""
     tmp = tmp_path_factory.mktemp("one-rank")
     (tmp / "work").mkdir()
-    env = {"GITHUB_STEP_SUMMARY": str(tmp / "summary.md"), "CI_CHECKS_TEST_IMPORTS": str(tmp / "imports.jsonl")}
+    (tmp / "tmp").mkdir()
+    env = {
+        "GITHUB_STEP_SUMMARY": str(tmp / "summary.md"),
+        "CI_CHECKS_TEST_IMPORTS": str(tmp / "imports.jsonl"),
+        "TMPDIR": str(tmp / "tmp"),
+    }
     args = ["--size", "64MiB", "--workdir", str(tmp / "work"), "--junit", str(tmp / "junit.xml")]
-    args += ["--import", f"{PATCHES}.record_imports"]
-    return run(tmp, *args, torchrun=1, env=env), tmp
+    # The seed's workaround as the project had it, under `if torch.version.hip:`: not seen without ROCm or
+    # --as-platform rocm (test_checkpoint_staging.py has it seen).
+    args += ["--import", f"{PATCHES}.record_imports", "--setup", f"{PATCHES}.rocm_setup:initialize_model_and_optimizer"]
+    return run(tmp, *args, ranks=1, env=env), tmp
 
 
 @pytest.fixture(scope="module")
@@ -67,9 +74,10 @@ def two_ranks(tmp_path_factory: pytest.TempPathFactory) -> tuple[Run, Path]:
         "CI_CHECKS_TEST_CUDA_PROBE": str(tmp / "cuda-probe.jsonl"),
         "PYTHONPATH": os.pathsep.join(filter(None, [str(PROBE), os.environ.get("PYTHONPATH")])),
     }
-    args = ["--size", "64MiB", "--crash-test", str(KILLS), "--crash-size", "8MiB"]
-    args += ["--import", f"{PATCHES}.record_imports"]
-    return run(tmp, *args, torchrun=2, env=env), tmp
+    args = ["--size", "32MiB", "--crash-test", str(KILLS), "--crash-size", "8MiB"]
+    args += ["--import", f"{PATCHES}.record_imports", "--setup", f"{PATCHES}.record_imports:record_setup"]
+    args += ["--as-platform", "rocm", "--min-ratio", "1e-6"]
+    return run(tmp, *args, ranks=2, env=env), tmp
 
 
 def test_every_backend_saves_and_loads_back_bit_exact(one_rank: tuple[Run, Path]) -> None:
@@ -94,6 +102,8 @@ def test_the_report_says_what_it_ran_against(one_rank: tuple[Run, Path]) -> None
     assert platform["size_bytes"] == 64 << 20
     assert (platform["crash_test"], platform["crash_size_bytes"]) == (0, None)
     assert platform["imports"] == [f"{PATCHES}.record_imports"]
+    assert platform["setups"] == [f"{PATCHES}.rocm_setup:initialize_model_and_optimizer"]
+    assert (platform["as_platform"], platform["reshard_ranks"], platform["min_ratio"]) == (None, None, {})
     assert platform["host_memory_bytes"] > 0
     assert platform["workdir_filesystem"]["type"]
     assert set(platform["staging"]) == set(BACKENDS)
@@ -129,22 +139,33 @@ def test_every_async_backend_s_staging_is_checked_on_what_the_save_did(one_rank:
         )
 
 
-def test_the_project_s_modules_are_imported_in_every_process_that_saves_before_megatron(
+def test_the_project_s_modules_and_setups_run_in_every_process_that_saves_before_megatron(
     one_rank: tuple[Run, Path], two_ranks: tuple[Run, Path]
 ) -> None:
     [line] = lines(one_rank[1] / "imports.jsonl")
     assert line["strategies_first"] is False
-    imported = lines(two_ranks[1] / "imports.jsonl")
-    # the two ranks; per backend its verifier and KILLS + 1 two-rank writer groups; the hazard's
-    # verifier and its two one-rank writers
-    assert len({line["pid"] for line in imported}) == 2 + len(BACKENDS) * (2 * (KILLS + 1) + 1) + 3
+    recorded = lines(two_ranks[1] / "imports.jsonl")
+    imported = [line for line in recorded if "strategies_first" in line]
+    # the two ranks and the resharding rank; per backend KILLS + 1 two-rank writer groups, and one verifier for
+    # them all; the hazard's verifier and its two one-rank writers
+    processes = 3 + len(BACKENDS) * 2 * (KILLS + 1) + 1 + 3
+    assert len({line["pid"] for line in imported}) == processes
     assert not any(line["strategies_first"] for line in imported)
+    # --setup, after the imports, in each of them; --as-platform rocm made torch.version.hip read as set there
+    set_up = [line for line in recorded if line.get("setup")]
+    assert {line["pid"] for line in set_up} == {line["pid"] for line in imported}
+    assert {line["hip"] for line in set_up} == {"6.4.0"}
+    platform = two_ranks[0].report["platform"]
+    assert platform["as_platform"] == {"platform": "rocm", "hip": "6.4.0"}
+    assert platform["hip"] is None and platform["device_kind"] == "cpu"  # the build's own, not the emulation
+    assert platform["setups"] == [f"{PATCHES}.record_imports:record_setup"]
 
 
+@pytest.mark.thorough  # two ranks under torchrun, with a crash test: the longest run here
 def test_the_fork_server_initialises_no_gpu_driver_before_it_forks(two_ranks: tuple[Run, Path]) -> None:
     _, tmp = two_ranks
     forked = [line for line in lines(tmp / "cuda-probe.jsonl") if "multiprocessing.forkserver" in line["parent"]]
-    assert len(forked) >= len(BACKENDS) * (2 * (KILLS + 1) + 1)
+    assert len(forked) == len(BACKENDS) * 2 * (KILLS + 1) + 1 + 3 + 1
     assert [(line["calls_before_fork"], line["initialized"]) for line in forked] == [([], False)] * len(forked)
 
 
@@ -169,6 +190,7 @@ def test_throughput_is_reported_against_a_raw_write_and_a_device_to_host_copy(on
         assert measured["passed"] is all(goal["met"] for goal in measured["goals"])
 
 
+@pytest.mark.thorough  # two ranks under torchrun, with a crash test: the longest run here
 def test_each_sigkill_leaves_the_previous_checkpoint_and_a_partial_folder_that_never_loads_wrong_data(
     two_ranks: tuple[Run, Path],
 ) -> None:
@@ -188,6 +210,7 @@ def test_each_sigkill_leaves_the_previous_checkpoint_and_a_partial_folder_that_n
         assert ", 0 other data without an error" in detail
 
 
+@pytest.mark.thorough  # two ranks under torchrun, with a crash test: the longest run here
 def test_the_in_place_hazard_is_demonstrated_not_hidden(two_ranks: tuple[Run, Path]) -> None:
     outcome, _ = two_ranks
     hazard = outcome.result("dcp-in-place", "crash")
@@ -214,11 +237,20 @@ def test_the_step_summary_gets_a_verdict_and_a_markdown_table(one_rank: tuple[Ru
     assert "| dcp-sync | verify | pass |" in summary
 
 
-def test_nothing_is_left_in_the_workdir(one_rank: tuple[Run, Path]) -> None:
-    _, tmp = one_rank
+def test_a_run_with_megatron_leaves_no_process_and_nothing_on_disk(one_rank: tuple[Run, Path]) -> None:
+    # Megatron-Core's result-queue manager, multiprocessing's resource tracker and forkserver, DCP's
+    # checkpoint process: none outlives the run, in its session or any other; no pymp-* folder, no
+    # torch cache folder in TMPDIR, nothing in the workdir, no shared memory of any of its processes.
+    outcome, tmp = one_rank
+    assert "megatron-async" in BACKENDS or not HAS_MEGATRON
+    outcome.assert_left_nothing_running()
+    assert len(outcome.pids_seen) >= 4  # the harness, its rank, and the helpers above
+    assert outcome.report["cleanup"] == {"processes_ended": 0, "left_behind": []}  # they ended by themselves
     assert list((tmp / "work").iterdir()) == []
+    assert list((tmp / "tmp").iterdir()) == []
 
 
+@pytest.mark.thorough  # two ranks under torchrun, with a crash test: the longest run here
 def test_two_ranks_each_verify_their_shards(two_ranks: tuple[Run, Path]) -> None:
     outcome, tmp = two_ranks
     assert outcome.code == 0, outcome.stdout + outcome.stderr
@@ -230,27 +262,18 @@ def test_two_ranks_each_verify_their_shards(two_ranks: tuple[Run, Path]) -> None
         assert verified["detail"].startswith("bit-exact on 2 rank(s): 16 tensors, 11 sharded, 5 replicated")
     for backend in ASYNC_BACKENDS:
         assert outcome.result(backend, "staging")["detail"].startswith("on 2 rank(s): ")
-    # The default workdir is a new temporary folder, removed afterwards (torch keeps its own there).
+    # every checkpoint the two ranks saved, loaded again on one rank (whole) and compared bit for bit
+    assert outcome.report["platform"]["reshard_ranks"] == 1
+    for backend in BACKENDS:
+        resharded = outcome.result(backend, "reshard")
+        assert resharded["passed"] is True
+        assert resharded["detail"] == (
+            "saved on 2 rank(s), loaded on 1 rank(s) with the library's own loader: bit-exact, 16 tensors, 11 resharded"
+        )
+    # The default workdir is a new temporary folder, removed afterwards with everything the ranks put in TMPDIR.
     assert outcome.report["platform"]["workdir"] == str(tmp / "tmp")
-    assert list((tmp / "tmp").glob("ci-checks-checkpoint-*")) == []
-
-
-def test_a_required_backend_that_cannot_run_fails_the_run(tmp_path: Path) -> None:
-    # `None` in sys.modules makes megatron unimportable in that interpreter only: a stand-in for
-    # an environment without megatron-core, which cannot be produced in one that has it. Without
-    # torchrun, the harness starts its own one-rank group.
-    args = ["--size", "1MiB", "--tensors", "4", "--require", "megatron-async"]
-    outcome = run(tmp_path, *args, prelude="sys.modules['megatron'] = None")
-    assert outcome.code == 1, outcome.stdout + outcome.stderr
-    assert outcome.report["platform"]["world_size"] == 1
-    assert outcome.report["platform"]["required"] == ["megatron-async"]
-    missing = outcome.result("megatron-async", "save")
-    assert missing["passed"] is False
-    assert missing["detail"].startswith("not run, and required by --require: megatron-core is not installed")
-    assert all(outcome.result(b, "verify")["passed"] for b in DCP_BACKENDS)
-    assert outcome.stdout.splitlines()[-1].startswith(
-        "Verdict: FAIL (exit 1): 1 of 9 checks failed: megatron-async save"
-    )
+    assert list((tmp / "tmp").iterdir()) == []
+    outcome.assert_left_nothing_running()
 
 
 def options(**given: Any) -> Options:
@@ -259,6 +282,15 @@ def options(**given: Any) -> Options:
         "crash_test": 0, "crash_size": None, "report_json": None, "junit": None, "seed": 0, "timeout_s": None,
     }  # fmt: skip
     return Options(**{**defaults, **given})
+
+
+def test_options_travel_to_the_ranks_unchanged(tmp_path: Path) -> None:
+    given = options(
+        size=1 << 20, backends=("dcp-sync",), imports=("a.b",), workdir=tmp_path, junit=tmp_path / "j.xml",
+        setups=("a.b:c",), as_platform="rocm", nproc_per_node=2, reshard_ranks=1, min_ratio=(("durable", 0.5),),
+        save_timeout_s=3.0,
+    )  # fmt: skip
+    assert Options.from_json(json.loads(json.dumps(given.to_json()))) == given
 
 
 @pytest.fixture
@@ -276,6 +308,60 @@ def test_an_unusable_megatron_core_is_skipped_unless_required(megatron_unusable:
     assert rows[0].passed is False
     with pytest.raises(UsageError, match=r"^--backend megatron-async: megatron-core 0\.15\.0 is installed"):
         harness._backends(options(backends=("megatron-async",)))
+
+
+@pytest.mark.thorough  # two ranks under torchrun, with a crash test: the longest run here
+def test_throughput_is_reported_for_each_rank_against_its_own_references(two_ranks: tuple[Run, Path]) -> None:
+    outcome, _ = two_ranks
+    assert outcome.report["platform"]["min_ratio"] == {"durable": 1e-6, "blocking": 1e-6}
+    for backend in BACKENDS:
+        measured = outcome.result(backend, "throughput")
+        assert [figures["rank"] for figures in measured["ranks"]] == [0, 1]
+        for figures in measured["ranks"]:
+            assert figures["durable_ratio"] == pytest.approx(figures["raw_s"] / figures["total_s"])
+            if figures["blocking_ratio"] is not None:
+                assert figures["blocking_ratio"] == pytest.approx(figures["d2h_s"] / figures["blocking_s"])
+            assert figures["raw_s"] > 0 and figures["d2h_s"] > 0
+            assert 0 <= figures["blocking_s"] <= figures["total_s"]
+        assert measured["total_s"] == max(figures["total_s"] for figures in measured["ranks"])
+        thresholds = [goal for goal in measured["goals"] if goal["required"]]
+        assert [goal["name"] for goal in thresholds] == ["--min-ratio durable=1e-06", "--min-ratio blocking=1e-06"]
+        assert thresholds[0]["met"] is True and "(the lowest of 2)" in thresholds[0]["detail"]
+        if backend == "dcp-sync":  # a synchronous save blocks for the whole save: no blocking threshold
+            assert thresholds[1]["met"] is None
+        else:
+            assert thresholds[1]["met"] is True
+
+
+def test_a_required_backend_that_cannot_run_and_a_missed_min_ratio_fail_the_run(tmp_path: Path) -> None:
+    # The patch makes megatron unimportable in the ranks (see its docstring); the durable threshold is out of reach.
+    args = [
+        "--size",
+        "1MiB",
+        "--tensors",
+        "4",
+        "--require",
+        "megatron-async",
+        "--import",
+        f"{PATCHES}.without_megatron",
+    ]
+    args += ["--min-ratio", "durable=1000", "--min-ratio", "blocking=0.000001", "--junit", str(tmp_path / "junit.xml")]
+    outcome = run(tmp_path, *args)
+    assert outcome.code == 1, outcome.stdout + outcome.stderr
+    assert outcome.report["platform"]["world_size"] == 1
+    assert outcome.report["platform"]["required"] == ["megatron-async"]
+    missing = outcome.result("megatron-async", "save")
+    assert missing["passed"] is False
+    assert missing["detail"].startswith("not run, and required by --require: megatron-core is not installed")
+    assert all(outcome.result(b, "verify")["passed"] for b in DCP_BACKENDS)
+    failed = ", ".join(["megatron-async save", *(f"{b} throughput" for b in DCP_BACKENDS)])
+    assert outcome.report["verdict"].startswith(f"Verdict: FAIL (exit 1): 4 of 12 checks failed: {failed}")
+    assert outcome.stdout.splitlines()[-1] == outcome.report["verdict"]
+    [missed] = [g for g in outcome.result("dcp-sync", "throughput")["goals"] if g["required"] and g["met"] is False]
+    assert missed["detail"].startswith("--min-ratio durable=1000: rank 0 (the lowest of 1): its durable rate ")
+    assert missed["detail"].endswith(": missed")
+    failures = ElementTree.parse(tmp_path / "junit.xml").getroot().iter("failure")
+    assert ("threshold", missed["detail"]) in [(f.get("type"), f.get("message")) for f in failures]
 
 
 def test_an_async_total_is_not_judged_without_dcp_sync_and_the_row_says_why() -> None:
@@ -317,12 +403,13 @@ def test_a_checkpoint_that_does_not_load_is_a_failed_check_with_every_report_wri
     )
 
 
+@pytest.mark.thorough  # waits out its --timeout
 @needs_megatron
 def test_a_megatron_writer_that_dies_times_out_instead_of_hanging(tmp_path: Path) -> None:
     # Without psutil Megatron-Core's forked writer really dies and its parent really waits
-    # forever; psutil is made unimportable in that interpreter (as above) to get there.
-    args = ["--backend", "megatron-async", "--size", "1MiB", "--tensors", "4", "--timeout", "3"]
-    outcome = run(tmp_path, *args, prelude="sys.modules['psutil'] = None")
+    # forever; the patch makes psutil unimportable in the ranks to get there.
+    args = ["--backend", "megatron-async", "--size", "1MiB", "--tensors", "4", "--save-timeout", "3"]
+    outcome = run(tmp_path, *args, "--import", f"{PATCHES}.without_psutil")
     assert outcome.code == 2
     saved = outcome.result("megatron-async", "save")
     assert saved["passed"] is False

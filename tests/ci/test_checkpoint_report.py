@@ -8,7 +8,7 @@ from xml.etree import ElementTree
 
 import pytest
 
-from ci_checks.checkpoint import report
+from ci_checks.checkpoint import report, throughput
 from ci_checks.checkpoint.report import Outcome, Result
 
 pytestmark = pytest.mark.checkpoint
@@ -64,6 +64,8 @@ def test_a_skipped_check_does_not_fail() -> None:
 def test_json_has_the_public_shape() -> None:
     document = json.loads(report.to_json(outcome(SAVED)))
     assert document["version"] == 1
+    assert (document["verdict"], document["exit_code"]) == ("Verdict: PASS (exit 0): 1 checks passed", 0)
+    assert (document["errors"], document["cleanup"]) == ([], {})
     assert document["platform"]["device_kind"] == "rocm"
     assert document["results"] == [
         {
@@ -76,6 +78,7 @@ def test_json_has_the_public_shape() -> None:
             "blocking_s": 0.5,
             "total_s": 0.5,
             "goals": [],
+            "ranks": [],
         }
     ]
 
@@ -83,8 +86,8 @@ def test_json_has_the_public_shape() -> None:
 def test_json_lists_each_throughput_goal() -> None:
     [row] = json.loads(report.to_json(outcome(GOAL_MISSED)))["results"]
     assert row["goals"] == [
-        {"name": "durable >= 0.80x raw", "met": True, "detail": MET.detail},
-        {"name": "blocking <= 1.50x d2h", "met": False, "detail": MISSED.detail},
+        {"name": "durable >= 0.80x raw", "met": True, "detail": MET.detail, "required": False},
+        {"name": "blocking <= 1.50x d2h", "met": False, "detail": MISSED.detail, "required": False},
     ]
 
 
@@ -170,3 +173,47 @@ def test_progress_rewrites_one_line_on_a_terminal_only() -> None:
     report.Progress(terminal, enabled=True).clear()
     assert terminal.getvalue() == "\r\x1b[Kdcp-sync: saving\r\x1b[K"
     assert pipe.getvalue() == ""
+
+
+FIGURES = (
+    report.RankFigures(0, 0.2, 1.0, 0.5, 0.1, 0.5, 0.5),
+    report.RankFigures(1, 0.4, 2.0, 0.5, 0.1, 0.25, 0.25),
+)
+
+
+def test_a_min_ratio_threshold_is_judged_on_the_lowest_rank_and_fails_the_run() -> None:
+    met = throughput.threshold("durable", 0.2, FIGURES, applies=True)
+    missed = throughput.threshold("blocking", 0.3, FIGURES, applies=True)
+    assert (met.met, met.required, missed.met) == (True, True, False)
+    assert missed.detail == (
+        "--min-ratio blocking=0.3: rank 1 (the lowest of 2): its device-to-host copy (0.100 s) 0.25x the 0.400 s "
+        "it blocked: missed"
+    )
+    assert throughput.threshold("blocking", 0.3, FIGURES, applies=False).met is None
+    row = Result("dcp-async-thread", report.THROUGHPUT, True, "", 1.0, 0.25, 0.4, 2.0, (MET, met, missed), FIGURES)
+    failing = outcome(SAVED, row)
+    assert report.exit_code(failing) == 1
+    assert report.verdict(failing).startswith(
+        "Verdict: FAIL (exit 1): 1 of 2 checks failed: dcp-async-thread throughput"
+    )
+    suite = ElementTree.fromstring(report.to_junit(failing)).find("testsuite")
+    assert suite is not None and suite.get("failures") == "1"
+    [failure] = suite.iter("failure")
+    assert (failure.get("type"), failure.get("message")) == ("threshold", missed.detail)
+    properties = {p.get("name"): p.get("value") for p in suite.iter("property")}
+    assert properties["rank 1"] == "durable 0.25x raw, d2h/blocking 0.25"
+
+
+def test_a_timeout_is_the_verdict_whatever_else_failed() -> None:
+    timed_out = Result("megatron-async", report.TIMEOUT, False, "--timeout 30 s reached during megatron-async save")
+    broken = outcome(SAVED, Result("dcp-sync", report.VERIFY, False, "differs"), timed_out)
+    assert report.exit_code(broken) == 1
+    assert report.verdict(broken) == "Verdict: TIMEOUT (exit 1): --timeout 30 s reached during megatron-async save"
+
+
+def test_the_json_report_reads_back_as_it_was_written() -> None:
+    row = Result("dcp-async-thread", report.THROUGHPUT, True, "d", 1.0, 0.5, 0.4, 2.0, (MET,), FIGURES)
+    written = outcome(RAW, SAVED, row)
+    written.environment_errors.append("No space left on device: /x")
+    written.cleanup = {"processes_ended": 2, "left_behind": []}
+    assert report.from_json(report.to_json(written)) == written

@@ -127,3 +127,23 @@ def test_overwrite_changes_every_bit_and_twice_restores() -> None:
         assert not (state.bits(tensor) == original).any()
     live.overwrite()
     assert state.first_difference(specs, live.tensors, live.expected()) is None
+
+
+def test_a_tensor_saved_on_two_ranks_is_loaded_on_three_as_rows_of_its_whole() -> None:
+    specs = state.layout(MiB, 3, world_size=2, loaded_on=3)
+    assert all(spec.rows % 6 == 0 for spec in specs)
+    for spec in specs:
+        whole = state.whole(spec, 4, world_size=2)
+        parts = [state.resharded(4, 2, rank, 3)(spec) for rank in range(3)]
+        joined = torch.cat(parts) if spec.sharded else parts[0]
+        assert torch.equal(state.bits(joined), state.bits(whole))
+        assert all(part.shape[0] == spec.local_rows(3) for part in parts)
+
+
+def test_a_loader_takes_the_tensors_in_batches_that_fit_its_budget() -> None:
+    specs = state.layout(MiB, 8, world_size=1)
+    size = specs[0].nbytes
+    groups = list(state.batches(specs, 1, budget=3 * size))
+    assert [spec for group in groups for spec in group] == specs
+    assert all(sum(spec.nbytes for spec in group) <= 3 * size for group in groups)
+    assert [len(group) for group in state.batches(specs, 1, budget=1)] == [1] * 8  # one at least

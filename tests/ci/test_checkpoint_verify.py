@@ -20,7 +20,7 @@ from torch.distributed.checkpoint.api import CheckpointException  # noqa: E402
 
 from ci_checks.checkpoint import commit, runtime, saving, state  # noqa: E402
 from ci_checks.checkpoint.backends import Backends  # noqa: E402
-from ci_checks.checkpoint.options import installed  # noqa: E402
+from ci_checks.checkpoint.options import Deadline, installed  # noqa: E402
 
 pytestmark = pytest.mark.checkpoint
 
@@ -33,7 +33,7 @@ def saver() -> Iterator[Backends]:
     with pytest.MonkeyPatch.context() as patch:
         patch.delenv("MASTER_ADDR", raising=False)  # the harness may set it; put it back afterwards
         rt = runtime.start(60)
-        backends = Backends(rt, threads=2, timeout_s=60)
+        backends = Backends(rt, threads=2, timeout_s=60, deadline=Deadline.after(600))
         try:
             yield backends
         finally:

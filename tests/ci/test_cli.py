@@ -73,7 +73,7 @@ def test_json_output_matches_its_schema_and_carries_related_spans_and_fixes(make
     document = json.loads(result.out)
     output_validator().validate(document)
     first, second = document["diagnostics"]
-    assert first.pop("url").endswith("/docs/rules/CC011.md")
+    assert "url" not in first  # rule pages are not online until `[project.urls]` names where (test_reporters)
     assert first == {
         "code": "CC011",
         "rule": "duplicate-key",

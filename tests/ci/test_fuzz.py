@@ -14,8 +14,9 @@ strict JSON, the JUnit report is XML, each GitHub annotation one workflow
 command; and every line and column reported lies inside the file it names, as
 that file's bytes read.
 
-Profiles (`CI_CHECKS_FUZZ=thorough` to choose the second):
-- `default`, in CI: a fixed set of examples, well under a minute;
+Profiles (the second in a thorough run, `--thorough` or `CI_CHECKS_THOROUGH=1`, as `.ci/run` runs;
+`CI_CHECKS_FUZZ=default|thorough` chooses one either way):
+- `default`: a fixed set of examples, well under a minute;
 - `thorough`: 10,000 random examples without the linters and 300 with them.
 """
 
@@ -37,8 +38,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ci_checks import cli
+from tests.ci.conftest import thorough
 
-PROFILE = os.environ.get("CI_CHECKS_FUZZ", "default")
+PROFILE = os.environ.get("CI_CHECKS_FUZZ", "thorough" if thorough() else "default")
 EXAMPLES = {"default": (200, 6), "thorough": (10_000, 300)}[PROFILE]
 """(without linters, with linters) examples of each property."""
 TIME_LIMIT_S = 60

@@ -18,7 +18,8 @@ any report reads as a workflow command that ci-checks did not write (its own
 `github` annotations); and nothing outside the repositories changed but the
 reports asked for outside them.
 
-Profiles (`CI_CHECKS_HOSTILE=thorough`, which `.ci/run` sets, for the second):
+Profiles (the second in a thorough run, `--thorough` or `CI_CHECKS_THOROUGH=1`, as `.ci/run` runs;
+`CI_CHECKS_HOSTILE=default|thorough` chooses one either way):
 - `default`: 40 examples without the linters and 3 with them, a few seconds;
 - `thorough`: 300 examples without the linters and 15 with them.
 """
@@ -38,9 +39,10 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from ci_checks import cli
+from tests.ci.conftest import thorough
 from tests.ci.hostile import ANNOTATION, STOP_COMMANDS, forged_lines
 
-PROFILE = os.environ.get("CI_CHECKS_HOSTILE", "default")
+PROFILE = os.environ.get("CI_CHECKS_HOSTILE", "thorough" if thorough() else "default")
 EXAMPLES = {"default": (40, 3), "thorough": (300, 15)}[PROFILE]
 _SETTINGS = {
     "deadline": None,

@@ -302,3 +302,23 @@ def test_characters_above_the_basic_plane_after_a_brace_do_not_crash_the_shell_p
     for _ in range(5):
         finished = subprocess.run([sys.executable, "-c", PARSE_MANY], capture_output=True, timeout=120, check=False)
         assert (finished.returncode, finished.stderr) == (0, b"")
+
+
+@pytest.mark.parametrize("cache", [(), ("--no-cache",)], ids=["kept", "not-kept"])
+def test_names_too_long_for_the_file_system_are_dangling_references_not_internal_errors(  # type: ignore[no-untyped-def]
+    make_repo, cache: tuple[str, ...]
+) -> None:
+    # Found by test_fuzz's thorough profile: `Path.is_dir` raises ENAMETOOLONG where `os.path.isdir` says False.
+    name = "x" * 300
+    workflow = (
+        "on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: actions/checkout@v4\n"
+        f"      - uses: ./{name}\n  b:\n    uses: ./.github/workflows/{name}.yml\n"
+    )
+    root = make_repo({WORKFLOW: workflow, "Dockerfile": f"FROM x\nCOPY {name} /x\n"})
+    result = run_cli("check", root, "--select", "CC041", *cache)
+    assert (result.code, result.err) == (1, "")
+    assert [header.split(" ")[0] for header in result.headers] == [
+        f"{WORKFLOW}:7:15:",
+        f"{WORKFLOW}:9:11:",
+        "Dockerfile:2:6:",
+    ]

@@ -79,7 +79,7 @@ def test_one_file_imports_no_linter_policy_engine_or_slow_validator(make_repo, w
     root = make_repo({".github/workflows/ci.yml": workflow, "tools/build.sh": "echo build\n"})
     code, modules = _imported(root, "--no-cache")
     assert code == 0
-    assert "ci_checks.registry" in modules and "ci_checks.backends.schema" in modules  # it did check the file
+    assert "ci_checks.registry" in modules and "ci_checks.rules.schema" in modules  # it did check the file
     assert [name for name in NEVER if _loaded(modules, name)] == []
     # tree-sitter only when there is a script to parse
     assert _loaded(modules, "tree_sitter") == (workflow is WITH_A_SCRIPT)
@@ -105,7 +105,7 @@ CHECKING = (
     "ci_checks.model",
     "ci_checks.loading",
     "ci_checks.shell",
-    "ci_checks.backends.schema",
+    "ci_checks.rules.schema",
     "yaml",
     "jsonschema_rs",
     "tree_sitter",

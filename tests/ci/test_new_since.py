@@ -104,3 +104,48 @@ def test_the_comparisons_of_one_run_share_a_budget() -> None:
     assert told_apart < set(range(2, 52)) and budget.steps < 100
     spent = line_diff.Budget(0)
     assert changed_lines(before, after, spent) == set(range(3, 52))  # nothing left: the span between differences
+
+
+def test_errors_about_the_new_since_ref_name_new_since_not_config_ref(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    (root / ".github" / "workflows").mkdir(parents=True)
+    (root / ".github" / "workflows" / "ci.yml").write_text(WORKFLOW)
+    result = run_cli("check", root, "--new-since", "main")
+    assert (result.code, result.err) == (
+        2,
+        f"ci-checks: error: --new-since needs a git repository; {root} has no .git\n",
+    )
+    _git(root, "init", "-q", "-b", "main")
+    _git(root, "add", ".")
+    _git(root, "commit", "-q", "-m", "base")
+    result = run_cli("check", root, "--new-since", "no-such-branch")
+    assert (result.code, result.err) == (
+        2,
+        f"ci-checks: error: --new-since 'no-such-branch' names no commit of the repository at {root}\n",
+    )
+    # With both options, each names its own.
+    result = run_cli("check", root, "--new-since", "no-such-branch", "--config-ref", "main")
+    assert result.err == f"ci-checks: error: --new-since 'no-such-branch' names no commit of the repository at {root}\n"
+
+
+def test_a_baseline_read_from_the_config_ref_says_so_when_that_fails(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The baseline lies in another checkout (the working directory's), where the ref names no commit."""
+    root = tmp_path / "repo"
+    (root / ".github" / "workflows").mkdir(parents=True)
+    (root / ".github" / "workflows" / "ci.yml").write_text(WORKFLOW)
+    _git(root, "init", "-q", "-b", "main")
+    _git(root, "add", ".")
+    _git(root, "commit", "-q", "-m", "base")
+    elsewhere = tmp_path / "other"
+    elsewhere.mkdir()
+    _git(elsewhere, "init", "-q", "-b", "trunk")
+    (elsewhere / "baseline.json").write_text('{"version": 1, "findings": []}\n')
+    _git(elsewhere, "add", ".")
+    _git(elsewhere, "commit", "-q", "-m", "baseline")
+    monkeypatch.chdir(elsewhere)
+    result = run_cli("check", root, "--config-ref", "main", "--baseline", "baseline.json")
+    assert (result.code, result.err) == (
+        2,
+        "ci-checks: error: --baseline baseline.json, read from the commit --config-ref names: "
+        f"--config-ref 'main' names no commit of the repository at {elsewhere}\n",
+    )

@@ -69,3 +69,19 @@ def test_several_repositories_list_their_files_by_root(tmp_path: Path) -> None:
         (tmp_path / name / ".github" / "workflows" / "ci.yml").write_text(WORKFLOW)
     result = run_cli("check", "--list-files", tmp_path / "a", tmp_path / "b")
     assert result.out.splitlines() == [str(tmp_path / name / ".github" / "workflows" / "ci.yml") for name in "ab"]
+
+
+def test_a_repository_named_through_a_symbolic_link_is_checked(make_repo, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    root = make_repo({".github/workflows/ci.yml": BROKEN})
+    link = tmp_path / "linked"
+    link.symlink_to(root, target_is_directory=True)
+    expected = [".github/workflows/ci.yml:5:5: CC011 duplicate key 'runs-on'"]
+    result = run_cli("check", link)
+    assert (result.code, result.headers, result.err) == (1, expected, "")
+    monkeypatch.chdir(tmp_path)
+    result = run_cli("check", "linked", "--list-files")
+    assert (result.code, result.out, result.err) == (0, ".github/workflows/ci.yml\n", "")
+    # A link to a folder inside the repository is still not followed.
+    (root / "elsewhere").symlink_to(root / ".github", target_is_directory=True)
+    result = run_cli("check", root / "elsewhere")
+    assert result.code == 2 and result.headers == []

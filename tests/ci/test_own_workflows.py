@@ -43,6 +43,9 @@ def test_cuda_and_rocm_paths_take_the_same_inputs(workflow) -> None:  # type: ig
         "ref",
         "megatron_ref",
         "import_modules",
+        "setup_functions",
+        "as_platform",
+        "quick",
     ]
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
+import tomllib
 import zipfile
 from pathlib import Path
 
@@ -48,3 +50,13 @@ def test_python_dash_m_runs_the_cli() -> None:
     command = [sys.executable, "-m", "ci_checks.cli", "--version"]
     result = subprocess.run(command, capture_output=True, text=True, check=False)
     assert (result.returncode, result.stdout.strip()) == (0, "ci-checks 0.1.0")
+
+
+def test_ci_runs_exactly_the_readme_test_command_thoroughly() -> None:
+    readme = (PROJECT / "README.md").read_text(encoding="utf-8")
+    [command] = re.findall(r"^(python -m pip install -e '\.\[dev\]' && python -m pytest)$", readme, re.MULTILINE)
+    lines = (PROJECT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    assert lines[-1] == command
+    assert "export CI_CHECKS_THOROUGH=1" in lines  # the thorough tests run in CI
+    addopts = tomllib.loads((PROJECT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["pytest"]
+    assert "--durations=20" in addopts["ini_options"]["addopts"].split()

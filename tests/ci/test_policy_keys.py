@@ -267,3 +267,18 @@ def test_a_branch_scope_has_no_keys(make_repo) -> None:  # type: ignore[no-untyp
     where = "{workflow: .github/workflows/ci.yml, step: x, branch: 'true'}"
     result = check(make_repo, "      - key: on\n", where=where)
     assert result.err.startswith(".github/ci-checks.yml:7:9: error: a branch of a script has no keys")
+
+
+@pytest.mark.parametrize("source", ["null", "tools/values.py", "{python: tools/values.py}", "{python: 1, name: X}"])
+def test_equals_from_that_is_not_a_python_constant_is_a_positioned_error(make_repo, source: str) -> None:  # type: ignore[no-untyped-def]
+    """`equals` takes any value, so the schema lets a malformed `from` through: the policy says what it takes."""
+    policy = (
+        "version: 1\nrules:\n  - id: v\n    kind: require\n    where: {workflow: .github/workflows/ci.yml}\n"
+        f"    require:\n      - key: on\n        equals: {{from: {source}}}\n"
+    )
+    root = make_repo({".github/workflows/ci.yml": "on: push\n", ".github/ci-checks.yml": policy})
+    result = run_cli("check", root)
+    assert (result.code, result.out) == (2, "")
+    assert result.err == (
+        ".github/ci-checks.yml:8:24: error: `from` takes {python: FILE, name: NAME}: a constant of a Python file\n"
+    )

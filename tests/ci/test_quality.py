@@ -23,5 +23,7 @@ def test_ruff_format_is_applied() -> None:
 
 
 def test_mypy_strict_finds_nothing() -> None:
-    result = run("mypy", "--strict", "--no-incremental", "ci_checks")
+    # Incremental, as a developer runs it before a commit: mypy's cache (.mypy_cache) answers for the modules
+    # that did not change since (25 s of CPU from nothing, 2 s from that cache); a fresh checkout checks all.
+    result = run("mypy", "--strict", "ci_checks")
     assert result.returncode == 0, result.stdout + result.stderr

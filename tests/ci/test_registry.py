@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import pkgutil
 import re
 
@@ -15,9 +16,14 @@ from tests.ci.conftest import FIXTURES, is_repository_fixture, run_cli
 
 
 def test_every_rule_module_is_in_the_registry_table() -> None:
-    modules = {m.name for m in pkgutil.iter_modules(ci_checks.rules.__path__) if not m.name.startswith("_")}
+    names = {m.name for m in pkgutil.iter_modules(ci_checks.rules.__path__)}
+    modules = {name for name in names if re.match(r"cc[0-9]{3}_", name)}
     registered = {module.__name__.rsplit(".", 1)[1] for module in ci_checks.rules.rule_modules()}
     assert modules == registered
+    # The other modules are what several rules share (`_common`, the schema validation): none of them is a rule.
+    assert [
+        name for name in names - modules if hasattr(importlib.import_module(f"ci_checks.rules.{name}"), "RULE")
+    ] == []
 
 
 def test_the_table_names_each_rule_as_the_rule_does() -> None:

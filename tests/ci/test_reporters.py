@@ -3,6 +3,7 @@ JUnit read back, the step summary, and `ci-checks rule` for every code a finding
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import re
@@ -15,6 +16,8 @@ from typing import Any
 
 import jsonschema
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 from junitparser import Failure, JUnitXml
 
 from ci_checks import __version__, own_schemas, registry
@@ -28,12 +31,20 @@ OASIS_SCHEMA_BLOB = "0f58372b548f60c84d20fca77687435e71b3b3a3"
 own schema, `id` `https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json`)."""
 
 
-REPOSITORY = tomllib.loads((PROJECT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["urls"]["Repository"]
+PUBLISHED = "https://github.com/ci-checks-org/ci-checks"
+"""The `[project.urls] Repository` the tests that follow links give ci-checks (`published`); the project as it is
+has none (`test_no_placeholder_link_reaches_any_output`)."""
 ACTIONLINT_CHECKS = "https://github.com/rhysd/actionlint/blob/main/docs/checks.md"
 
 
 def rule_page_url(code: str) -> str:
-    return f"{REPOSITORY}/blob/v{__version__}/docs/rules/{code}.md"
+    return f"{PUBLISHED}/blob/v{__version__}/docs/rules/{code}.md"
+
+
+@pytest.fixture
+def published(monkeypatch: pytest.MonkeyPatch) -> None:
+    """ci-checks as it is once `[project.urls]` names where it lives."""
+    monkeypatch.setattr(docs, "repository", lambda: PUBLISHED)
 
 
 def oasis_schema_path() -> Path:
@@ -97,7 +108,9 @@ def repo(make_repo) -> Path:  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.parametrize("schema_name", SARIF_SCHEMAS)
-def test_sarif_validates_against_the_official_schema_and_keeps_everything(repo: Path, schema_name: str) -> None:
+def test_sarif_validates_against_the_official_schema_and_keeps_everything(
+    repo: Path, schema_name: str, published: None
+) -> None:
     result = run_cli("check", repo, "--output-format", "sarif")
     assert result.code == 1
     log = json.loads(result.out)
@@ -166,7 +179,7 @@ def test_github_output_has_one_command_per_finding(repo: Path) -> None:
     assert set(kinds) == {"error", "warning"}
 
 
-def test_junit_reads_back_with_a_junit_parser(repo: Path, tmp_path: Path) -> None:
+def test_junit_reads_back_with_a_junit_parser(repo: Path, tmp_path: Path, published: None) -> None:
     report = tmp_path / "ci-checks.xml"
     assert run_cli("check", repo, "--output", f"junit={report}").code == 1
     xml = JUnitXml.fromfile(str(report))
@@ -199,7 +212,7 @@ def test_junit_of_a_clean_run_and_of_unprintable_characters(make_repo, tmp_path:
     assert next(iter(suite)).result[0].message == "key '\\x1b[31m'"
 
 
-def test_markdown_summary_is_appended_to_the_step_summary(repo: Path, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_markdown_summary_is_appended_to_the_step_summary(repo: Path, tmp_path: Path, monkeypatch, published) -> None:  # type: ignore[no-untyped-def]
     summary = tmp_path / "summary.md"
     summary.write_text("# earlier step\n")
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
@@ -207,18 +220,21 @@ def test_markdown_summary_is_appended_to_the_step_summary(repo: Path, tmp_path: 
     assert result.code == 1
     text = summary.read_text()
     assert text.startswith("# earlier step\n## ci-checks\n")
-    row = f"| error | \\.github/workflows/ci\\.yml:4:3 | [CC011]({rule_page_url('CC011')}) | duplicate\\-key |"
+    row = f"| error | .github/workflows/ci.yml:4:3 | [CC011]({rule_page_url('CC011')}) | duplicate-key |"
     assert f"{row} duplicate key 'A' |" in text
 
 
-def test_markdown_escapes_what_a_pull_request_could_inject() -> None:
+def test_markdown_escapes_what_a_pull_request_could_inject(published: None) -> None:
     message = "key '<img src=x onerror=alert(1)>' | [link](https://evil) `code`"
     outcome = Outcome([Diagnostic("CC011", "duplicate-key", Severity.ERROR, message, Span.point("a.yml"))], files=1)
     row = markdown.render(outcome).splitlines()[-1]
     cells = row.strip("| ").split(" | ")
     assert len(cells) == 5, row
     assert cells[2] == f"[CC011]({rule_page_url('CC011')})"  # the one link is ours
-    assert not re.search(r"(?<!\\)[<>|\[\]`]", "".join(cells[:2] + cells[3:])), row
+    # As GitHub shows it: no markup, no link but ours, the message as it was written.
+    [[_, _, code, _, shown]] = _cells(markdown.render(outcome))
+    assert "<a " not in shown and "<img" not in shown and _shown(shown) == message, shown
+    assert code == f'<a href="{rule_page_url("CC011")}">CC011</a>'
 
 
 def test_several_outputs_at_once_and_bad_output_options(repo: Path, tmp_path: Path) -> None:
@@ -285,7 +301,7 @@ def zizmor_verdicts(root: Path) -> dict[str, tuple[str, str]]:
     return {f"ZZ-{f['ident']}": (f["url"], f["determinations"]["confidence"].lower()) for f in json.loads(output)}
 
 
-def test_every_sarif_rule_and_json_finding_links_to_its_documentation(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_every_sarif_rule_and_json_finding_links_to_its_documentation(make_repo, published) -> None:  # type: ignore[no-untyped-def]
     root = make_repo({".github/workflows/ci.yml": LINTED, ".github/ci-checks.yml": POLICY})
     everything = ("--backends", "all", "--select", "CC,AL,SC,ZZ")  # the linters' info-level findings too
     log = json.loads(run_cli("check", root, *everything, "--output-format", "sarif").out)
@@ -303,7 +319,7 @@ def test_every_sarif_rule_and_json_finding_links_to_its_documentation(make_repo)
     assert "## Why it matters" in rules["CC031"]["help"]["markdown"]
     assert rules["CC031"]["fullDescription"]["text"].startswith("Finds `echo` and `printf` commands")
     assert (PROJECT / "docs" / "rules" / "CC031.md").is_file()
-    assert run["tool"]["driver"]["informationUri"] == REPOSITORY
+    assert run["tool"]["driver"]["informationUri"] == PUBLISHED
 
     verdicts = zizmor_verdicts(root)
     assert {"ZZ-template-injection", "ZZ-artipacked"} <= set(verdicts), verdicts
@@ -449,7 +465,7 @@ def test_a_kind_a_newer_or_forked_linter_reports_still_links_to_its_documentatio
     assert rule["fullDescription"]["text"].startswith("AL-require-job-timeout is an actionlint check")
 
 
-def test_rule_command_prints_a_built_in_rules_page_and_its_link() -> None:
+def test_rule_command_prints_a_built_in_rules_page_and_its_link(published: None) -> None:
     page = (PROJECT / "docs" / "rules" / "CC031.md").read_text(encoding="utf-8")
     assert page.startswith("# CC031 deprecated-workflow-command\n\nDefault severity: warning\n\n")
     assert run_cli("rule", "CC031").out == f"{page}\nOnline: {rule_page_url('CC031')}\n"
@@ -471,6 +487,170 @@ def test_a_link_a_linter_gives_is_used_only_when_it_cannot_break_out_of_markdown
         Diagnostic("ZZ-y", "zizmor-y", Severity.ERROR, "m", Span.point("a.yml", 2), url=hostile),
     ]
     rows = markdown.render(Outcome(found, files=1)).splitlines()[-2:]
-    assert f"| [ZZ\\-x]({given}) |" in rows[0]
-    assert "| [ZZ\\-y](https://docs.zizmor.sh/audits/#y) |" in rows[1] and "evil" not in rows[1]
+    assert f"| [ZZ-x]({given}) |" in rows[0]
+    assert "| [ZZ-y](https://docs.zizmor.sh/audits/#y) |" in rows[1] and "evil" not in rows[1]
     assert docs.url("ZZ-y", hostile) == "https://docs.zizmor.sh/audits/#y"
+
+
+# --- concise: one line a finding ---------------------------------------------------------------------------------
+
+
+def test_concise_is_one_line_a_finding_of_every_kind_with_its_rule_name(make_repo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    workflow = LINTED + '      - run: echo "::set-env name=X::1"\n'
+    root = make_repo({".github/workflows/ci.yml": workflow, ".github/ci-checks.yml": POLICY})
+    everything = ("--backends", "all", "--select", "CC,AL,SC,ZZ")
+    report = tmp_path / "concise.txt"
+    result = run_cli("check", root, *everything, "--output-format", "concise", "--output", f"concise={report}")
+    diagnostics = json.loads(run_cli("check", root, *everything, "--output-format", "json").out)["diagnostics"]
+    expected = [f"{d['path']}:{d['line']}:{d['column']}: {d['code']} {d['message']} [{d['rule']}]" for d in diagnostics]
+    *lines, summary = result.out.splitlines()
+    assert (result.code, lines) == (1, expected)
+    assert summary.startswith(f"Found {len(diagnostics)} problems (") and summary.endswith("; 1 file checked.")
+    rules = {d["code"][:2]: d["rule"] for d in diagnostics}
+    assert {"CC", "AL", "SC", "ZZ"} <= set(rules)
+    assert any(line.endswith(" [no-set-env]") for line in lines)  # a policy rule's id
+    assert any(line.endswith(" [deprecated-workflow-command]") for line in lines)  # a built-in rule's name
+    assert report.read_text(encoding="utf-8") == result.out
+    (root / ".github" / "ci-checks.yml").unlink()
+    (root / ".github" / "workflows" / "ci.yml").write_text(
+        "on: push\njobs:\n  t:\n    runs-on: x\n    steps: [{run: echo}]\n"
+    )
+    assert run_cli("check", root, "--output-format", "concise").out == "No problems found; 1 file checked.\n"
+
+
+def test_concise_writes_what_a_file_controls_on_one_line_that_is_no_workflow_command() -> None:
+    from ci_checks.reporters.formats import FORMATS
+
+    message = "key 'A'\n::error file=x::forged ##[warning]too"
+    hostile = Diagnostic("CC011", "duplicate-key", Severity.ERROR, message, Span.point("::a\nb.yml", 2, 3))
+    *lines, summary = FORMATS["concise"](Outcome([hostile], files=1)).splitlines()
+    assert lines == [
+        "%3A%3Aa%0Ab.yml:2:3: CC011 key 'A'\u240a::error file=x::forged #\uff03[warning]too [duplicate-key]"
+    ]
+    assert summary == "Found 1 problem (1 error); 1 file checked."
+
+
+# --- the job summary is shown as it was written ------------------------------------------------------------------
+
+
+def _cells(markdown_text: str) -> list[list[str]]:
+    """The table cells of a Markdown document as GitHub's own renderer (cmark-gfm) makes them, as HTML."""
+    import cmarkgfm
+
+    rendered = cmarkgfm.github_flavored_markdown_to_html(markdown_text)
+    rows = re.findall(r"<tr>\n(.*?)</tr>", rendered, re.DOTALL)
+    return [re.findall(r"<td>(.*?)</td>", row, re.DOTALL) for row in rows[1:]]
+
+
+def _shown(cell: str) -> str:
+    """What a reader sees of a cell: its text, with the code spans the summary makes of link-like words."""
+    return html.unescape(re.sub(r"</?code>", "", cell))
+
+
+def test_markdown_escapes_only_what_would_change_how_github_shows_it(published: None) -> None:
+    message = "ci-checks.yml: snake_case and foo.bar-baz_qux v1.2.3 2. item - x + y #1 {a} (b) !c"
+    outcome = Outcome([Diagnostic("CC011", "duplicate-key", Severity.ERROR, message, Span.point("a_b-c.yml"))], 1)
+    row = markdown.render(outcome).splitlines()[-1]
+    assert row == (f"| error | a_b-c.yml:1:1 | [CC011]({rule_page_url('CC011')}) | duplicate-key | {message} |"), (
+        "nothing here has a meaning in a table cell"
+    )
+    [[_, location, code, rule, shown]] = _cells(markdown.render(outcome))
+    assert (location, rule, shown) == ("a_b-c.yml:1:1", "duplicate-key", message)
+    assert code == f'<a href="{rule_page_url("CC011")}">CC011</a>'
+
+
+MARKUP = st.text(alphabet=list("ab1 _*`[]()<>&~|\\!#@.:/w-+="), max_size=40)
+
+
+@settings(max_examples=300, deadline=None)
+@given(message=MARKUP, path=MARKUP)
+@example(message="a@b.a _a_ www.a.b", path="w://a")
+@example(message="a~b~ `x` <b> &amp; [a](b) \\*", path="a_b_")
+def test_github_shows_every_message_and_path_as_written_and_links_only_to_the_documentation(
+    message: str, path: str
+) -> None:
+    outcome = Outcome([Diagnostic("CC011", "duplicate-key", Severity.ERROR, message, Span.point(path or "a"))], 1)
+    [[_, location, code, _, shown]] = _cells(markdown.render(outcome))
+    assert re.sub(r"<code>.*?</code>", "", shown + location, flags=re.DOTALL).count("<") == 0, (shown, location)
+    assert _shown(shown) == message.strip()
+    assert _shown(location) == f"{path or 'a'}:1:1".lstrip()
+    assert code.count("<a ") <= 1
+
+
+def test_a_word_github_would_link_by_itself_is_written_as_code(published: None) -> None:
+    message = "see https://evil.example/x|y, www.Evil.example, a@evil.example and actions/checkout@v4.1.0"
+    outcome = Outcome([Diagnostic("CC011", "duplicate-key", Severity.ERROR, message, Span.point("a.yml"))], 1)
+    [[_, _, code, _, shown]] = _cells(markdown.render(outcome))
+    assert "<a " not in shown and shown.count("<code>") == 4
+    assert _shown(shown) == message
+    assert code == f'<a href="{rule_page_url("CC011")}">CC011</a>'
+
+
+# --- JUnit: every checked file ------------------------------------------------------------------------------------
+
+
+def test_junit_has_a_passing_suite_for_each_clean_file(make_repo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    clean = "on: push\njobs:\n  t:\n    runs-on: x\n    steps: [{run: echo ok}]\n"
+    root = make_repo({".github/workflows/ci.yml": WORKFLOW, ".github/workflows/clean.yml": clean})
+    report = tmp_path / "r.xml"
+    assert run_cli("check", root, "--output", f"junit={report}").code == 1
+    suites = {suite.name: list(suite) for suite in JUnitXml.fromfile(str(report))}
+    assert set(suites) == {".github/workflows/ci.yml", ".github/workflows/clean.yml"}
+    [case] = suites[".github/workflows/clean.yml"]
+    assert case.is_passed and case.classname == ".github/workflows/clean.yml"
+    assert not any(case.is_passed for case in suites[".github/workflows/ci.yml"])
+    root_element = JUnitXml.fromfile(str(report))
+    assert root_element.tests == len(suites[".github/workflows/ci.yml"]) + 1
+
+
+# --- links: the documentation's base is set in one place, and a placeholder never reaches output ----------------
+
+
+def test_no_placeholder_link_reaches_any_output(make_repo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    declared = tomllib.loads((PROJECT / "pyproject.toml").read_text(encoding="utf-8"))["project"].get("urls", {})
+    entries = [f"{label}, {url}" for label, url in declared.items()]
+    assert docs.repository_of(entries) == declared.get("Repository"), "a placeholder in [project.urls]"
+    assert docs.repository() is None, "the project has no public home yet: no link is made"
+    root = make_repo({".github/workflows/ci.yml": LINTED, ".github/ci-checks.yml": POLICY})
+    everything = ("--backends", "all", "--select", "CC,AL,SC,ZZ")
+    outputs = {name: tmp_path / name for name in ("sarif", "json", "junit", "markdown", "text", "concise")}
+    result = run_cli("check", root, *everything, *(f"--output={name}={path}" for name, path in outputs.items()))
+    assert result.code == 1
+    written = {name: path.read_text(encoding="utf-8") for name, path in outputs.items()}
+    for name, text in written.items():
+        assert "OWNER" not in text and "/docs/rules/" not in text, name
+    log = json.loads(written["sarif"])
+    [run] = log["runs"]
+    validate_sarif(log, "oasis")
+    assert "informationUri" not in run["tool"]["driver"]
+    rules = {rule["id"]: rule for rule in run["tool"]["driver"]["rules"]}
+    for identifier, rule in rules.items():
+        built_in = registry.BY_CODE.get(identifier.split("/")[0])
+        if built_in is not None:
+            assert "helpUri" not in rule, identifier
+            assert rule["help"]["markdown"] == rule["help"]["text"] == built_in.docs.strip(), identifier
+        else:
+            assert rule["helpUri"].startswith(
+                ("https://www.shellcheck.net/", "https://docs.zizmor.sh/", ACTIONLINT_CHECKS)
+            )
+    for diagnostic in json.loads(written["json"])["diagnostics"]:
+        assert ("url" in diagnostic) is (diagnostic["code"] not in registry.BY_CODE), diagnostic
+    assert "| CC031 |" in written["markdown"] and "[SC" in written["markdown"]
+    assert "= help: https://www.shellcheck.net/" in written["junit"]
+    page = (PROJECT / "docs" / "rules" / "CC031.md").read_text(encoding="utf-8")
+    assert run_cli("rule", "CC031").out == page
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://github.com/OWNER/ci-checks",
+        "https://github.com/YOUR-ORG/ci-checks/",
+        "https://example.com/ci-checks",
+        "http://github.com/ci-checks-org/ci-checks",
+        "https://github.com/a/b)](https://evil",
+    ],
+)
+def test_a_placeholder_or_unsafe_repository_url_is_never_a_link(url: str) -> None:
+    assert docs.repository_of([f"Repository, {url}"]) is None
+    assert docs.repository_of([f"Repository, {PUBLISHED}/"]) == PUBLISHED

@@ -8,8 +8,8 @@ import sys
 import pytest
 
 from ci_checks import source, yamlpos
-from ci_checks.backends import schema
 from ci_checks.repository import FileKind
+from ci_checks.rules import schema
 
 
 def errors(text: str, kind: FileKind = FileKind.WORKFLOW) -> list[tuple[int, int, str]]:
@@ -109,7 +109,7 @@ def test_alias_values_are_validated_where_they_are_defined() -> None:
 def test_locating_the_schemas_does_not_import_the_check_jsonschema_cli() -> None:
     code = (
         "import sys\n"
-        "from ci_checks.backends import schema\n"
+        "from ci_checks.rules import schema\n"
         "from ci_checks.repository import FileKind\n"
         "schema.validator(FileKind.WORKFLOW); schema.validator(FileKind.ACTION)\n"
         "print(sorted(m for m in sys.modules if m.startswith('check_jsonschema')))\n"

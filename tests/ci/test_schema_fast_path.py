@@ -12,8 +12,8 @@ import os
 from pathlib import Path
 
 from ci_checks import source, yamlpos
-from ci_checks.backends import schema
 from ci_checks.repository import FileKind
+from ci_checks.rules import schema
 from tests.ci.conftest import FIXTURES
 
 SHAPES = json.loads((FIXTURES / "github-verdicts.json").read_text(encoding="utf-8"))["shapes"]

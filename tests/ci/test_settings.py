@@ -7,7 +7,8 @@ import pytest
 from ci_checks import cli, config
 from ci_checks.config import Config
 from ci_checks.diagnostics import Diagnostic, Severity, Span
-from ci_checks.outcome import Request
+from ci_checks.engine.options import NOT_ASKED, asked
+from ci_checks.engine.runs import plan
 from ci_checks.repository import Repository
 from ci_checks.settings import SelectionError, resolve
 from tests.ci.conftest import run_cli
@@ -83,19 +84,18 @@ def test_each_profile_keeps_what_it_says(diagnostic: Diagnostic, profiles: list[
 
 def test_the_profile_comes_from_the_option_then_the_configuration(make_repo) -> None:  # type: ignore[no-untyped-def]
     root = make_repo({".github/workflows/ci.yml": "on: push\n", ".github/ci-checks.yml": "profile: security\n"})
-    for options, profile in (([], "security"), (["--profile", "all"], "all")):
-        args = cli.build_parser().parse_args(["check", *options, str(root)])
+    for arguments, profile in (([], "security"), (["--profile", "all"], "all")):
+        args = cli.build_parser().parse_args(["check", *arguments, str(root)])
         settings = config.of_repository(Repository(root))
-        assert cli._plan(args, settings, Repository(root)).selection.profile == profile
-    assert (
-        cli._plan(cli.build_parser().parse_args(["check", str(root)]), Config(), Repository(root)).selection.profile
-        == "correctness"
+        assert plan(cli.options(args), settings).selection.profile == profile
+    assert plan(cli.options(cli.build_parser().parse_args(["check", str(root)])), Config()).selection.profile == (
+        "correctness"
     )
     # A kept run is reused only under the same profile: the option is part of its key, the configuration by its text.
-    asked = cli._asked(
-        cli.build_parser().parse_args(["check", "--profile", "all", str(root)]), Repository(root), Request.whole(), None
+    assert asked(cli.options(cli.build_parser().parse_args(["check", "--profile", "all", str(root)])))["profile"] == (
+        "all"
     )
-    assert '"profile": "all"' in str(asked["options"])
+    assert "profile" not in NOT_ASKED
     (root / ".github" / "ci-checks.yml").write_text("profile: strict\n")
     result = run_cli("check", root)
     assert (result.code, result.err.split(": error: ")[0]) == (2, ".github/ci-checks.yml:1:10")
@@ -115,7 +115,7 @@ def test_a_linter_runs_only_when_something_of_it_is_selected(make_repo) -> None:
         (["AL", "zizmor-artipacked"], ["actionlint", "zizmor"]),
     ):
         args = cli.build_parser().parse_args(["check", "--backends", "all", "--select", ",".join(selected), str(root)])
-        assert cli._plan(args, Config(), Repository(root)).backends == linters
+        assert plan(cli.options(args), Config()).backends == linters
 
 
 def test_an_unknown_name_in_the_configuration_is_a_positioned_error(make_repo) -> None:  # type: ignore[no-untyped-def]
@@ -250,3 +250,29 @@ def test_the_most_specific_severity_override_wins(levels, diagnostic: Diagnostic
     selection = resolve(None, [], ["Amd-rule", "p"], levels)
     assert selection.severity(diagnostic) is level
     assert selection.adjusted(diagnostic).severity is level
+
+
+@pytest.mark.parametrize(
+    ("selector", "hint"),
+    [
+        ("shellchek", "shellcheck"),
+        ("zizmor-unpined-uses", "zizmor-unpinned-uses"),
+        ("actionlint-expresion", "actionlint-expression"),
+        ("zizmr", "zizmor"),
+    ],
+)
+def test_a_misspelt_linter_name_suggests_the_name_not_a_code(make_repo, selector: str, hint: str) -> None:  # type: ignore[no-untyped-def]
+    root = make_repo({".github/workflows/ci.yml": WARNED})
+    result = run_cli("check", root, "--select", selector)
+    assert (result.code, result.err) == (
+        2,
+        f"ci-checks: error: unknown rule {selector!r} (did you mean {hint}?); see `ci-checks rules`\n",
+    )
+
+
+def test_a_linters_own_name_selects_all_of_its_findings() -> None:
+    finding = Diagnostic("ZZ-artipacked", "zizmor-artipacked", Severity.ERROR, "m", Span.point("a.yml"))
+    for name, code in (("zizmor", "ZZ"), ("actionlint", "AL"), ("shellcheck", "SC")):
+        assert resolve([name], [], []).runs_linter(name)
+        assert not resolve(["CC0"], [name], []).runs_linter(name)
+        assert resolve([name], [], []).keeps(finding) is (code == "ZZ")

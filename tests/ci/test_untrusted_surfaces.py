@@ -146,10 +146,20 @@ def adopted(tmp_path: Path) -> Path:
     (root / WORKFLOW).write_text(CLEAN.replace("permissions: {}\n", ""))
     (root / ".github" / "ci-checks.yml").write_text(HARDENING)
     commit_all(root, "init")
-    assert run_cli("baseline", "write", root / ".github/baseline.json", root, "--backends", "zizmor").code == 0
+    assert (
+        run_cli(
+            "baseline", "write", root / ".github/baseline.json", root, "--backends", "zizmor", "--profile", "all"
+        ).code
+        == 0
+    )
     commit_all(root, "base: adopt ci-checks")
     (root / ".github/workflows/evil.yml").write_text(INJECTION)
-    assert run_cli("baseline", "write", root / ".github/baseline.json", root, "--backends", "zizmor").code == 0
+    assert (
+        run_cli(
+            "baseline", "write", root / ".github/baseline.json", root, "--backends", "zizmor", "--profile", "all"
+        ).code
+        == 0
+    )
     commit_all(root, "pull request")
     return root
 
@@ -159,13 +169,24 @@ def _codes(result: Result) -> list[str]:
 
 
 def test_under_config_ref_the_baseline_comes_from_the_ref(adopted: Path) -> None:
-    worktree = run_cli("check", adopted, "--backends", "zizmor", "--baseline", adopted / ".github/baseline.json")
+    worktree = run_cli(
+        "check",
+        adopted,
+        "--backends",
+        "zizmor",
+        "--profile",
+        "all",
+        "--baseline",
+        adopted / ".github/baseline.json",
+    )
     assert worktree.code == 0  # without --config-ref the change's own baseline is used, as README says
     base = run_cli(
         "check",
         adopted,
         "--backends",
         "zizmor",
+        "--profile",
+        "all",
         "--config-ref",
         "HEAD^1",
         "--baseline",
@@ -188,7 +209,18 @@ def test_under_config_ref_a_baseline_the_ref_lacks_is_an_error(adopted: Path) ->
 def test_under_config_ref_a_baseline_outside_the_checkout_is_read_from_disk(adopted: Path, tmp_path: Path) -> None:
     outside = tmp_path / "trusted-baseline.json"
     outside.write_text((adopted / ".github/baseline.json").read_text())
-    result = run_cli("check", adopted, "--backends", "zizmor", "--config-ref", "HEAD^1", "--baseline", outside)
+    result = run_cli(
+        "check",
+        adopted,
+        "--backends",
+        "zizmor",
+        "--profile",
+        "all",
+        "--config-ref",
+        "HEAD^1",
+        "--baseline",
+        outside,
+    )
     assert result.code == 0, result
 
 
@@ -427,7 +459,7 @@ def test_a_lock_file_zizmor_rejects_is_an_error_at_it_that_no_filter_drops(tmp_p
     commit_all(root, "base")
     (root / LOCK).write_text(garbage)
     commit_all(root, "a pull request that adds a garbage lock file")
-    check = ["check", root, "--backends", "zizmor", "--output-format", "json"]
+    check = ["check", root, "--backends", "zizmor", "--profile", "all", "--output-format", "json"]
 
     def failures(*options: str | Path) -> tuple[int, list[tuple[str, str, str]]]:
         result = run_cli(*check, *options)
@@ -460,7 +492,7 @@ def test_a_lock_file_that_is_not_a_regular_file_is_reported_like_other_special_f
 ) -> None:  # type: ignore[no-untyped-def]
     root = make_repo({WORKFLOW: INJECTION})
     make(root / LOCK, victim)
-    result = run_cli("check", root, "--backends", "zizmor")
+    result = run_cli("check", root, "--backends", "zizmor", "--profile", "all")
     assert result.code == 1
     assert result.headers[0].startswith(f"{LOCK}:1:1: CC004 {message}") and "zizmor ran without it" in result.headers[0]
     assert any("ZZ-template-injection" in header for header in result.headers)
@@ -472,7 +504,7 @@ def test_an_inline_ignore_does_not_hide_a_linter_failure(make_repo) -> None:  # 
         "      - run:", "      - uses: actions/checkout\n      - run:"
     )
     root = make_repo({WORKFLOW: broken})
-    result = run_cli("check", root, "--backends", "zizmor", "--fail-on", "error")
+    result = run_cli("check", root, "--backends", "zizmor", "--profile", "all", "--fail-on", "error")
     assert result.code == 1
     assert result.headers[0].startswith(f"{WORKFLOW}:1:1: CC091 zizmor failed on this file")
 
@@ -527,7 +559,7 @@ def _new(root: Path, *options: str) -> Result:
 def test_removing_permissions_makes_new_findings_on_lines_the_change_did_not_touch(based: Path) -> None:
     (based / WORKFLOW).write_text(WITH_ACTION.replace("permissions: {}\n", ""))
     commit_all(based, "drop the permissions")
-    result = _new(based, "--backends", "zizmor")
+    result = _new(based, "--backends", "zizmor", "--profile", "all")
     assert result.code == 1
     assert any(f"{WORKFLOW}:3:3: ZZ-excessive-permissions" in header for header in result.headers), result.out
 
@@ -550,8 +582,8 @@ def test_findings_the_base_has_as_well_are_not_new(based: Path) -> None:
     commit_all(based, "the base has a finding")
     (based / WORKFLOW).write_text("# a comment moves every line down\n" + workflow)
     commit_all(based, "a change that only moves it")
-    assert _new(based, "--backends", "zizmor").headers == []
-    assert run_cli("check", based, "--backends", "zizmor").code == 1
+    assert _new(based, "--backends", "zizmor", "--profile", "all").headers == []
+    assert run_cli("check", based, "--backends", "zizmor", "--profile", "all").code == 1
 
 
 def test_when_the_base_cannot_be_checked_every_finding_is_reported(based: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -560,8 +592,8 @@ def test_when_the_base_cannot_be_checked_every_finding_is_reported(based: Path, 
     (based / WORKFLOW).write_text(WITH_ACTION.replace("permissions: {}\n", "") + "# touched\n")
     commit_all(based, "a change")
     monkeypatch.setattr(changes, "MAX_FILES", 1)
-    result = _new(based, "--backends", "zizmor")
-    assert result.headers == run_cli("check", based, "--backends", "zizmor").headers != []
+    result = _new(based, "--backends", "zizmor", "--profile", "all")
+    assert result.headers == run_cli("check", based, "--backends", "zizmor", "--profile", "all").headers != []
     assert "every finding is reported" in result.err
 
 
@@ -574,7 +606,7 @@ def test_the_base_is_read_without_running_the_repositorys_git_configuration(base
     hook.chmod(0o755)
     with (based / ".git" / "config").open("a") as config:
         config.write(f"[core]\n\tfsmonitor = {hook}\n[diff]\n\texternal = {hook}\n")
-    assert _new(based, "--backends", "zizmor").code == 1
+    assert _new(based, "--backends", "zizmor", "--profile", "all").code == 1
     assert not marker.exists()
 
 
@@ -720,8 +752,10 @@ def test_an_inline_zizmor_ignore_the_change_adds_is_not_used_under_config_ref(tm
     line = '      - run: echo "${{ github.event.pull_request.title }}"'
     ignored = line + "  # zizmor: ignore[template-injection]"
     root = _pull_request(tmp_path, {}, {WORKFLOW: PULL_REQUEST_INJECTION.replace(line, ignored)})
-    assert run_cli("check", root, "--backends", "zizmor").code == 0  # zizmor honours the change's own comment
-    result = run_cli("check", root, "--backends", "zizmor", "--config-ref", "HEAD^1")
+    assert (
+        run_cli("check", root, "--backends", "zizmor", "--profile", "all").code == 0
+    )  # zizmor honours the change's own comment
+    result = run_cli("check", root, "--backends", "zizmor", "--profile", "all", "--config-ref", "HEAD^1")
     assert result.code == 1
     assert result.headers == [
         f"{WORKFLOW}:7:24: ZZ-template-injection code injection via template expansion: may expand into "
@@ -732,7 +766,7 @@ def test_an_inline_zizmor_ignore_the_change_adds_is_not_used_under_config_ref(tm
     # An ignore comment the base has already is the base's configuration: it still counts.
     (root / "README.md").write_text("a later change\n")
     commit_all(root, "another change")
-    assert run_cli("check", root, "--backends", "zizmor", "--config-ref", "HEAD^1").code == 0
+    assert run_cli("check", root, "--backends", "zizmor", "--profile", "all", "--config-ref", "HEAD^1").code == 0
 
 
 def test_the_plugin_prints_a_hostile_policy_without_forging_a_command(pytester: pytest.Pytester) -> None:
@@ -783,10 +817,9 @@ def test_a_base_the_configuration_cannot_be_read_for_reports_every_finding(based
     commit_all(based, "a policy that reads a new file")
     result = _new(based)
     assert result.code == 1
-    # on: pull_request, on an untouched line: kept, as the rule could not read its value in the base (a CC106
-    # there), so the base has no finding of it to match
-    assert "CC102" in result.out
-    assert result.err == ""
+    # on: pull_request, on an untouched line, is kept: in the base the item could not be read (a CC106 there, the
+    # file it reads being absent), so the base has no CC102 to match it; the base is compared all the same.
+    assert [header.split(" ")[1] for header in result.headers] == ["CC102"]
 
 
 def test_links_in_the_base_are_written_as_links_and_never_followed(based: Path, victim: Path) -> None:
@@ -795,7 +828,7 @@ def test_links_in_the_base_are_written_as_links_and_never_followed(based: Path, 
     commit_all(based, "links, in the base")
     (based / WORKFLOW).write_text(WITH_ACTION.replace("permissions: {}\n", ""))
     commit_all(based, "a change")
-    result = _new(based, "--backends", "zizmor")
+    result = _new(based, "--backends", "zizmor", "--profile", "all")
     assert result.code == 1
     # The link's CC004 is in the base too: not new. The finding the change caused is.
     assert [header.split(" ")[1] for header in result.headers] == ["ZZ-excessive-permissions"]

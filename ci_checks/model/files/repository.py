@@ -67,6 +67,7 @@ class RepositoryFiles:
         self.workspace = workspace
         self._workflows = workflows
         self._jobs: dict[tuple[int, int | None], JobFlow] = {}
+        self._folders: dict[str, bool] = {}
 
     @property
     def repository(self) -> Repository:
@@ -142,8 +143,12 @@ class RepositoryFiles:
         return [built for images in self._images.values() for built in images]
 
     def _is_folder(self, path: str) -> bool:
-        located = self.repository.locate(path)
-        return isinstance(located, Path) and located.is_dir()
+        """Whether a repository path is a folder, asked once per path (a `COPY` may name one source thousands of
+        times), for as long as the images read from it are kept."""
+        if path not in self._folders:
+            located = self.repository.locate(path)
+            self._folders[path] = isinstance(located, Path) and located.is_dir()
+        return self._folders[path]
 
     @cached_property
     def image_places(self) -> list[Place]:

@@ -6,9 +6,9 @@ import difflib
 from collections.abc import Mapping
 from typing import Any
 
-from ci_checks.policy.compiling import ItemContext, count
+from ci_checks.policy.compiling import count
 from ci_checks.policy.items import command, file, key, pairs, python, regex, step, text
-from ci_checks.policy.model import Item, ItemKind, Unreadable, UnreadableItem
+from ci_checks.policy.model import Item, ItemContext, ItemKind, Unreadable, UnreadableItem
 from ci_checks.policy.validation import validate
 
 ITEM_KINDS: tuple[ItemKind, ...] = (

@@ -23,9 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ci_checks.policy.compiling import ItemContext
-from ci_checks.policy.model import Hit, Item, ItemKind
-from ci_checks.policy.scopes import Scope
+from ci_checks.policy.model import Hit, Item, ItemContext, ItemKind, Scope
 from ci_checks.shell import CommandPattern
 
 PROPERTIES = {
@@ -46,9 +44,7 @@ class CommandItem(Item):
         self.pattern = pattern
 
     def find(self, scope: Scope) -> list[Hit]:
-        return [
-            Hit(command.span, command.text) for command in scope.commands() if self.pattern.matches_command(command)
-        ]
+        return [Hit(command.span, command.text) for command in scope.commands() if command.matches(self.pattern)]
 
 
 def _compile(raw: Mapping[str, Any], context: ItemContext) -> Item:

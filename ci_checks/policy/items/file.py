@@ -32,10 +32,9 @@ from typing import Any
 
 from ci_checks.diagnostics import Span
 from ci_checks.globs import Glob, matches_any
-from ci_checks.policy.compiling import ItemContext, path_globs
-from ci_checks.policy.model import Hit, Item, ItemKind
+from ci_checks.policy.compiling import path_globs
+from ci_checks.policy.model import Hit, Item, ItemContext, ItemKind, Scope
 from ci_checks.policy.referencing import referrers
-from ci_checks.policy.scopes import Scope
 
 PROPERTIES = {
     "file": {"description": "A repo-relative path glob.", "type": "string", "minLength": 1},

@@ -52,10 +52,9 @@ import regex
 from ci_checks.model import reading
 from ci_checks.model.paths import KeyPath, PathError, Selected, parse_path, select
 from ci_checks.policy import shapes
-from ci_checks.policy.compiling import ItemContext, values
+from ci_checks.policy.compiling import values
 from ci_checks.policy.items.regex import MAX_EXPANSION, TIMEOUT_S, expansion
-from ci_checks.policy.model import Hit, Item, ItemKind, SearchTimedOut
-from ci_checks.policy.scopes import Scope
+from ci_checks.policy.model import Hit, Item, ItemContext, ItemKind, Scope, SearchTimedOut
 from ci_checks.yamlpos import Mapping as YamlMapping
 from ci_checks.yamlpos import Plain
 from ci_checks.yamlpos import Sequence as YamlSequence

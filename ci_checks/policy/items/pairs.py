@@ -18,9 +18,7 @@ from typing import Any
 
 from ci_checks.diagnostics import Edit, Fix, Span
 from ci_checks.model import reading
-from ci_checks.policy.compiling import ItemContext
-from ci_checks.policy.model import Hit, Item, ItemKind
-from ci_checks.policy.scopes import Scope
+from ci_checks.policy.model import Hit, Item, ItemContext, ItemKind, Scope
 from ci_checks.source import SourceFile
 from ci_checks.yamlpos import Mapping as YamlMapping
 from ci_checks.yamlpos import Node, Scalar, resolve_plain

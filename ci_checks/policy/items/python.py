@@ -16,9 +16,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ci_checks.globs import Glob
-from ci_checks.policy.compiling import ItemContext, name_glob
-from ci_checks.policy.model import Hit, Item, ItemKind
-from ci_checks.policy.scopes import Scope
+from ci_checks.policy.compiling import name_glob
+from ci_checks.policy.model import Hit, Item, ItemContext, ItemKind, Scope
 from ci_checks.pysource import Fact, FactKind
 
 PROPERTIES = {

@@ -17,9 +17,7 @@ from typing import Any
 
 import regex
 
-from ci_checks.policy.compiling import ItemContext
-from ci_checks.policy.model import Hit, Item, ItemKind, SearchTimedOut
-from ci_checks.policy.scopes import Scope
+from ci_checks.policy.model import Hit, Item, ItemContext, ItemKind, Scope, SearchTimedOut
 
 TIMEOUT_S = 2.0
 """How long one regular expression may search one file: a policy comes from the checked repository."""

@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ci_checks.policy.compiling import STEP_SELECTOR, ItemContext, step_selector
-from ci_checks.policy.model import Hit, Item, ItemKind, StepSelector
-from ci_checks.policy.scopes import Scope, step_anchor
+from ci_checks.policy.compiling import STEP_SELECTOR, step_selector
+from ci_checks.policy.model import Hit, Item, ItemContext, ItemKind, Scope, StepSelector
+from ci_checks.policy.scopes import step_anchor
 
 PROPERTIES = {"step": STEP_SELECTOR}
 

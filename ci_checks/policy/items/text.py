@@ -14,9 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ci_checks.policy.compiling import ItemContext
-from ci_checks.policy.model import Hit, Item, ItemKind
-from ci_checks.policy.scopes import Scope
+from ci_checks.policy.model import Hit, Item, ItemContext, ItemKind, Scope
 
 PROPERTIES = {"text": {"description": "A substring of the scope's text.", "type": "string", "minLength": 1}}
 

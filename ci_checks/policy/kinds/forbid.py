@@ -10,9 +10,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ci_checks.diagnostics import Diagnostic
-from ci_checks.policy.compiling import RuleContext
-from ci_checks.policy.model import PolicyRule, RuleKind
-from ci_checks.policy.scopes import Scope
+from ci_checks.policy.model import PolicyRule, RuleContext, RuleKind, Scope
 from ci_checks.rules import cc101_policy_forbid
 
 

@@ -17,9 +17,8 @@ from typing import Any
 from ci_checks.diagnostics import Diagnostic, Related
 from ci_checks.model import Job
 from ci_checks.policy import shapes
-from ci_checks.policy.compiling import RuleContext
-from ci_checks.policy.model import Hit, Item, PolicyRule, RuleKind
-from ci_checks.policy.scopes import Scope, Where, job_scope, job_scopes
+from ci_checks.policy.model import Hit, Item, PolicyRule, RuleContext, RuleKind, Scope, Where
+from ci_checks.policy.scopes import job_scope, job_scopes
 from ci_checks.rules import cc100_policy_order
 
 

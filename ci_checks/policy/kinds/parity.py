@@ -16,9 +16,9 @@ from ci_checks.diagnostics import Diagnostic, Span
 from ci_checks.globs import Glob, compile_glob, matches_any
 from ci_checks.loading import LoadedFile, Workspace
 from ci_checks.model import Workflow
-from ci_checks.policy.compiling import GLOB_OR_LITERAL, RuleContext, name_glob
+from ci_checks.policy.compiling import GLOB_OR_LITERAL, name_glob
 from ci_checks.policy.findings import no_match, unreadable
-from ci_checks.policy.model import Covers, PolicyRule, RuleKind
+from ci_checks.policy.model import Covers, PolicyRule, RuleContext, RuleKind
 from ci_checks.policy.scopes import step_anchor
 from ci_checks.repository import FileKind
 from ci_checks.rules import cc103_policy_parity

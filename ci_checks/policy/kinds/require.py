@@ -16,9 +16,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ci_checks.diagnostics import Diagnostic, Related
-from ci_checks.policy.compiling import RuleContext
-from ci_checks.policy.model import Hit, Item, PolicyRule, RuleKind
-from ci_checks.policy.scopes import Scope
+from ci_checks.policy.model import Hit, Item, PolicyRule, RuleContext, RuleKind, Scope
 from ci_checks.rules import cc102_policy_require
 
 _LISTED = 5

@@ -1,13 +1,24 @@
 """Writes a line for every process that imports it, saying whether Megatron-Core's strategies were
-imported before it was, into the file `$CI_CHECKS_TEST_IMPORTS` names."""
+imported before it was, into the file `$CI_CHECKS_TEST_IMPORTS` names; and `record_setup` (a setup for
+`--setup`) a line for every process that calls it, with what torch.version.hip reads there."""
 
 import json
 import os
 import sys
 from pathlib import Path
 
-_LOG = os.environ.get("CI_CHECKS_TEST_IMPORTS")
-if _LOG:
-    line = {"pid": os.getpid(), "strategies_first": "megatron.core.dist_checkpointing.strategies.torch" in sys.modules}
-    with Path(_LOG).open("a", encoding="utf-8") as log:
-        log.write(json.dumps(line) + "\n")
+
+def _write(line: dict[str, object]) -> None:
+    log = os.environ.get("CI_CHECKS_TEST_IMPORTS")
+    if log:
+        with Path(log).open("a", encoding="utf-8") as stream:
+            stream.write(json.dumps(line) + "\n")
+
+
+_write({"pid": os.getpid(), "strategies_first": "megatron.core.dist_checkpointing.strategies.torch" in sys.modules})
+
+
+def record_setup() -> None:
+    import torch
+
+    _write({"pid": os.getpid(), "setup": True, "hip": torch.version.hip})

@@ -1,0 +1,149 @@
+"""scripts/gpu-checkpoint-checks.sh --quick, run on the CPU (--allow-cpu) as it runs on a GPU runner with one GPU:
+its results folder is what the schema says, its checks hold, its time within the budget, nothing left running;
+its checks judged on reports of two ranks too; and its installs never replace an installed distribution."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+pytest.importorskip("torch", reason="needs the checkpoint extra: pip install -e '.[checkpoint]'")
+
+from ci_checks.checkpoint import gpu_checks
+from ci_checks.checkpoint.options import installed
+from tests.ci.checkpoint_run import Run, observed
+from tests.ci.conftest import PROJECT
+
+pytestmark = [
+    pytest.mark.checkpoint,
+    pytest.mark.skipif(not installed("megatron.core"), reason="needs megatron-core: pip install -e '.[megatron]'"),
+    pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc"),
+]
+
+SCRIPT = PROJECT / "scripts" / "gpu-checkpoint-checks.sh"
+SUMMARY_SCHEMA = json.loads((PROJECT / "schemas" / "gpu-checkpoint-results.schema.json").read_text(encoding="utf-8"))
+REPORT_SCHEMA = json.loads((PROJECT / "schemas" / "checkpoint-report.schema.json").read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def quick(tmp_path_factory: pytest.TempPathFactory) -> tuple[Run, Path]:
+    tmp = tmp_path_factory.mktemp("quick")
+    command = [str(SCRIPT), "--quick", "--skip-install", "--allow-cpu", "--size-per-gpu", "2MiB"]
+    process = subprocess.run(
+        observed(tmp / "observed.json", [*command, str(tmp / "results")]),
+        cwd=tmp,  # the script finds its checkout itself
+        capture_output=True,
+        text=True,
+        timeout=gpu_checks.QUICK_BUDGET_S + 60,
+        check=False,
+    )
+    seen = json.loads((tmp / "observed.json").read_text(encoding="utf-8"))
+    run = Run(seen["code"], process.stdout, process.stderr, {}, seen["wall_s"], seen["left_below"],
+              seen["left_in_session"], seen["pids_seen"])  # fmt: skip
+    return run, tmp / "results"
+
+
+def summary_of(results: Path) -> dict[str, Any]:
+    found: dict[str, Any] = json.loads((results / "summary.json").read_text(encoding="utf-8"))
+    return found
+
+
+def test_the_quick_form_passes_within_its_budget_and_leaves_nothing(quick: tuple[Run, Path]) -> None:
+    run, _ = quick
+    assert run.code == 0, run.stdout + run.stderr[-3000:]
+    assert run.wall_s <= gpu_checks.QUICK_BUDGET_S
+    run.assert_left_nothing_running()
+    assert run.stdout.splitlines()[-1].startswith("gpu checkpoint checks passed in ")
+
+
+def test_the_results_folder_is_what_its_schemas_say(quick: tuple[Run, Path]) -> None:
+    _, results = quick
+    summary = summary_of(results)
+    jsonschema.validate(summary, SUMMARY_SCHEMA)
+    assert sorted(path.name for path in results.iterdir()) == [
+        "constraints.txt", "quick.json", "quick.txt", "quick.xml", "seed.json", "seed.txt", "summary.json",
+    ]  # fmt: skip
+    for step in summary["steps"]:
+        jsonschema.validate(json.loads((results / step["report"]).read_text(encoding="utf-8")), REPORT_SCHEMA)
+
+
+def test_every_promise_of_the_quick_form_is_checked_and_held(quick: tuple[Run, Path]) -> None:
+    _, results = quick
+    summary = summary_of(results)
+    assert (summary["mode"], summary["passed"], summary["gpus"], summary["ranks"]) == ("quick", True, 0, 1)
+    assert summary["checks"] == {
+        "seed_regression_caught": True,
+        "every_backend_bit_exact": True,
+        "one_kill_per_backend": True,
+        "every_gpu_used": True,
+        "multi_rank": None,  # one rank: nothing to load on another number of ranks
+        "throughput": True,
+    }
+    seed, main = summary["steps"]
+    assert (seed["name"], seed["expected_exit_code"], seed["exit_code"], seed["passed"]) == ("seed", 1, 1, True)
+    assert seed["command"][seed["command"].index("--setup") + 1] == "tests.ci.checkpoint_patches.rocm_setup:main"
+    assert "--as-platform" in seed["command"]
+    assert (main["name"], main["exit_code"], main["passed"]) == ("quick", 0, True)
+    assert seed["limit_s"] + main["limit_s"] + gpu_checks.BACKSTOP_S <= gpu_checks.QUICK_BUDGET_S
+    report = json.loads((results / "quick.json").read_text(encoding="utf-8"))
+    assert report["platform"]["world_size"] == 1 and report["platform"]["reshard_ranks"] is None
+
+
+def test_with_two_gpus_the_quick_checks_want_both_ranks_and_the_resharding(quick: tuple[Run, Path]) -> None:
+    # The one-rank report, as two ranks would have written it, then without its resharding rows.
+    _, results = quick
+    report = json.loads((results / "quick.json").read_text(encoding="utf-8"))
+    seed = json.loads((results / "seed.json").read_text(encoding="utf-8"))
+    report["platform"]["world_size"] = 2
+    rows = report["results"]
+    for row in [r for r in rows if r["check"] == "throughput" and r["ranks"]]:
+        row["ranks"] = [row["ranks"][0], {**row["ranks"][0], "rank": 1}]
+    backends = [r["backend"] for r in rows if r["check"] == "verify"]
+    resharded = [{"backend": b, "check": "reshard", "passed": True, "detail": "bit-exact"} for b in backends]
+    assert gpu_checks.quick_checks({**report, "results": rows + resharded}, seed, gpus=2, ranks=2)["multi_rank"]
+    checks = gpu_checks.quick_checks({**report, "results": rows}, seed, gpus=2, ranks=2)
+    assert (checks["multi_rank"], checks["every_gpu_used"], checks["throughput"]) == (False, True, True)
+    assert gpu_checks.quick_checks(report, seed, gpus=4, ranks=4)["every_gpu_used"] is False
+
+
+def test_nothing_installed_is_ever_replaced(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # megatron-core and psutil made absent to the installer's look-up only: a stand-in for an image without them
+    real = gpu_checks.importlib.util.find_spec
+    absent = {"megatron.core", "psutil"}
+    monkeypatch.setattr(gpu_checks.importlib.util, "find_spec", lambda name: None if name in absent else real(name))
+    summary = gpu_checks.Summary("quick", tmp_path, 0, 1, gpu_checks.QUICK_BUDGET_S)
+    assert gpu_checks.install(summary, skip=True, quick=True)
+    constraints = (tmp_path / "constraints.txt").read_text(encoding="utf-8").splitlines()
+    torch_version = importlib.metadata.version("torch")
+    assert summary.installs["torch"] == f"torch=={torch_version}" and f"torch=={torch_version}" in constraints
+    assert f"megatron-core=={importlib.metadata.version('megatron-core')}" in constraints
+    assert summary.installs["missing"] == ["psutil", "megatron-core>=0.16,<0.17"]
+    assert summary.installs["command"] == [
+        sys.executable, "-m", "pip", "install", "--constraint", str(tmp_path / "constraints.txt"),
+        "psutil", "megatron-core>=0.16,<0.17",
+    ]  # fmt: skip
+    assert summary.installs["skipped"] is True
+
+
+def test_a_seed_run_that_does_not_name_the_swap_fails_the_check() -> None:
+    named = {"results": [{"backend": "megatron-async", "check": "staging", "passed": False,
+                          "detail": "rank 0: the save instantiated x.ROCmFileSystemWriterAsync"}]}  # fmt: skip
+    other = {"results": [{"backend": "megatron-async", "check": "staging", "passed": False, "detail": "timed out"}]}
+    assert gpu_checks.quick_checks({}, named, 1, 1)["seed_regression_caught"] is True
+    checks = gpu_checks.quick_checks({}, other, 1, 1)
+    assert checks["seed_regression_caught"] is False and checks["every_backend_bit_exact"] is False
+    assert checks["multi_rank"] is None  # one GPU: nothing to load on another number of ranks
+
+
+def test_without_an_accelerator_it_says_so_and_exits_2(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [str(SCRIPT), "--quick", str(tmp_path / "results")], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert (result.returncode, result.stderr) == (2, "no CUDA or ROCm accelerator is visible to torch\n")
