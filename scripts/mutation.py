@@ -104,7 +104,14 @@ GROUPS: dict[str, Group] = {
     "settings": Group(("ci_checks/settings.py",), ("tests/ci/test_settings.py", *_CLI)),
     "reporters": Group(
         ("ci_checks/reporters/*.py",),
-        ("tests/ci/test_reporters.py", "tests/ci/test_terminal.py", "tests/ci/test_untrusted.py", *_CLI),
+        (
+            "tests/ci/test_reporters.py",
+            "tests/ci/test_terminal.py",
+            "tests/ci/test_untrusted.py",
+            "tests/ci/test_untrusted_surfaces.py",
+            "tests/ci/test_fuzz_surfaces.py",
+            *_CLI,
+        ),
     ),
     "fixes": Group(("ci_checks/fixes.py",), ("tests/ci/test_fixes.py",)),
 }

@@ -386,3 +386,17 @@ def test_the_base_is_written_up_to_its_limits(tmp_path: Path, repo: Path, monkey
         if more
         else "its files are larger than the 1 MiB that are checked"
     )
+
+
+def test_once_the_runs_budget_is_spent_the_lines_between_differences_count_as_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run's comparisons draw on one budget (`Budget()` of the run, here made empty): past it a file's findings
+    between its first and last change are kept, as the exact diff is not known."""
+    root = _repository(tmp_path, {".github/workflows/ci.yml": WORKFLOW})
+    first = WORKFLOW.replace("    steps:\n", "    steps:\n      # first\n")
+    (root / ".github/workflows/ci.yml").write_text(first.replace("      - run: echo ok\n", "      # last\n"))
+    assert run_cli("check", root, "--new-since", "main").headers == []
+    monkeypatch.setattr(changes, "Budget", lambda: line_diff.Budget(0))
+    result = run_cli("check", root, "--new-since", "main")
+    assert [h.split(" `")[0] for h in result.headers] == [".github/workflows/ci.yml:9:14: CC031"]

@@ -24,6 +24,7 @@ from ci_checks import __version__, own_schemas, registry
 from ci_checks.diagnostics import Diagnostic, Edit, Fix, Severity, Span
 from ci_checks.outcome import Outcome
 from ci_checks.reporters import docs, github, markdown, sarif
+from ci_checks.reporters.text import statistics
 from tests.ci.conftest import PROJECT, run_cli
 
 OASIS_SCHEMA_BLOB = "0f58372b548f60c84d20fca77687435e71b3b3a3"
@@ -654,3 +655,26 @@ def test_no_placeholder_link_reaches_any_output(make_repo, tmp_path: Path) -> No
 def test_a_placeholder_or_unsafe_repository_url_is_never_a_link(url: str) -> None:
     assert docs.repository_of([f"Repository, {url}"]) is None
     assert docs.repository_of([f"Repository, {PUBLISHED}/"]) == PUBLISHED
+
+
+def _finding(code: str, rule: str, severity: Severity, line: int = 1) -> Diagnostic:
+    return Diagnostic(code, rule, severity, "m", Span.point(".github/workflows/ci.yml", line))
+
+
+def test_statistics_count_by_rule_most_first_then_by_code_and_rule_in_aligned_columns() -> None:
+    diagnostics = [
+        _finding("CC101", "b-rule", Severity.ERROR),
+        *(_finding("CC031", "deprecated-workflow-command", Severity.WARNING, line) for line in (1, 2, 3)),
+        *(_finding("SC2086", "SC2086", Severity.INFO, line) for line in (1, 2)),
+        *(_finding("AL-expression", "expression", Severity.ERROR, line) for line in (1, 2)),
+        _finding("CC101", "a-rule", Severity.ERROR),
+    ]
+    assert statistics(Outcome(diagnostics, files=2)).splitlines() == [
+        "     3  CC031          deprecated-workflow-command  (warning)",
+        "     2  AL-expression  expression  (error)",
+        "     2  SC2086         SC2086  (info)",
+        "     1  CC101          a-rule  (error)",
+        "     1  CC101          b-rule  (error)",
+        "Found 9 problems (4 errors, 3 warnings, 2 infos); 2 files checked.",
+    ]
+    assert statistics(Outcome([], files=1)) == "No problems found; 1 file checked.\n"
