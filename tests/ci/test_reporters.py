@@ -678,3 +678,20 @@ def test_statistics_count_by_rule_most_first_then_by_code_and_rule_in_aligned_co
         "Found 9 problems (4 errors, 3 warnings, 2 infos); 2 files checked.",
     ]
     assert statistics(Outcome([], files=1)) == "No problems found; 1 file checked.\n"
+
+
+def test_sarif_gives_each_rule_the_level_its_findings_have_by_default(make_repo) -> None:  # type: ignore[no-untyped-def]
+    """A built-in rule its own severity; a policy rule the severity its policy gives it (here a warning, where the
+    kind's code, CC100, is an error)."""
+    policy = POLICY.replace("    kind: order\n", "    kind: order\n    severity: warning\n")
+    root = make_repo({".github/workflows/ci.yml": WORKFLOW, ".github/ci-checks.yml": policy})
+    [run] = json.loads(run_cli("check", root, "--output-format", "sarif").out)["runs"]
+    levels = {rule["id"]: rule["defaultConfiguration"]["level"] for rule in run["tool"]["driver"]["rules"]}
+    assert levels == {
+        "CC011": "error",
+        "CC030": "error",
+        "CC031": "warning",
+        "CC100/tests-after-checkout": "warning",
+        "CC101/no-set-env": "error",
+    }
+    assert registry.BY_CODE["CC100"].severity is Severity.ERROR
