@@ -21,9 +21,10 @@ from hypothesis import strategies as st
 from junitparser import Failure, JUnitXml
 
 from ci_checks import __version__, own_schemas, registry
-from ci_checks.diagnostics import Diagnostic, Edit, Fix, Severity, Span
+from ci_checks.diagnostics import Diagnostic, Edit, Fix, Related, Severity, Span
 from ci_checks.outcome import Outcome
-from ci_checks.reporters import docs, github, markdown, sarif
+from ci_checks.reporters import docs, escaping, github, markdown, sarif
+from ci_checks.reporters.escaping import one_line
 from ci_checks.reporters.text import statistics
 from tests.ci.conftest import PROJECT, run_cli
 
@@ -695,3 +696,103 @@ def test_sarif_gives_each_rule_the_level_its_findings_have_by_default(make_repo)
         "CC101/no-set-env": "error",
     }
     assert registry.BY_CODE["CC100"].severity is Severity.ERROR
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("a\nb", "a\u240ab"),
+        ("\x1f", "\u241f"),
+        ("\x7f", "\u2421"),
+        ("\x80", "\\u0080"),
+        ("a\u2028b", "a\\u2028b"),
+        ("x ##[group]", "x #\uff03[group]"),
+        (":: error", "\\x3a: error"),
+        ("  ::x", "  \\x3a:x"),
+        ("a: b", "a: b"),
+    ],
+)
+def test_untrusted_text_is_one_line_and_no_workflow_command(text: str, shown: str) -> None:
+    assert one_line(text) == shown
+
+
+@pytest.mark.parametrize(
+    ("name", "written"),
+    [
+        ("caf\udce9.yml", "caf%E9.yml"),
+        ("::error::x", "%3A%3Aerror::x"),
+        ("a\u2028b.yml", "a%E2%80%A8b.yml"),
+        ("a\x7fb", "a%7Fb"),
+        (" x", "%20x"),
+        ("a##[b", "a#%23[b"),
+        ("ci.yml", "ci.yml"),
+    ],
+)
+def test_a_file_name_is_written_with_percent_escapes(name: str, written: str) -> None:
+    assert escaping.path(name) == written
+
+
+@pytest.mark.parametrize("text", ["x\n::error::y\n", "x\n::error::y", "##[group]x"])
+def test_text_holding_a_workflow_command_is_written_between_stop_commands_and_its_token(text: str) -> None:
+    assert escaping.holds_commands(text)
+    stopped = escaping.commands_stopped(text)
+    match = re.fullmatch(r"::stop-commands::([0-9a-f]{32})\n(.*)\n::\1::\n", stopped, re.DOTALL)
+    assert match is not None and match.group(2) == text.removesuffix("\n")
+
+
+def test_text_without_a_workflow_command_is_written_as_it_is() -> None:
+    assert not escaping.holds_commands("x\n: not one\n# ## [\n")
+    assert escaping.commands_stopped("x\n: not one\n") == "x\n: not one\n"
+
+
+def test_every_text_of_a_finding_is_escaped_its_fix_too() -> None:
+    def span(path: str) -> Span:
+        return Span(path, 1, 1, 1, 2)
+
+    found = Diagnostic(
+        "C\nC",
+        "r\nr",
+        Severity.ERROR,
+        "m\nm",
+        span("::a.yml"),
+        (Related(span("::b.yml"), "n\nn"),),
+        Fix("f\nf", (Edit(span("::c.yml"), "kept\n##[as it is]"),)),
+    )
+    [shown] = escaping.escaped(Outcome([found])).diagnostics
+    assert shown == Diagnostic(
+        "C\u240aC",
+        "r\u240ar",
+        Severity.ERROR,
+        "m\u240am",
+        span("%3A%3Aa.yml"),
+        (Related(span("%3A%3Ab.yml"), "n\u240an"),),
+        Fix("f\u240af", (Edit(span("%3A%3Ac.yml"), "kept\n##[as it is]"),)),
+    )
+
+
+def test_the_repository_link_is_taken_whole_from_its_entry() -> None:
+    """The label ends at the first comma (a URL may hold more); only slashes are taken off its end."""
+    assert docs.repository_of(["Homepage, https://a.test/h", "Repository, https://git.test/o/a,b/X/"]) == (
+        "https://git.test/o/a,b/X"
+    )
+
+
+@pytest.mark.parametrize(
+    ("word", "named"),
+    [("zizmor-artipacked", True), ("zizmor-artipack", False), ("actionlint-expression", True), ("AL-expres", False)],
+)
+def test_a_linters_check_is_named_by_its_whole_name_not_a_prefix(word: str, named: bool) -> None:
+    assert (docs.named_check(word) is not None) is named
+
+
+def test_concise_output_is_coloured_when_asked(make_repo) -> None:  # type: ignore[no-untyped-def]
+    workflow = 'on: push\njobs:\n  t:\n    runs-on: x\n    steps:\n      - run: echo "::set-output name=a::1"\n'
+    root = make_repo({".github/workflows/ci.yml": workflow})
+    result = run_cli(
+        "check", root, "--select", "CC031", "--backends", "none", "--output-format", "concise", "--color", "always"
+    )
+    assert result.out.splitlines() == [
+        "\x1b[1m.github/workflows/ci.yml:6:14:\x1b[0m \x1b[1;33mCC031\x1b[0m `::set-output` is deprecated; append "
+        '`name=value` to "$GITHUB_OUTPUT" instead \x1b[2m[deprecated-workflow-command]\x1b[0m',
+        "Found 1 problem (\x1b[33m1 warning\x1b[0m); 1 file checked.",
+    ]
