@@ -746,28 +746,17 @@ def test_text_without_a_workflow_command_is_written_as_it_is() -> None:
 
 
 def test_every_text_of_a_finding_is_escaped_its_fix_too() -> None:
-    def span(path: str) -> Span:
-        return Span(path, 1, 1, 1, 2)
+    def finding(line_break: str, start: str) -> Diagnostic:
+        """A finding whose texts hold `line_break` and whose paths start with `start`; the fix's text is data."""
 
-    found = Diagnostic(
-        "C\nC",
-        "r\nr",
-        Severity.ERROR,
-        "m\nm",
-        span("::a.yml"),
-        (Related(span("::b.yml"), "n\nn"),),
-        Fix("f\nf", (Edit(span("::c.yml"), "kept\n##[as it is]"),)),
-    )
-    [shown] = escaping.escaped(Outcome([found])).diagnostics
-    assert shown == Diagnostic(
-        "C\u240aC",
-        "r\u240ar",
-        Severity.ERROR,
-        "m\u240am",
-        span("%3A%3Aa.yml"),
-        (Related(span("%3A%3Ab.yml"), "n\u240an"),),
-        Fix("f\u240af", (Edit(span("%3A%3Ac.yml"), "kept\n##[as it is]"),)),
-    )
+        def span(path: str) -> Span:
+            return Span(start + path, 1, 1, 1, 2)
+
+        texts = [f"{letter}{line_break}{letter}" for letter in "CrmnF"]
+        fix = Fix(texts[4], (Edit(span("c.yml"), "kept\n##[as it is]"),))
+        return Diagnostic(*texts[:2], Severity.ERROR, texts[2], span("a.yml"), (Related(span("b.yml"), texts[3]),), fix)
+
+    assert escaping.escaped(Outcome([finding("\n", "::")])).diagnostics == [finding("\u240a", "%3A%3A")]
 
 
 def test_the_repository_link_is_taken_whole_from_its_entry() -> None:
