@@ -21,11 +21,13 @@ from hypothesis import strategies as st
 from junitparser import Failure, JUnitXml
 
 from ci_checks import __version__, own_schemas, registry
+from ci_checks.config_files import ConfigError
 from ci_checks.diagnostics import Diagnostic, Edit, Fix, Related, Severity, Span
 from ci_checks.outcome import Outcome
-from ci_checks.reporters import docs, escaping, github, markdown, sarif
+from ci_checks.reporters import docs, errors, escaping, github, junit, markdown, sarif
 from ci_checks.reporters.escaping import one_line
 from ci_checks.reporters.text import statistics
+from ci_checks.source import SourceFile
 from tests.ci.conftest import PROJECT, run_cli
 
 OASIS_SCHEMA_BLOB = "0f58372b548f60c84d20fca77687435e71b3b3a3"
@@ -785,3 +787,78 @@ def test_concise_output_is_coloured_when_asked(make_repo) -> None:  # type: igno
         '`name=value` to "$GITHUB_OUTPUT" instead \x1b[2m[deprecated-workflow-command]\x1b[0m',
         "Found 1 problem (\x1b[33m1 warning\x1b[0m); 1 file checked.",
     ]
+
+
+def test_junit_has_a_suite_per_file_a_case_per_finding_and_fails_on_errors_only() -> None:
+    """Written by hand from the module's rules: an error a failure with its excerpt and help link, an info a passing
+    case that says what it noticed, a checked file with no finding one passing case, characters XML cannot hold
+    as `\\xNN`."""
+    source = SourceFile("a.yml", "on: push\njobs: {}\n")
+    found = [
+        Diagnostic(
+            "ZZ-artipacked",
+            "artipacked",
+            Severity.ERROR,
+            "credentials \x01 persist",
+            Span("a.yml", 2, 1, 2, 5),
+            url="https://docs.zizmor.sh/audits/#artipacked",
+        ),
+        Diagnostic("CC031", "deprecated-workflow-command", Severity.INFO, "noticed", Span("a.yml", 1, 1, 1, 3)),
+    ]
+    assert junit.render(Outcome(found, {"a.yml": source}, files=2, checked=["a.yml", "b.yml"])) == (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        '<testsuites name="ci-checks" tests="3" failures="1">\n'
+        '  <testsuite name="a.yml" tests="2" failures="1" errors="0">\n'
+        '    <testcase name="ZZ-artipacked artipacked at 2:1" classname="a.yml">\n'
+        '      <failure message="credentials \\x01 persist" type="ZZ-artipacked">'
+        "a.yml:2:1: ZZ-artipacked credentials \\x01 persist [artipacked]\n"
+        "  |\n"
+        "2 | jobs: {}\n"
+        "  | ^^^^\n"
+        "  = help: https://docs.zizmor.sh/audits/#artipacked</failure>\n"
+        "    </testcase>\n"
+        '    <testcase name="CC031 deprecated-workflow-command at 1:1" classname="a.yml">\n'
+        "      <system-out>a.yml:1:1: CC031 noticed\n"
+        "  |\n"
+        "1 | on: push\n"
+        "  | ^^</system-out>\n"
+        "    </testcase>\n"
+        "  </testsuite>\n"
+        '  <testsuite name="b.yml" tests="1" failures="0" errors="0">\n'
+        '    <testcase name="no problems found" classname="b.yml" />\n'
+        "  </testsuite>\n"
+        "</testsuites>\n"
+    )
+    assert junit.render(Outcome([], files=0)) == (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        '<testsuites name="ci-checks" tests="1" failures="0">\n'
+        '  <testsuite name="ci-checks" tests="1" failures="0" errors="0">\n'
+        '    <testcase name="0 files checked" classname="ci-checks" />\n'
+        "  </testsuite>\n"
+        "</testsuites>\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("root", "prefix"),
+    [(".", ""), ("repositories/b", "repositories/b/")],
+)
+def test_a_configuration_error_is_positioned_with_its_notes_in_the_repository_that_has_it(
+    root: str, prefix: str
+) -> None:
+    error = ConfigError(
+        "rules.0.id: 'r' twice",
+        Span(".github/ci-checks.yml", 7, 9, 7, 10),
+        (
+            Related(Span(".github/ci-checks.yml", 3, 9, 3, 10), "first\nhere"),
+            Related(Span("::policy.yml", 1, 1, 1, 2), "included"),
+        ),
+    )
+    assert errors.failure(root, error).splitlines() == [
+        f"{prefix}.github/ci-checks.yml:7:9: error: rules.0.id: 'r' twice",
+        "  = note: first\u240ahere at 3:9",
+        f"  = note: included at {'%3A%3A' if not prefix else prefix + '::'}policy.yml:1:1",
+    ]
+    assert errors.failure(root, OSError("gone\n::error::x")) == (
+        f"ci-checks: error: {'.' if not prefix else root}: gone\u240a::error::x\n"
+    )
