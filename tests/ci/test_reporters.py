@@ -862,3 +862,19 @@ def test_a_configuration_error_is_positioned_with_its_notes_in_the_repository_th
     assert errors.failure(root, OSError("gone\n::error::x")) == (
         f"ci-checks: error: {'.' if not prefix else root}: gone\u240a::error::x\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "cell"),
+    [
+        ("see https://x.test/a|b", "see `https://x.test/a\\|b`"),
+        ("`https://x.test`", "`` `https://x.test` ``"),
+        ("https://x.test/``a", "```https://x.test/``a```"),
+        ("mail a@b.test\r\nnow", "mail `a@b.test`  now"),
+        ("a_b _c_ *d* [e](f) <g> &h; ~i~", "a_b \\_c\\_ \\*d\\* \\[e\\](f) \\<g\\> \\&h; \\~i\\~"),
+    ],
+)
+def test_a_markdown_cell_shows_the_text_as_it_is_and_links_nothing(text: str, cell: str) -> None:
+    """A word GitHub would link by itself is a code span, fenced by one backtick more than it holds in a row and
+    padded where it starts or ends with one; other markup is escaped."""
+    assert markdown.escape(text) == cell
