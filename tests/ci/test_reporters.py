@@ -24,7 +24,7 @@ from ci_checks import __version__, own_schemas, registry
 from ci_checks.config_files import ConfigError
 from ci_checks.diagnostics import Diagnostic, Edit, Fix, Related, Severity, Span
 from ci_checks.outcome import Outcome
-from ci_checks.reporters import docs, errors, escaping, github, junit, markdown, sarif
+from ci_checks.reporters import docs, errors, escaping, github, json_output, junit, markdown, sarif
 from ci_checks.reporters.escaping import one_line
 from ci_checks.reporters.text import statistics
 from ci_checks.source import SourceFile
@@ -878,3 +878,62 @@ def test_a_markdown_cell_shows_the_text_as_it_is_and_links_nothing(text: str, ce
     """A word GitHub would link by itself is a code span, fenced by one backtick more than it holds in a row and
     padded where it starts or ends with one; other markup is escaped."""
     assert markdown.escape(text) == cell
+
+
+def test_json_output_holds_every_part_of_a_finding() -> None:
+    """Written by hand from schemas/ci-checks-output.schema.json: the position of the finding, of each related
+    place and of each edit of its fix; the link and confidence only where there are; `##[` inside a string
+    written `#\\u0023[`."""
+    found = Diagnostic(
+        "ZZ-artipacked",
+        "artipacked",
+        Severity.WARNING,
+        "credentials ##[persist]",
+        Span("a.yml", 2, 3, 4, 5),
+        (Related(Span("b.yml", 6, 7, 6, 8), "set here"),),
+        Fix("drop them", (Edit(Span("a.yml", 2, 3, 2, 9), "x: 1"),), safe=False),
+        url="https://docs.zizmor.sh/audits/#artipacked",
+        confidence="high",
+    )
+    plain = Diagnostic("CC031", "deprecated-workflow-command", Severity.INFO, "m", Span("c.yml", 1, 1, 1, 2))
+    assert json.loads(json_output.render([found, plain])) == {
+        "version": 1,
+        "diagnostics": [
+            {
+                "code": "ZZ-artipacked",
+                "rule": "artipacked",
+                "severity": "warning",
+                "path": "a.yml",
+                "line": 2,
+                "column": 3,
+                "end_line": 4,
+                "end_column": 5,
+                "message": "credentials ##[persist]",
+                "related": [
+                    {"path": "b.yml", "line": 6, "column": 7, "end_line": 6, "end_column": 8, "message": "set here"}
+                ],
+                "fix": {
+                    "description": "drop them",
+                    "safe": False,
+                    "edits": [
+                        {"path": "a.yml", "line": 2, "column": 3, "end_line": 2, "end_column": 9, "replacement": "x: 1"}
+                    ],
+                },
+                "url": "https://docs.zizmor.sh/audits/#artipacked",
+                "confidence": "high",
+            },
+            {
+                "code": "CC031",
+                "rule": "deprecated-workflow-command",
+                "severity": "info",
+                "path": "c.yml",
+                "line": 1,
+                "column": 1,
+                "end_line": 1,
+                "end_column": 2,
+                "message": "m",
+            },
+        ],
+    }
+    assert "##[" not in json_output.render([found]) and '"credentials #\\u0023[persist]"' in json_output.render([found])
+    assert json_output.render([]) == '{\n  "version": 1,\n  "diagnostics": []\n}\n'
