@@ -880,21 +880,27 @@ def test_a_markdown_cell_shows_the_text_as_it_is_and_links_nothing(text: str, ce
     assert markdown.escape(text) == cell
 
 
+def _artipacked(message: str, span: Span, related: Span, fix: Fix, confidence: str) -> Diagnostic:
+    """A zizmor finding with every part a finding may have: a related place, a fix, a link, a confidence."""
+    return Diagnostic(
+        "ZZ-artipacked",
+        "artipacked",
+        Severity.WARNING,
+        message,
+        span,
+        (Related(related, "set here"),),
+        fix,
+        url="https://docs.zizmor.sh/audits/#artipacked",
+        confidence=confidence,
+    )
+
+
 def test_json_output_holds_every_part_of_a_finding() -> None:
     """Written by hand from schemas/ci-checks-output.schema.json: the position of the finding, of each related
     place and of each edit of its fix; the link and confidence only where there are; `##[` inside a string
     written `#\\u0023[`."""
-    found = Diagnostic(
-        "ZZ-artipacked",
-        "artipacked",
-        Severity.WARNING,
-        "credentials ##[persist]",
-        Span("a.yml", 2, 3, 4, 5),
-        (Related(Span("b.yml", 6, 7, 6, 8), "set here"),),
-        Fix("drop them", (Edit(Span("a.yml", 2, 3, 2, 9), "x: 1"),), safe=False),
-        url="https://docs.zizmor.sh/audits/#artipacked",
-        confidence="high",
-    )
+    fix = Fix("drop them", (Edit(Span("a.yml", 2, 3, 2, 9), "x: 1"),), safe=False)
+    found = _artipacked("credentials ##[persist]", Span("a.yml", 2, 3, 4, 5), Span("b.yml", 6, 7, 6, 8), fix, "high")
     plain = Diagnostic("CC031", "deprecated-workflow-command", Severity.INFO, "m", Span("c.yml", 1, 1, 1, 2))
     assert json.loads(json_output.render([found, plain])) == {
         "version": 1,
@@ -937,3 +943,78 @@ def test_json_output_holds_every_part_of_a_finding() -> None:
     }
     assert "##[" not in json_output.render([found]) and '"credentials #\\u0023[persist]"' in json_output.render([found])
     assert json_output.render([]) == '{\n  "version": 1,\n  "diagnostics": []\n}\n'
+
+
+def test_a_sarif_result_holds_its_place_related_places_fix_and_confidence() -> None:
+    """Written by hand from the module's rules: a region is never empty (a point underlines one character), a
+    related place keeps its exact region, a fix is one change per file with its edits in order, each deleting its
+    exact span (an empty one inserts); an info finding is a note; a rule is listed once and indexed."""
+    edits = (
+        Edit(Span("b.yml", 1, 1, 1, 1), "x: 1\n"),
+        Edit(Span("a.yml", 2, 3, 2, 9), ""),
+        Edit(Span("a.yml", 1, 1, 1, 4), "y"),
+    )
+    fix = Fix("drop them", edits, safe=False)
+    found = _artipacked("credentials persist", Span("a.yml", 2, 3, 2, 3), Span("b.yml", 6, 7, 7, 2), fix, "low")
+    info = Diagnostic("CC031", "deprecated-workflow-command", Severity.INFO, "m", Span("c.yml", 1, 1, 2, 2))
+    document = sarif.document(Outcome([found, info, found]))
+    assert (document["$schema"], document["version"]) == ("https://json.schemastore.org/sarif-2.1.0.json", "2.1.0")
+    [run] = document["runs"]
+    assert run["columnKind"] == "unicodeCodePoints"
+    assert [rule["id"] for rule in run["tool"]["driver"]["rules"]] == ["ZZ-artipacked", "CC031"]
+
+    def region(line: int, column: int, end_line: int, end_column: int) -> dict[str, int]:
+        return {"startLine": line, "startColumn": column, "endLine": end_line, "endColumn": end_column}
+
+    def artifact(path: str) -> dict[str, str]:
+        return {"uri": path, "uriBaseId": "%SRCROOT%"}
+
+    def replacement(deleted: dict[str, int], text: str) -> dict[str, Any]:
+        return {"deletedRegion": deleted, "insertedContent": {"text": text}}
+
+    def result(rule: str, index: int, level: str, message: str, path: str, place: dict[str, int]) -> dict[str, Any]:
+        location = {"physicalLocation": {"artifactLocation": artifact(path), "region": place}}
+        return {
+            "ruleId": rule,
+            "ruleIndex": index,
+            "level": level,
+            "message": {"text": message},
+            "locations": [location],
+        }
+
+    first = {
+        **result("ZZ-artipacked", 0, "warning", "credentials persist", "a.yml", region(2, 3, 2, 4)),
+        "relatedLocations": [
+            {
+                "id": 0,
+                "physicalLocation": {"artifactLocation": artifact("b.yml"), "region": region(6, 7, 7, 2)},
+                "message": {"text": "set here"},
+            }
+        ],
+        "fixes": [
+            {
+                "description": {"text": "drop them"},
+                "artifactChanges": [
+                    {
+                        "artifactLocation": artifact("a.yml"),
+                        "replacements": [replacement(region(1, 1, 1, 4), "y"), replacement(region(2, 3, 2, 9), "")],
+                    },
+                    {
+                        "artifactLocation": artifact("b.yml"),
+                        "replacements": [replacement(region(1, 1, 1, 1), "x: 1\n")],
+                    },
+                ],
+                "properties": {"safe": False},
+            }
+        ],
+        "properties": {"confidence": "low"},
+    }
+    note = result("CC031", 1, "note", "m", "c.yml", region(1, 1, 2, 2))
+    assert run["results"] == [first, note, first]
+    linter_rule = run["tool"]["driver"]["rules"][0]
+    assert linter_rule["shortDescription"] == {"text": "zizmor ZZ-artipacked"}
+    assert linter_rule["helpUri"] == "https://docs.zizmor.sh/audits/#artipacked"
+    assert linter_rule["properties"] == {"tags": ["zizmor"]}
+    assert linter_rule["help"]["markdown"].endswith(
+        " [https://docs.zizmor.sh/audits/#artipacked](https://docs.zizmor.sh/audits/#artipacked)"
+    )
