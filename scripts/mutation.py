@@ -101,7 +101,9 @@ GROUPS: dict[str, Group] = {
         ("ci_checks/changes.py",),
         ("tests/ci/test_new_since.py", "tests/ci/test_untrusted_surfaces.py"),
     ),
-    "settings": Group(("ci_checks/settings.py",), ("tests/ci/test_settings.py", *_CLI)),
+    "settings": Group(
+        ("ci_checks/settings.py",), ("tests/ci/test_settings.py", "tests/ci/test_per_file_ignores.py", *_CLI)
+    ),
     "reporters": Group(
         ("ci_checks/reporters/*.py",),
         (
