@@ -683,21 +683,33 @@ def test_statistics_count_by_rule_most_first_then_by_code_and_rule_in_aligned_co
     assert statistics(Outcome([], files=1)) == "No problems found; 1 file checked.\n"
 
 
-def test_sarif_gives_each_rule_the_level_its_findings_have_by_default(make_repo) -> None:  # type: ignore[no-untyped-def]
-    """A built-in rule its own severity; a policy rule the severity its policy gives it (here a warning, where the
-    kind's code, CC100, is an error)."""
-    policy = POLICY.replace("    kind: order\n", "    kind: order\n    severity: warning\n")
+def test_sarif_gives_each_rule_its_default_level_and_tags(make_repo) -> None:  # type: ignore[no-untyped-def]
+    """A built-in rule its own severity, whatever the configuration makes of its findings (CC031 is a warning, its
+    findings here errors); a policy rule the severity its policy gives it (a warning, where CC100 is an error)."""
+    policy = (
+        POLICY.replace("    kind: order\n", "    kind: order\n    severity: warning\n") + "severity: {CC031: error}\n"
+    )
     root = make_repo({".github/workflows/ci.yml": WORKFLOW, ".github/ci-checks.yml": policy})
     [run] = json.loads(run_cli("check", root, "--output-format", "sarif").out)["runs"]
-    levels = {rule["id"]: rule["defaultConfiguration"]["level"] for rule in run["tool"]["driver"]["rules"]}
-    assert levels == {
+    rules = {rule["id"]: rule for rule in run["tool"]["driver"]["rules"]}
+    assert {identifier: rule["defaultConfiguration"]["level"] for identifier, rule in rules.items()} == {
         "CC011": "error",
         "CC030": "error",
         "CC031": "warning",
         "CC100/tests-after-checkout": "warning",
         "CC101/no-set-env": "error",
     }
+    assert {result["level"] for result in run["results"] if result["ruleId"] == "CC031"} == {"error"}
     assert registry.BY_CODE["CC100"].severity is Severity.ERROR
+    assert rules["CC031"]["properties"] == {"tags": ["ci-checks"]}
+    assert rules["CC031"]["shortDescription"] == {"text": registry.BY_CODE["CC031"].summary}
+    assert rules["CC101/no-set-env"]["properties"] == {"tags": ["ci-checks", "policy"]}
+
+
+def test_a_sarif_rule_of_a_code_neither_built_in_nor_a_linters_is_named_by_rule_and_code() -> None:
+    found = Diagnostic("CC999", "from-elsewhere", Severity.ERROR, "m", Span("a.yml", 1, 1, 1, 2))
+    [rule] = sarif.document(Outcome([found]))["runs"][0]["tool"]["driver"]["rules"]
+    assert rule == {"id": "CC999", "name": "from-elsewhere", "shortDescription": {"text": "from-elsewhere (CC999)"}}
 
 
 @pytest.mark.parametrize(
@@ -869,6 +881,8 @@ def test_a_configuration_error_is_positioned_with_its_notes_in_the_repository_th
     [
         ("see https://x.test/a|b", "see `https://x.test/a\\|b`"),
         ("`https://x.test`", "`` `https://x.test` ``"),
+        ("`https://x.test", "`` `https://x.test ``"),
+        ("https://x.test`", "`` https://x.test` ``"),
         ("https://x.test/``a", "```https://x.test/``a```"),
         ("mail a@b.test\r\nnow", "mail `a@b.test`  now"),
         ("a_b _c_ *d* [e](f) <g> &h; ~i~", "a_b \\_c\\_ \\*d\\* \\[e\\](f) \\<g\\> \\&h; \\~i\\~"),
@@ -1011,6 +1025,9 @@ def test_a_sarif_result_holds_its_place_related_places_fix_and_confidence() -> N
     }
     note = result("CC031", 1, "note", "m", "c.yml", region(1, 1, 2, 2))
     assert run["results"] == [first, note, first]
+    assert sarif.render(Outcome([info])).startswith(
+        '{\n  "$schema": "https://json.schemastore.org/sarif-2.1.0.json",\n'
+    )
     linter_rule = run["tool"]["driver"]["rules"][0]
     assert linter_rule["shortDescription"] == {"text": "zizmor ZZ-artipacked"}
     assert linter_rule["helpUri"] == "https://docs.zizmor.sh/audits/#artipacked"
