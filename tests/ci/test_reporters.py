@@ -3,6 +3,7 @@ JUnit read back, the step summary, and `ci-checks rule` for every code a finding
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import json
 import os
@@ -1035,3 +1036,41 @@ def test_a_sarif_result_holds_its_place_related_places_fix_and_confidence() -> N
     assert linter_rule["help"]["markdown"].endswith(
         " [https://docs.zizmor.sh/audits/#artipacked](https://docs.zizmor.sh/audits/#artipacked)"
     )
+
+
+def test_the_markdown_summary_counts_by_severity_and_lists_a_row_per_finding() -> None:
+    """Written by hand: the counts in severity order, plural where more than one; a linter's code links its page; a
+    message past 1000 characters is cut to 999 and `…`."""
+    long = "x" * 1001
+    found = [
+        Diagnostic("CC011", "duplicate-key", Severity.ERROR, "key `a` twice", Span("a.yml", 3, 5, 3, 6)),
+        Diagnostic("CC031", "deprecated-workflow-command", Severity.WARNING, long, Span("b.yml", 1, 1, 1, 2)),
+        Diagnostic(
+            "ZZ-artipacked", "artipacked", Severity.ERROR, "m", Span("a.yml", 9, 1, 9, 2), url="https://z.test/a"
+        ),
+    ]
+    assert markdown.render(Outcome(found, files=1)).splitlines() == [
+        "## ci-checks",
+        "",
+        "Found 3 problems (2 errors, 1 warning); 1 file checked.",
+        "",
+        "| severity | location | code | rule | message |",
+        "|---|---|---|---|---|",
+        "| error | a.yml:3:5 | CC011 | duplicate-key | key \\`a\\` twice |",
+        f"| warning | b.yml:1:1 | CC031 | deprecated-workflow-command | {'x' * 999}… |",
+        "| error | a.yml:9:1 | [ZZ-artipacked](https://z.test/a) | artipacked | m |",
+    ]
+    assert markdown.render(Outcome(found[1:2], files=2)).splitlines()[2] == (
+        "Found 1 problem (1 warning); 2 files checked."
+    )
+    assert markdown.render(Outcome(found[1:2], files=2)).splitlines()[-1].endswith(f"| {'x' * 999}… |")
+    shorter = dataclasses.replace(found[1], message="x" * 1000)
+    assert markdown.render(Outcome([shorter], files=1)).splitlines()[-1].endswith(f"| {'x' * 1000} |")
+    assert markdown.render(Outcome([], files=1)) == "## ci-checks\n\nNo problems found; 1 file checked.\n"
+
+
+def test_what_a_rule_does_is_the_first_section_of_its_documentation_up_to_the_next() -> None:
+    page = "Intro.\n\n## What it does\nReports a key\nwritten twice.\n\n## Why it matters\nNot this.\n\n"
+    page += "## Example\n```markdown\n## What it does\n```\n"  # the heading quoted in an example is not the section
+    rule = dataclasses.replace(registry.BY_CODE["CC011"], docs=page)
+    assert docs.what_it_does(rule) == "Reports a key written twice."
