@@ -884,6 +884,7 @@ def test_a_configuration_error_is_positioned_with_its_notes_in_the_repository_th
         ("`https://x.test`", "`` `https://x.test` ``"),
         ("`https://x.test", "`` `https://x.test ``"),
         ("https://x.test`", "`` https://x.test` ``"),
+        ("_x (a_b", "\\_x (a_b"),
         ("https://x.test/``a", "```https://x.test/``a```"),
         ("mail a@b.test\r\nnow", "mail `a@b.test`  now"),
         ("a_b _c_ *d* [e](f) <g> &h; ~i~", "a_b \\_c\\_ \\*d\\* \\[e\\](f) \\<g\\> \\&h; \\~i\\~"),
