@@ -27,6 +27,7 @@ from ci_checks.diagnostics import Diagnostic, Edit, Fix, Related, Severity, Span
 from ci_checks.outcome import Outcome
 from ci_checks.reporters import docs, errors, escaping, github, json_output, junit, markdown, sarif
 from ci_checks.reporters.escaping import one_line
+from ci_checks.reporters.text import render as render_text
 from ci_checks.reporters.text import statistics
 from ci_checks.source import SourceFile
 from tests.ci.conftest import PROJECT, run_cli
@@ -1075,3 +1076,51 @@ def test_what_a_rule_does_is_the_first_section_of_its_documentation_up_to_the_ne
     page += "## Example\n```markdown\n## What it does\n```\n"  # the heading quoted in an example is not the section
     rule = dataclasses.replace(registry.BY_CODE["CC011"], docs=page)
     assert docs.what_it_does(rule) == "Reports a key written twice."
+
+
+def test_text_output_in_colour_quotes_lines_and_fixes_as_they_are() -> None:
+    """Written by hand: carets under the span in the severity's colour, to the end of the first line of a span over
+    lines, capped at the line's end; a quoted line or fix that starts with `:` is shown as it is (it follows
+    ci-checks' own text on its line); a fix over lines is shown line by line."""
+    source = SourceFile("a.yml", "on: push\n  :weird: 1\n")
+    fix = Fix(
+        "drop it", (Edit(Span("a.yml", 2, 1, 2, 12), "\n::a\n::b\n"), Edit(Span("a.yml", 1, 1, 1, 1), ":c")), False
+    )
+    found = [
+        Diagnostic(
+            "CC011", "duplicate-key", Severity.ERROR, "key twice", Span("a.yml", 2, 3, 2, 9),
+            (Related(Span("b.yml", 4, 1, 4, 2), "first"),), fix,
+        ),
+        Diagnostic("CC031", "deprecated-workflow-command", Severity.WARNING, "m", Span("a.yml", 1, 5, 2, 3)),
+        Diagnostic("CC031", "deprecated-workflow-command", Severity.WARNING, "n", Span("a.yml", 1, 1, 1, 30)),
+        Diagnostic("CC031", "deprecated-workflow-command", Severity.INFO, "p", Span("a.yml", 1, 20, 1, 21)),
+    ]  # fmt: skip
+    assert render_text(found, {"a.yml": source}, 1, colour=True).split("\n") == [
+        "\x1b[1ma.yml:2:3:\x1b[0m \x1b[1;31mCC011\x1b[0m key twice",
+        "  |",
+        "2 |   :weird: 1",
+        "  |   \x1b[31m^^^^^^\x1b[0m",
+        "  = note: first at b.yml:4:1",
+        "  = fix (drop it; unsafe: --unsafe-fixes):",
+        "    | ::a",
+        "    | ::b",
+        "  = fix (drop it; unsafe: --unsafe-fixes): :c",
+        "",
+        "\x1b[1ma.yml:1:5:\x1b[0m \x1b[1;33mCC031\x1b[0m m",
+        "  |",
+        "1 | on: push",
+        "  |     \x1b[33m^^^^\x1b[0m",
+        "",
+        "\x1b[1ma.yml:1:1:\x1b[0m \x1b[1;33mCC031\x1b[0m n",
+        "  |",
+        "1 | on: push",
+        "  | \x1b[33m^^^^^^^^\x1b[0m",
+        "",
+        "\x1b[1ma.yml:1:20:\x1b[0m \x1b[1;36mCC031\x1b[0m p",
+        "  |",
+        "1 | on: push",
+        "  |         \x1b[36m^\x1b[0m",
+        "",
+        "Found 4 problems (\x1b[31m1 error\x1b[0m, \x1b[33m2 warnings\x1b[0m, \x1b[36m1 info\x1b[0m); 1 file checked.",
+        "",
+    ]
