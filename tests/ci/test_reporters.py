@@ -14,6 +14,7 @@ import tomllib
 from importlib import metadata
 from pathlib import Path
 from typing import Any
+from xml.etree import ElementTree
 
 import jsonschema
 import pytest
@@ -1124,3 +1125,15 @@ def test_text_output_in_colour_quotes_lines_and_fixes_as_they_are() -> None:
         "Found 4 problems (\x1b[31m1 error\x1b[0m, \x1b[33m2 warnings\x1b[0m, \x1b[36m1 info\x1b[0m); 1 file checked.",
         "",
     ]
+
+
+def test_file_names_alone_are_escaped_too() -> None:
+    source = SourceFile("::x.yml", "on: push\n")
+    shown = escaping.escaped(Outcome([], {"::x.yml": source}, files=1, checked=["::x.yml"]))
+    assert (list(shown.sources), shown.checked) == (["%3A%3Ax.yml"], ["%3A%3Ax.yml"])
+
+
+def test_a_junit_failure_of_a_file_not_read_is_its_header_alone() -> None:
+    found = Diagnostic("CC091", "backend-failed", Severity.ERROR, "m", Span("gone.yml", 1, 1, 1, 2))
+    failure = ElementTree.fromstring(junit.render(Outcome([found], files=1))).find("testsuite/testcase/failure")
+    assert failure is not None and failure.text == "gone.yml:1:1: CC091 m"
