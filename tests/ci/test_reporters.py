@@ -816,7 +816,7 @@ def test_junit_has_a_suite_per_file_a_case_per_finding_and_fails_on_errors_only(
             Severity.ERROR,
             "credentials \x01 persist",
             Span("a.yml", 2, 1, 2, 5),
-            url="https://docs.zizmor.sh/audits/#artipacked",
+            url="https://z.test/artipacked",
         ),
         Diagnostic("CC031", "deprecated-workflow-command", Severity.INFO, "noticed", Span("a.yml", 1, 1, 1, 3)),
     ]
@@ -830,7 +830,7 @@ def test_junit_has_a_suite_per_file_a_case_per_finding_and_fails_on_errors_only(
         "  |\n"
         "2 | jobs: {}\n"
         "  | ^^^^\n"
-        "  = help: https://docs.zizmor.sh/audits/#artipacked</failure>\n"
+        "  = help: https://z.test/artipacked</failure>\n"
         "    </testcase>\n"
         '    <testcase name="CC031 deprecated-workflow-command at 1:1" classname="a.yml">\n'
         "      <system-out>a.yml:1:1: CC031 noticed\n"
@@ -908,7 +908,7 @@ def _artipacked(message: str, span: Span, related: Span, fix: Fix, confidence: s
         span,
         (Related(related, "set here"),),
         fix,
-        url="https://docs.zizmor.sh/audits/#artipacked",
+        url="https://z.test/artipacked",  # the linter's own link, not the one the code would give
         confidence=confidence,
     )
 
@@ -943,7 +943,7 @@ def test_json_output_holds_every_part_of_a_finding() -> None:
                         {"path": "a.yml", "line": 2, "column": 3, "end_line": 2, "end_column": 9, "replacement": "x: 1"}
                     ],
                 },
-                "url": "https://docs.zizmor.sh/audits/#artipacked",
+                "url": "https://z.test/artipacked",
                 "confidence": "high",
             },
             {
@@ -979,6 +979,7 @@ def test_a_sarif_result_holds_its_place_related_places_fix_and_confidence() -> N
     assert (document["$schema"], document["version"]) == ("https://json.schemastore.org/sarif-2.1.0.json", "2.1.0")
     [run] = document["runs"]
     assert run["columnKind"] == "unicodeCodePoints"
+    assert (run["tool"]["driver"]["name"], run["tool"]["driver"]["version"]) == ("ci-checks", __version__)
     assert [rule["id"] for rule in run["tool"]["driver"]["rules"]] == ["ZZ-artipacked", "CC031"]
 
     def region(line: int, column: int, end_line: int, end_column: int) -> dict[str, int]:
@@ -1034,11 +1035,9 @@ def test_a_sarif_result_holds_its_place_related_places_fix_and_confidence() -> N
     )
     linter_rule = run["tool"]["driver"]["rules"][0]
     assert linter_rule["shortDescription"] == {"text": "zizmor ZZ-artipacked"}
-    assert linter_rule["helpUri"] == "https://docs.zizmor.sh/audits/#artipacked"
+    assert linter_rule["helpUri"] == "https://z.test/artipacked"
     assert linter_rule["properties"] == {"tags": ["zizmor"]}
-    assert linter_rule["help"]["markdown"].endswith(
-        " [https://docs.zizmor.sh/audits/#artipacked](https://docs.zizmor.sh/audits/#artipacked)"
-    )
+    assert linter_rule["help"]["markdown"].endswith(" [https://z.test/artipacked](https://z.test/artipacked)")
 
 
 def test_the_markdown_summary_counts_by_severity_and_lists_a_row_per_finding() -> None:
@@ -1137,3 +1136,20 @@ def test_a_junit_failure_of_a_file_not_read_is_its_header_alone() -> None:
     found = Diagnostic("CC091", "backend-failed", Severity.ERROR, "m", Span("gone.yml", 1, 1, 1, 2))
     failure = ElementTree.fromstring(junit.render(Outcome([found], files=1))).find("testsuite/testcase/failure")
     assert failure is not None and failure.text == "gone.yml:1:1: CC091 m"
+
+
+def test_the_markdown_summary_fits_its_byte_limit_to_the_byte() -> None:
+    """The heading is kept with room for the note (200 bytes); a row only when it fits whole; the note says how
+    many rows were left out."""
+    found = [Diagnostic("CC011", "duplicate-key", Severity.ERROR, "m", Span("a.yml", 1, 1, 1, 2))]
+    outcome = Outcome(found, files=1)
+    row = "| error | a.yml:1:1 | CC011 | duplicate-key | m |\n"
+    whole = markdown.render(outcome)
+    heading = whole.removesuffix(row)
+    assert heading + row == whole and heading.endswith("|---|---|---|---|---|\n")
+    room = len(heading.encode("utf-8")) + 200
+    left_out = heading + "\n1 more not shown; see the job log or the SARIF file.\n"
+    assert markdown.render(outcome, room + len(row)) == whole
+    assert markdown.render(outcome, room + len(row) - 1) == left_out
+    assert markdown.render(outcome, room) == left_out
+    assert markdown.render(outcome, room - 1) == ""
