@@ -1084,7 +1084,7 @@ def test_text_output_in_colour_quotes_lines_and_fixes_as_they_are() -> None:
     ci-checks' own text on its line); a fix over lines is shown line by line."""
     source = SourceFile("a.yml", "on: push\n  :weird: 1\n")
     fix = Fix(
-        "drop it", (Edit(Span("a.yml", 2, 1, 2, 12), "\n::a\n::b\n"), Edit(Span("a.yml", 1, 1, 1, 1), ":c")), False
+        "drop it", (Edit(Span("a.yml", 2, 1, 2, 12), "\nX::a\n::b\n"), Edit(Span("a.yml", 1, 1, 1, 1), ":c")), False
     )
     found = [
         Diagnostic(
@@ -1102,7 +1102,7 @@ def test_text_output_in_colour_quotes_lines_and_fixes_as_they_are() -> None:
         "  |   \x1b[31m^^^^^^\x1b[0m",
         "  = note: first at b.yml:4:1",
         "  = fix (drop it; unsafe: --unsafe-fixes):",
-        "    | ::a",
+        "    | X::a",
         "    | ::b",
         "  = fix (drop it; unsafe: --unsafe-fixes): :c",
         "",
