@@ -25,6 +25,7 @@ checked repository runs, and nothing of REF's is run either.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 from collections.abc import Callable
@@ -143,12 +144,15 @@ def write_tree(commit: GitRef, root: Path, max_bytes: int, wanted: Callable[[str
     read = [entry for entry in entries if (entry.regular and entry.size <= max_bytes) or entry.mode == _LINK]
     if sum(entry.size for entry in read) > MAX_BYTES:
         raise BaseUnavailable(f"its files are larger than the {MAX_BYTES >> 20} MiB that are checked")
-    contents = dict(zip((entry.path for entry in read), commit.blobs([e.object_id for e in read]), strict=True))
+    object_ids = [entry.object_id for entry in read]
+    contents = dict(zip(object_ids, commit.blobs(object_ids), strict=True))
     (root / ".git").mkdir(parents=True)
     for entry in entries:
         folder = _folder_of(root, entry.path)
-        if folder is not None:
-            _write_entry(folder / PurePosixPath(entry.path).name, entry, contents.get(entry.path))
+        if folder is None:
+            continue
+        with contextlib.suppress(FileExistsError):  # a name the tree lists twice (git would refuse it): the first
+            _write_entry(folder / PurePosixPath(entry.path).name, entry, contents.get(entry.object_id))
 
 
 def _folder_of(root: Path, relative: str) -> Path | None:
@@ -169,7 +173,7 @@ def _write_entry(path: Path, entry: TreeEntry, content: bytes | None) -> None:
     elif entry.mode == _LINK and content is not None:
         path.symlink_to(os.fsdecode(content))
     elif entry.regular:
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL  # O_EXCL: never through a link, never over a file
         with os.fdopen(os.open(path, flags, stat.S_IRUSR | stat.S_IWUSR), "wb") as stream:
             if content is None:
                 stream.truncate(entry.size)
@@ -178,9 +182,5 @@ def _write_entry(path: Path, entry: TreeEntry, content: bytes | None) -> None:
 
 
 def _safe(relative: str) -> bool:
-    parts = relative.split("/")
-    return (
-        bool(relative)
-        and not relative.startswith("/")
-        and all(part not in ("", ".", "..") and part.lower() != ".git" for part in parts)
-    )
+    """A path with no empty part (so not absolute, nor empty), no `.` or `..`, and no `.git` folder or file."""
+    return all(part not in ("", ".", "..") and part.lower() != ".git" for part in relative.split("/"))

@@ -117,11 +117,11 @@ class GitRef:
         output = self._git("cat-file", "--batch", data="".join(f"{oid}\n" for oid in object_ids).encode("ascii"))
         contents = []
         position = 0
-        for _ in object_ids:
+        for object_id in object_ids:
             end = output.index(b"\n", position)
             header = output[position:end].split()
             if len(header) != 3 or header[1] != b"blob":
-                raise ConfigSourceError(f"{self.option} {self.ref!r}: git gave no blob for {header[:1]}")
+                raise ConfigSourceError(f"{self.option} {self.ref!r}: git has no blob {object_id}")
             size = int(header[2])
             contents.append(output[end + 1 : end + 1 + size])
             position = end + 1 + size + 1

@@ -42,8 +42,8 @@ class Change:
     fixed: tuple[Diagnostic, ...]
 
     def diff(self) -> str:
-        old = self.before.decode("utf-8", "replace").splitlines(keepends=True)
-        new = self.after.decode("utf-8", "replace").splitlines(keepends=True)
+        old = self.before.decode().splitlines(keepends=True)  # both are UTF-8: nothing else is fixed
+        new = self.after.decode().splitlines(keepends=True)
         lines = difflib.unified_diff(old, new, f"a/{self.relative}", f"b/{self.relative}")
         return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
 
@@ -71,16 +71,17 @@ def plan(
     for_zizmor: dict[str, tuple[bytes, str, list[Diagnostic]]] = {}
     for relative, found in sorted(by_file.items()):
         path = _writable(repository, relative)
-        before = path.read_bytes() if path is not None else b""
-        text = _decoded(before) if path is not None else None
+        if path is None:
+            continue
+        before = path.read_bytes()
+        text = _decoded(before)
         if text is None:
             continue
         after, chosen = _edited(text, [d for d in found if d.fix is not None and d.fix.edits])
-        linter_fixes = [d for d in found if d.fix is not None and not d.fix.edits]
         if chosen:
-            changes.append(_verified(relative, before, after.encode("utf-8"), chosen))
-        elif linter_fixes and zizmor is not None:
-            for_zizmor[relative] = (before, text, linter_fixes)
+            changes.append(_verified(relative, before, after.encode(), chosen))
+        elif zizmor is not None:  # every fix left is a linter's, without edits: zizmor makes them
+            for_zizmor[relative] = (before, text, found)
     if for_zizmor and zizmor is not None:
         rewritten = _zizmor_fixed(
             zizmor, {relative: text for relative, (_, text, _) in for_zizmor.items()}, for_zizmor, unsafe
@@ -88,9 +89,7 @@ def plan(
         for relative, (before, text, linter_fixes) in for_zizmor.items():
             fixed_text = rewritten.get(relative)
             if fixed_text is not None:
-                changes.append(
-                    _verified(relative, before, _same_layout(text, fixed_text).encode("utf-8"), linter_fixes)
-                )
+                changes.append(_verified(relative, before, _same_layout(text, fixed_text).encode(), linter_fixes))
     return [change for change in changes if change is not None]
 
 
@@ -125,13 +124,17 @@ def _verified(relative: str, before: bytes, after: bytes, fixed: list[Diagnostic
     return Change(relative, before, after, tuple(fixed))
 
 
+def _plain(text: str) -> str:
+    """The text zizmor fixes: no byte-order mark (zizmor 1.33 fails on one) and `\\n` line breaks (it reads a
+    file whose lines end at `\\r` as one line, and writes what it adds at the wrong indentation)."""
+    return text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+
+
 def _same_layout(before: str, after: str) -> str:
-    """A linter's rewrite with the file's own line breaks, byte-order mark and (missing) final newline."""
-    crlf = "\r\n" in before
-    body = after.removeprefix("\ufeff").replace("\r\n", "\n")
-    if crlf:
-        body = body.replace("\n", "\r\n")
-    ending = "\r\n" if crlf else "\n"
+    """zizmor's rewrite of the plain text, with the file's own line breaks, byte-order mark and (missing) final
+    newline."""
+    ending = "\r\n" if "\r\n" in before else "\r" if "\r" in before else "\n"
+    body = after.replace("\n", ending)
     if not before.endswith(("\n", "\r")) and body.endswith(ending):
         body = body[: -len(ending)]
     return ("\ufeff" if before.startswith("\ufeff") else "") + body
@@ -148,7 +151,7 @@ def _with_newlines(edit: Edit, text: str) -> str:
 
 def _decoded(data: bytes) -> str | None:
     try:
-        return data.decode("utf-8")
+        return data.decode()
     except UnicodeDecodeError:
         return None
 
@@ -202,14 +205,15 @@ def _still_reads(relative: str, before: bytes, after: bytes) -> bool:
 def _zizmor_fixed(
     binary: str, texts: dict[str, str], fixes_of: dict[str, tuple[bytes, str, list[Diagnostic]]], unsafe: bool
 ) -> dict[str, str]:
-    """The files after `zizmor --fix` on private copies, with only the audits of the findings to fix enabled."""
+    """The files after `zizmor --fix` on private plain copies, with only the audits of the findings to fix enabled."""
     audits = sorted({d.code.removeprefix("ZZ-") for _, _, found in fixes_of.values() for d in found})
+    plain = {relative: _plain(text) for relative, text in texts.items()}
     with tempfile.TemporaryDirectory(prefix="ci-checks-fix-") as folder:
         copies = {}
-        for relative, text in texts.items():
+        for relative, text in plain.items():
             copy = Path(folder, "repository", relative)
             copy.parent.mkdir(parents=True, exist_ok=True)
-            copy.write_bytes(text.encode("utf-8"))
+            copy.write_bytes(text.encode())
             copies[relative] = copy
         config = Path(folder) / "zizmor-only.yml"
         config.write_text(_only(audits), encoding="utf-8")
@@ -219,7 +223,7 @@ def _zizmor_fixed(
         except (tools.BackendFailed, OSError):
             return {}
         rewritten = {relative: _decoded(copy.read_bytes()) for relative, copy in copies.items()}
-        return {relative: text for relative, text in rewritten.items() if text is not None and text != texts[relative]}
+        return {relative: text for relative, text in rewritten.items() if text is not None and text != plain[relative]}
 
 
 def _only(audits: list[str]) -> str:

@@ -169,7 +169,7 @@ _UPKEEP = {
 """actionlint's advice rather than breakage, by kind and message: in `security` and `all`."""
 _SHELLCHECK_CODE = re.compile(r"SC([1-3][0-9]{0,3})?\Z")
 _LINTER_CODE = re.compile(r"(SC[0-9]*|AL(-[a-z0-9-]*)?|ZZ(-[a-z0-9-]*)?)\Z", re.IGNORECASE)
-_LINTER_NAME = re.compile(r"(actionlint|zizmor)(-(?P<kind>[a-z0-9-]+))?\Z|shellcheck\Z")
+_LINTER_NAME = re.compile(r"(?P<linter>actionlint|zizmor)(-(?P<kind>[a-z0-9-]+))?\Z|shellcheck\Z")
 _BACKEND_NOTICES = frozenset({"CC090", "CC091"})
 """A linter that is missing or failed: kept whenever something of that linter is selected."""
 
@@ -182,13 +182,12 @@ def linter_code(selector: str) -> str | None:
     """The linter code or prefix a selector names (`SC2086`, `AL`, `ZZ-artipacked`), or None for none of theirs."""
     code: str | None = None
     if _LINTER_CODE.match(selector):
-        code = selector.upper() if selector.upper().startswith("SC") else selector[:2].upper() + selector[2:].lower()
+        code = selector[:2].upper() + selector[2:].lower()  # a shellcheck code has only digits after SC
     else:
         named = _LINTER_NAME.match(selector)
         if named is not None:
-            prefix = LINTER_PREFIXES[selector.split("-", 1)[0]]
-            kind = named.group("kind")
-            code = f"{prefix}-{kind}" if kind else prefix
+            prefix = LINTER_PREFIXES[named["linter"]] if named["linter"] else "SC"
+            code = f"{prefix}-{named['kind']}" if named["kind"] else prefix
     return code if code is not None and _known_linter_code(code) else None
 
 
@@ -317,7 +316,7 @@ def resolve(
     nothing."""
     ids = frozenset(policy_ids)
     overrides = [(selector, _targets([selector], ids), level) for selector, level in (severities or {}).items()]
-    overrides.sort(key=lambda override: _specificity(override[0], override[1]), reverse=True)
+    overrides.sort(key=lambda override: _specificity(override[1]), reverse=True)
     chosen = _targets(selected, ids) if selected is not None else None
     return Selection(chosen, _targets(ignored, ids), tuple(overrides), profile)
 
@@ -327,10 +326,15 @@ def per_file_ignore(glob: Glob, selectors: Sequence[str], policy_ids: Iterable[s
     return PerFileIgnore(glob, _targets(selectors, frozenset(policy_ids)))
 
 
-def _specificity(selector: str, targets: _Targets) -> tuple[int, int]:
-    """Policy ids and single codes before prefixes, longer prefixes before shorter ones."""
-    exact = bool(targets.policy_ids) or len(targets.codes) == 1 or any("-" in code for code in targets.linter)
-    return (1 if exact else 0, len(selector))
+def _specificity(targets: _Targets) -> tuple[int, int]:
+    """How narrow what a selector names is: a policy id (one rule) before a code (CC101 is every forbid rule),
+    built-in codes by how few rules they name, linter codes by how long they are (`SC2086` before `shellcheck`).
+    Only selectors of one kind can name the same finding."""
+    if targets.policy_ids:
+        return (2, 0)
+    if targets.codes:
+        return (1, -len(targets.codes))
+    return (0, max(map(len, targets.linter)))
 
 
 def _names(targets: _Targets, diagnostic: Diagnostic) -> bool:

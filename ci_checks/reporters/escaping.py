@@ -103,7 +103,8 @@ def _picture(character: str) -> str:
 
 
 def _percent(character: str) -> str:
-    return "".join(f"%{byte:02X}" for byte in character.encode("utf-8", "surrogatepass"))
+    """A character's UTF-8 bytes as `%XX` (no lone surrogate is left by then: `printable` wrote them)."""
+    return "".join(f"%{byte:02X}" for byte in character.encode())
 
 
 def escaped(outcome: Outcome) -> Outcome:

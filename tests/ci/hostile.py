@@ -9,9 +9,14 @@ like; the check below splits at all of them.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 ANNOTATION = re.compile(
@@ -62,3 +67,34 @@ def cli(
     """ci-checks as its own process, the way CI runs it (`timeout` only guards against a hang)."""
     command = [sys.executable, "-m", "ci_checks.cli", *map(str, arguments)]
     return subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False, cwd=cwd, env=env)
+
+
+NOBODY = 65534
+
+
+@contextlib.contextmanager
+def unprivileged() -> Iterator[None]:
+    """As the user nobody (real and effective ids, so that `os.access` judges as nobody too), in this process:
+    root passes every permission check, so a read-only file or folder is read-only only to someone else. The saved
+    id keeps the way back to root. Where the tests run unprivileged already, nothing changes."""
+    if os.geteuid() != 0:
+        yield
+        return
+    os.setresgid(NOBODY, NOBODY, 0)
+    os.setresuid(NOBODY, NOBODY, 0)
+    try:
+        yield
+    finally:
+        os.setresuid(0, 0, 0)
+        os.setresgid(0, 0, 0)
+
+
+@contextlib.contextmanager
+def open_folder() -> Iterator[Path]:
+    """A fresh folder anyone may enter and read (pytest's are private to their owner), removed afterwards."""
+    folder = Path(tempfile.mkdtemp())
+    folder.chmod(0o755)
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder)

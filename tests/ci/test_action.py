@@ -338,7 +338,8 @@ def test_config_ref_judges_a_change_by_the_policy_it_was_made_against(
 def test_new_since_reports_what_the_change_brought_where_it_did_not_touch(
     tmp_path: Path, runner_temp: Path, installed: dict[str, dict[str, str]]
 ) -> None:
-    workspace = git_repo(tmp_path, {".github/workflows/ci.yml": CLEAN})
+    # zizmor's excessive-permissions is a hardening audit, kept by the security profile.
+    workspace = git_repo(tmp_path, {".github/workflows/ci.yml": CLEAN, ".github/ci-checks.yml": "profile: security\n"})
     identity = ["-c", "user.name=ci", "-c", "user.email=ci@example.com"]
     subprocess.run(["git", "add", "-A"], cwd=workspace, check=True)
     subprocess.run(["git", *identity, "commit", "-qm", "base"], cwd=workspace, check=True)

@@ -6,15 +6,17 @@ imports it.
 
 from __future__ import annotations
 
-import os
+import io
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from ci_checks.checkpoint import main
 from tests.ci.checkpoint_run import command
 from tests.ci.conftest import PROJECT
+from tests.ci.hostile import open_folder, unprivileged
 
 pytestmark = pytest.mark.checkpoint
 
@@ -71,15 +73,17 @@ def test_a_torch_without_dcp_s_stager_is_one_line_before_anything_runs() -> None
     )
 
 
-def test_an_unwritable_report_file_is_refused_before_the_run(tmp_path: Path) -> None:
-    report = tmp_path / "report.json"
-    report.write_text("{}", encoding="utf-8")
-    report.chmod(0o400)
-    if os.access(report, os.W_OK):
-        pytest.skip("root writes into read-only files")
-    result = harness("--report-json", report)
-    assert result.returncode == 2
-    assert result.stderr == f"ci-checks checkpoint: error: --report-json {report}: file is not writable\n"
+def test_an_unwritable_report_file_is_refused_before_the_run() -> None:
+    """As a user the file is read-only to (root writes into any file)."""
+    err = io.StringIO()
+    with open_folder() as folder:
+        report = folder / "report.json"
+        report.write_text("{}", encoding="utf-8")
+        report.chmod(0o444)
+        with unprivileged():
+            code = main(["--report-json", str(report)], out=io.StringIO(), err=err)
+        assert report.read_text(encoding="utf-8") == "{}"
+    assert (code, err.getvalue()) == (2, f"ci-checks checkpoint: error: --report-json {report}: file is not writable\n")
 
 
 def test_missing_megatron_when_asked_for_is_one_line_naming_the_extra() -> None:

@@ -7,7 +7,6 @@ a folder the run may not write (as an unprivileged user: root writes through per
 
 from __future__ import annotations
 
-import contextlib
 import io
 import json
 import os
@@ -26,6 +25,7 @@ pytest.importorskip("torch", reason="needs the checkpoint extra: pip install -e 
 from ci_checks.checkpoint import main, supervisor
 from tests.ci.checkpoint_run import PATCHES, Run, command, finish, observed
 from tests.ci.conftest import PROJECT
+from tests.ci.hostile import open_folder, unprivileged
 
 pytestmark = [
     pytest.mark.checkpoint,
@@ -33,7 +33,6 @@ pytestmark = [
 ]
 
 TMPFS = "16m"
-NOBODY = 65534
 FILE_LIMIT = 2 << 20
 SMALL = ["--backend", "dcp-sync", "--size", "8MiB", "--tensors", "4"]
 # `$0` is the mount point, the rest the command to run once the tmpfs is mounted there.
@@ -124,31 +123,11 @@ def test_a_disk_that_fills_up_in_the_crash_test_names_the_path_not_an_exit_code(
 @pytest.fixture
 def unprivileged_folders() -> Iterator[Path]:
     """A folder anyone may enter, with `reports/` anyone may write and `read-only/` nobody may."""
-    base = Path(tempfile.mkdtemp())
-    base.chmod(0o755)
-    (base / "reports").mkdir(mode=0o777)
-    (base / "reports").chmod(0o777)
-    (base / "read-only").mkdir(mode=0o555)
-    try:
+    with open_folder() as base:
+        (base / "reports").mkdir(mode=0o777)
+        (base / "reports").chmod(0o777)
+        (base / "read-only").mkdir(mode=0o555)
         yield base
-    finally:
-        shutil.rmtree(base)
-
-
-@contextlib.contextmanager
-def as_nobody() -> Iterator[None]:
-    """Root writes through any permission: a read-only folder is read-only only to someone else (the user
-    nobody, by effective ids, in this process). Elsewhere the tests already run unprivileged."""
-    if os.geteuid() != 0:
-        yield
-        return
-    os.setegid(NOBODY)
-    os.seteuid(NOBODY)
-    try:
-        yield
-    finally:
-        os.seteuid(0)
-        os.setegid(0)
 
 
 def test_a_read_only_workdir_is_reported_with_the_path_and_every_report(unprivileged_folders: Path) -> None:
@@ -164,7 +143,7 @@ def test_a_read_only_workdir_is_reported_with_the_path_and_every_report(unprivil
     out, err = io.StringIO(), io.StringIO()
     # In this process, as the run fails before it starts a rank: everything the command needs is imported first.
     supervisor.visible_gpus()
-    with as_nobody():
+    with unprivileged():
         code = main(args, out=out, err=err)
     assert code == 2, err.getvalue()
     problem = f"cannot make the run folder in {read_only} ("

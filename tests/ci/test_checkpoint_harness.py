@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree
@@ -22,7 +24,7 @@ import pytest
 torch = pytest.importorskip("torch", reason="needs the checkpoint extra: pip install -e '.[checkpoint]'")
 
 from ci_checks.checkpoint import harness, megatron, report  # noqa: E402
-from ci_checks.checkpoint.options import Options, UsageError, installed  # noqa: E402
+from ci_checks.checkpoint.options import MEGATRON_HINT, Options, installed, megatron_too_old  # noqa: E402
 from ci_checks.checkpoint.report import Result  # noqa: E402
 from tests.ci.checkpoint_run import PATCHES, PROBE, Run, run  # noqa: E402
 from tests.ci.conftest import PROJECT  # noqa: E402
@@ -293,21 +295,45 @@ def test_options_travel_to_the_ranks_unchanged(tmp_path: Path) -> None:
     assert Options.from_json(json.loads(json.dumps(given.to_json()))) == given
 
 
-@pytest.fixture
-def megatron_unusable(monkeypatch: pytest.MonkeyPatch) -> None:
-    # Stands in for an environment whose megatron-core is missing or too old: this one has 0.16.
-    monkeypatch.setattr(megatron, "unusable", lambda: "megatron-core 0.15.0 is installed; megatron-async needs >= 0.16")
+_BACKENDS_WITHOUT_MEGATRON = f"""
+import json
+import {PATCHES}.without_megatron
+from ci_checks.checkpoint import harness
+from ci_checks.checkpoint.options import UsageError
+from tests.ci.test_checkpoint_harness import options
+for given in ({{}}, {{"required": ("megatron-async",)}}, {{"backends": ("megatron-async",)}}):
+    try:
+        chosen, rows = harness._backends(options(**given))
+        print(json.dumps([chosen, [[row.backend, row.check, row.passed, row.detail] for row in rows]]))
+    except UsageError as error:
+        print(json.dumps(str(error)))
+"""
 
 
-def test_an_unusable_megatron_core_is_skipped_unless_required(megatron_unusable: None) -> None:
-    chosen, rows = harness._backends(options())
-    assert chosen == DCP_BACKENDS
-    assert [(r.backend, r.check, r.passed) for r in rows] == [("megatron-async", "save", None)]
-    assert rows[0].detail == "skipped: megatron-core 0.15.0 is installed; megatron-async needs >= 0.16"
-    _, rows = harness._backends(options(required=("megatron-async",)))
-    assert rows[0].passed is False
-    with pytest.raises(UsageError, match=r"^--backend megatron-async: megatron-core 0\.15\.0 is installed"):
-        harness._backends(options(backends=("megatron-async",)))
+@pytest.mark.parametrize(
+    ("version", "reason"),
+    [
+        ("0.15.2", "megatron-core 0.15.2 is installed; megatron-async needs megatron-core >= 0.16"),
+        ("0.16.0", None),
+        ("0.17.1", None),
+        (None, None),
+    ],
+)
+def test_a_megatron_core_older_than_0_16_is_refused_by_its_version(version: str | None, reason: str | None) -> None:
+    assert megatron_too_old(version) == reason
+
+
+def test_a_missing_megatron_core_is_skipped_unless_required() -> None:
+    """In an interpreter where megatron cannot be imported (checkpoint_patches/without_megatron.py)."""
+    result = subprocess.run(
+        [sys.executable, "-c", _BACKENDS_WITHOUT_MEGATRON], cwd=PROJECT, capture_output=True, text=True, check=True
+    )
+    reason = f"megatron-core is not installed: {MEGATRON_HINT}"
+    assert [json.loads(line) for line in result.stdout.splitlines()] == [
+        [DCP_BACKENDS, [["megatron-async", "save", None, f"skipped: {reason}"]]],
+        [DCP_BACKENDS, [["megatron-async", "save", False, f"not run, and required by --require: {reason}"]]],
+        f"--backend megatron-async: {reason}",
+    ]
 
 
 @pytest.mark.thorough  # two ranks under torchrun, with a crash test: the longest run here

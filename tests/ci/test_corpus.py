@@ -1,11 +1,12 @@
-"""Real-shaped workflows of ML repositories: no crash, schema-valid JSON, and exact script positions.
+"""Real-shaped workflows of ML repositories: exactly their expected findings, schema-valid JSON, exact positions.
 
-The repositories of `tests/ci/fixtures/corpus/` are always checked: GPU CI on CUDA and ROCm self-hosted
-runners (matrices of runner labels, containers with device options, reusable workflows, a composite action),
-release and docs workflows (pwsh and python steps, `bash -l {0}` defaults, quoted and plain scripts), and a bot
-(`pull_request_target`, github-script, a file with CRLF line endings). A larger corpus is added when
-CI_CHECKS_CORPUS names a folder holding one folder per repository (each with its `.github/`); `.ci/run` sets it
-where a copy is at hand. None of it is part of this project.
+The repositories of `tests/ci/fixtures/corpus/` are always checked, each against the findings written by hand
+beside it (`corpus/<repository>.expected`, see `expectations.py`): a finding missing or one more fails. They are
+GPU CI on CUDA and ROCm self-hosted runners (matrices of runner labels, containers with device options, reusable
+workflows, a composite action), release and docs workflows (pwsh and python steps, `bash -l {0}` defaults, quoted
+and plain scripts), and a bot (`pull_request_target`, github-script, a file with CRLF line endings). A larger
+corpus is added when CI_CHECKS_CORPUS names a folder holding one folder per repository (each with its `.github/`);
+`.ci/run` sets it where a copy is at hand. None of it is part of this project.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from ci_checks.loading import load
 from ci_checks.repository import FileKind, Repository
 from ci_checks.yamlpos import ScalarMap
 from tests.ci.conftest import FIXTURES, run_cli
+from tests.ci.expectations import expected, printed
 from tests.ci.test_reporters import SARIF_SCHEMAS, validate_sarif
 
 FIXTURE_CORPUS = FIXTURES / "corpus"
@@ -67,6 +69,15 @@ def _steps(repo: Path):  # type: ignore[no-untyped-def]
         loaded = load(repository, path, kind)
         steps = list(loaded.workflow.steps()) if loaded.workflow else loaded.action.steps if loaded.action else []
         yield path, loaded, steps
+
+
+@pytest.mark.parametrize("repository", _repositories(FIXTURE_CORPUS), ids=_IDS.get, indirect=True)
+def test_a_fixture_repository_has_exactly_its_expected_findings(repository: Path) -> None:
+    result = run_cli("check", repository)
+    assert result.err == ""
+    table = expected(FIXTURE_CORPUS / f"{repository.name}.expected")
+    assert [str(finding) for finding in printed(result.out)] == [str(finding) for finding in table]
+    assert result.code == (1 if table else 0)
 
 
 @pytest.mark.parametrize("repository", REPOSITORIES, ids=_IDS.get, indirect=True)

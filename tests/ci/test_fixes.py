@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import stat
 from pathlib import Path
 
 import pytest
 
-from ci_checks import source, yamlpos
+from ci_checks import fixes, source, yamlpos
+from ci_checks.diagnostics import Diagnostic, Edit, Fix, Severity, Span
 from ci_checks.model import Step
 from ci_checks.query import CIRepository
+from ci_checks.repository import Repository
 from tests.ci.conftest import run_cli
+from tests.ci.test_corpus import REPOSITORIES
 
 POLICY = """rules:
   - id: no-credentials
@@ -95,11 +97,6 @@ def test_unsafe_fixes_need_asking_and_zizmor_applies_its_own(make_repo) -> None:
     assert "persist-credentials: false" in fixed
 
 
-def _corpus() -> list[Path]:
-    folder = os.environ.get("CI_CHECKS_CORPUS")
-    return sorted(path for path in Path(folder).iterdir() if path.is_dir()) if folder else []
-
-
 def _data(text: bytes, path: str) -> object:
     document = yamlpos.parse(source.decode(path, text))
     return yamlpos.to_plain(document.root) if document.root is not None else None
@@ -143,7 +140,7 @@ def _fixed_places(root: Path, findings: list[dict[str, object]]) -> dict[str, se
     return places
 
 
-@pytest.mark.parametrize("repository", _corpus(), ids=lambda path: path.name)
+@pytest.mark.parametrize("repository", REPOSITORIES, ids=lambda path: path.name)
 def test_fix_over_a_real_repository_changes_only_what_it_fixes(repository: Path, tmp_path: Path) -> None:
     root = tmp_path / "repo"
     shutil.copytree(repository, root)
@@ -180,9 +177,139 @@ def test_a_self_hosted_job_gets_github_s_own_limit_safely_or_the_team_s_unsafely
     root = make_repo({".github/workflows/ci.yml": workflow})
     path = root / ".github" / "workflows" / "ci.yml"
     assert run_cli("check", root, "--fix").err == "ci-checks: fixed 1 finding in 1 file\n"
-    assert path.read_text() == workflow.replace("    runs-on:", "    timeout-minutes: 360\n    runs-on:")
+    assert path.read_bytes() == workflow.replace("    runs-on:", "    timeout-minutes: 360\n    runs-on:").encode()
     path.write_text(workflow)
     (root / ".github" / "ci-checks.yml").write_text("fixes: {timeout-minutes: 90}\n")
     assert run_cli("check", root, "--fix").err == "ci-checks: fixed 0 findings in 0 files\n"
     assert run_cli("check", root, "--fix", "--unsafe-fixes").code == 0
     assert "    timeout-minutes: 90\n" in path.read_text()
+
+
+INJECTION = (
+    "on: push\npermissions: {}\njobs:\n  t:\n    runs-on: ubuntu-latest\n    steps:\n"
+    "      - run: echo ${{ github.event.issue.title }}\n"
+)
+INJECTION_FIXED = (
+    "on: push\npermissions: {}\njobs:\n  t:\n    runs-on: ubuntu-latest\n    steps:\n"
+    "      - run: echo ${GITHUB_EVENT_ISSUE_TITLE}\n        env:\n"
+    "          GITHUB_EVENT_ISSUE_TITLE: ${{ github.event.issue.title }}\n"
+)
+
+
+def test_zizmor_fixes_every_file_of_a_folder_and_each_keeps_its_layout(make_repo) -> None:  # type: ignore[no-untyped-def]
+    """zizmor gets plain copies (it fails on a byte-order mark, and reads lines ending at a lone CR as one)."""
+    layouts = {
+        "lf.yml": lambda text: text,
+        "bom-crlf-no-final-newline.yml": lambda text: "\ufeff" + text.replace("\n", "\r\n").removesuffix("\r\n"),
+        "cr.yml": lambda text: text.replace("\n", "\r"),
+    }
+    root = make_repo({f".github/workflows/{name}": layout(INJECTION) for name, layout in layouts.items()})
+    result = run_cli("check", root, "--backends", "zizmor", "--select", "ZZ", "--fix", "--unsafe-fixes")
+    assert (result.code, result.err) == (0, "ci-checks: fixed 3 findings in 3 files\n")
+    for name, layout in layouts.items():
+        assert (root / ".github" / "workflows" / name).read_bytes() == layout(INJECTION_FIXED).encode(), name
+
+
+def test_diff_prints_a_unified_diff_of_each_file(make_repo) -> None:  # type: ignore[no-untyped-def]
+    workflow = (
+        "on: push\njobs:\n  t:\n    runs-on: [self-hosted, mi300x]\n    steps:\n"
+        '      - run: echo "::set-output name=v::1"'
+    )
+    root = make_repo({".github/workflows/ci.yml": workflow})
+    result = run_cli("check", root, "--diff")
+    assert (result.code, result.err) == (1, "")
+    assert result.out == (
+        "--- a/.github/workflows/ci.yml\n"
+        "+++ b/.github/workflows/ci.yml\n"
+        "@@ -1,6 +1,7 @@\n"
+        " on: push\n"
+        " jobs:\n"
+        "   t:\n"
+        "+    timeout-minutes: 360\n"
+        "     runs-on: [self-hosted, mi300x]\n"
+        "     steps:\n"
+        '-      - run: echo "::set-output name=v::1"\n'
+        "\\ No newline at end of file\n"
+        '+      - run: echo "v=1" >> "$GITHUB_OUTPUT"\n'
+        "\\ No newline at end of file\n"
+    )
+    assert (root / ".github" / "workflows" / "ci.yml").read_text() == workflow
+
+
+def test_a_fix_is_not_written_through_a_link_and_the_files_after_it_are_fixed(make_repo) -> None:  # type: ignore[no-untyped-def]
+    workflow = "on: push\njobs:\n  t:\n    runs-on: [self-hosted, mi300x]\n    steps:\n      - run: make\n"
+    root = make_repo({"real.yml": workflow, ".github/workflows/z.yml": workflow})
+    (root / ".github" / "workflows" / "a.yml").symlink_to("../../real.yml")
+    assert run_cli("check", root, "--diff").out.startswith("--- a/.github/workflows/z.yml\n")
+    assert run_cli("check", root, "--fix").err == "ci-checks: fixed 1 finding in 1 file\n"
+    assert (root / "real.yml").read_text() == workflow
+    assert (root / ".github" / "workflows" / "a.yml").is_symlink()
+    assert "timeout-minutes: 360" in (root / ".github" / "workflows" / "z.yml").read_text()
+
+
+def test_the_new_file_is_made_beside_the_old_one(make_repo, monkeypatch, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    workflow = "on: push\njobs:\n  t:\n    runs-on: [self-hosted, mi300x]\n    steps:\n      - run: make\n"
+    root = make_repo({".github/workflows/ci.yml": workflow})
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path / "no-such-folder"))  # it is renamed over the old one
+    assert run_cli("check", root, "--fix").err == "ci-checks: fixed 1 finding in 1 file\n"
+    assert sorted(path.name for path in (root / ".github" / "workflows").iterdir()) == ["ci.yml"]
+
+
+def test_a_change_to_a_file_that_changed_since_it_was_read_is_not_written(make_repo) -> None:  # type: ignore[no-untyped-def]
+    root = make_repo({"x.sh": "echo now\n"})
+    change = fixes.Change("x.sh", b"echo then\n", b"echo fixed\n", ())
+    assert fixes.write(Repository(root), change) is False
+    assert (root / "x.sh").read_bytes() == b"echo now\n"
+
+
+# Fixes with hand-made edits, on line 1 of `# 0123456789`: columns 3 to 12 hold the digits.
+LINE = "# 0123456789\non: push\njobs: {}\n"
+
+
+def _fixed_line(
+    make_repo, *edits: tuple[int, int, str], path: str = ".github/workflows/ci.yml", end_line: int = 1
+) -> str | None:  # type: ignore[no-untyped-def]
+    """The first line after the fixes of one finding per edit (from a column of line 1 to one of `end_line`), in
+    this order; None when nothing is changed."""
+    root = make_repo({path: LINE})
+    found = [
+        _finding(path, order, start, end_line, end, replacement)
+        for order, (start, end, replacement) in enumerate(edits)
+    ]
+    changes = fixes.plan(Repository(root), found, unsafe=False)
+    return changes[0].after.decode().split("\n", 1)[0] if changes else None
+
+
+def _finding(path: str, order: int, start: int, end_line: int, end: int, replacement: str) -> Diagnostic:
+    """A finding at column `order + 1` of line 1 whose fix replaces line 1 column `start` to `end_line`:`end`."""
+    fix = Fix("x", (Edit(Span(path, 1, start, end_line, end), replacement),))
+    return Diagnostic("CC999", "x", Severity.ERROR, "x", Span(path, 1, order + 1, 1, order + 2), (), fix)
+
+
+@pytest.mark.parametrize(
+    ("edits", "line"),
+    [
+        ([(3, 8, "A"), (6, 10, "B")], "# A56789"),  # the second overlaps the first: taken the next pass
+        ([(3, 8, "A"), (6, 10, "B"), (11, 12, "C")], "# A567C9"),  # and the third does not
+        ([(3, 6, "A"), (6, 9, "B")], "# AB6789"),  # the second starts where the first ends
+        ([(6, 9, "A"), (3, 6, "B")], "# BA6789"),  # the second ends where the first starts
+        ([(5, 7, "A"), (3, 12, "B")], "# 01A456789"),  # the second covers the first
+        ([(5, 9, "A"), (3, 6, "B")], "# 01A6789"),  # the second ends inside the first
+        ([(5, 5, "A"), (5, 5, "B")], "# 01A23456789"),  # two insertions at one place
+    ],
+)
+def test_fixes_whose_edits_overlap_are_not_made_in_one_pass(make_repo, edits, line) -> None:  # type: ignore[no-untyped-def]
+    assert _fixed_line(make_repo, *edits) == line
+
+
+def test_a_fix_that_breaks_the_yaml_or_changes_nothing_is_not_made(make_repo) -> None:  # type: ignore[no-untyped-def]
+    assert _fixed_line(make_repo, (3, 12, "\njobs: {}\n#")) is None  # a duplicate key
+    assert _fixed_line(make_repo, (1, 1, "# everything"), end_line=4) is None  # a document with nothing in it
+    assert _fixed_line(make_repo, (3, 5, "01")) is None  # the same text
+    assert _fixed_line(make_repo, (3, 12, "\njobs: {}\n#"), path="scripts/x.sh") == "# "  # not YAML: not parsed
+
+
+def test_a_file_that_is_not_utf8_is_left_alone_and_the_next_one_fixed(make_repo) -> None:  # type: ignore[no-untyped-def]
+    root = make_repo({"a.sh": "echo caf\xe9\n".encode("latin-1"), "b.sh": LINE})
+    found = [_finding("a.sh", 0, 1, 1, 5, "true"), _finding("b.sh", 0, 3, 1, 5, "A")]
+    assert [change.relative for change in fixes.plan(Repository(root), found, unsafe=False)] == ["b.sh"]

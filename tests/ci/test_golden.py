@@ -15,6 +15,11 @@ Single-file fixtures are checked in this project, so what they name
 A fixture can also be a whole repository: a folder `err/X/` (or `ok/X/`)
 with its own `.github`, checked as a checkout of its own (copied, with a
 `.git`); its expected output, `err/X.out`, has paths relative to it.
+
+Every error fixture also has `X.expected`: its findings (code, path, line,
+column, and why), written by reading the fixture (see `expectations.py`). The
+findings are compared with it before the golden text, and the golden must
+state the same findings, so that a golden pasted from a wrong run fails.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from pathlib import Path
 import pytest
 
 from tests.ci.conftest import FIXTURES, PROJECT, copy_repository, is_repository_fixture, run_cli
+from tests.ci.expectations import expected, printed
 
 
 def _fixtures(folder: str) -> list[Path]:
@@ -61,10 +67,13 @@ def _relative(output: str) -> str:
 
 @pytest.mark.parametrize("fixture", _fixtures("err"), ids=lambda p: p.relative_to(FIXTURES).as_posix())
 def test_error_fixture_prints_its_golden_lines(fixture: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    expected = _golden(fixture).read_text(encoding="utf-8")
+    golden = _golden(fixture).read_text(encoding="utf-8")
     result = _run(fixture, tmp_path, monkeypatch)
     assert result.err == ""
-    assert _relative(result.out) == expected
+    assert [str(finding) for finding in printed(_relative(result.out))] == [
+        str(finding) for finding in expected(_expectation(fixture))
+    ]
+    assert _relative(result.out) == golden
     assert result.code == 1
 
 
@@ -74,10 +83,32 @@ def test_clean_fixture_stays_clean(fixture: Path, tmp_path: Path, monkeypatch: p
     assert (result.code, result.headers, result.err) == (0, [], "")
 
 
-def test_every_error_fixture_has_golden_lines() -> None:
-    missing = [p for p in _fixtures("err") if not _golden(p).is_file()]
+def test_every_error_fixture_has_golden_lines_and_an_expectation() -> None:
+    missing = [p for p in _fixtures("err") if not (_golden(p).is_file() and _expectation(p).is_file())]
     assert missing == []
+
+
+@pytest.mark.parametrize("fixture", _fixtures("err"), ids=lambda p: p.relative_to(FIXTURES).as_posix())
+def test_each_golden_states_the_findings_of_its_expectation(fixture: Path) -> None:
+    assert printed(_golden(fixture).read_text(encoding="utf-8")) == expected(_expectation(fixture))
+
+
+def test_an_expectation_line_needs_a_code_a_place_and_a_reason(tmp_path: Path) -> None:
+    table = tmp_path / "x.expected"
+    table.write_text("# code path line column why\nCC041  ci.yml  3  7  the script is missing\n", encoding="utf-8")
+    assert [str(finding) for finding in expected(table)] == ["ci.yml:3:7: CC041"]
+    table.write_text("CC041  ci.yml  3  7\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"x\.expected:1: want `code path line column why`"):
+        expected(table)
 
 
 def _golden(fixture: Path) -> Path:
     return fixture.parent / f"{fixture.name}.out" if is_repository_fixture(fixture) else fixture.with_suffix(".out")
+
+
+def _expectation(fixture: Path) -> Path:
+    return (
+        fixture.parent / f"{fixture.name}.expected"
+        if is_repository_fixture(fixture)
+        else fixture.with_suffix(".expected")
+    )

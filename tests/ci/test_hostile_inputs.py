@@ -6,13 +6,11 @@ own process where streams are what is tested.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import stat
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,6 +19,7 @@ from ci_checks.backends import tools
 from ci_checks.loading import Workspace
 from ci_checks.repository import Repository
 from tests.ci.conftest import run_cli
+from tests.ci.hostile import unprivileged
 from tests.ci.test_untrusted import INJECTION
 
 WORKFLOW = ".github/workflows/ci.yml"
@@ -68,19 +67,6 @@ def test_an_absurd_backend_timeout_is_a_usage_error(make_repo, value: str) -> No
     assert "internal error" not in result.err and f"argument --backend-timeout: {value!r}" in result.err
 
 
-@contextlib.contextmanager
-def _unprivileged() -> Iterator[None]:
-    """Checks of permissions as a user they apply to: root passes through a folder anyone is locked out of."""
-    if os.geteuid() != 0:
-        yield
-        return
-    os.seteuid(65534)
-    try:
-        yield
-    finally:
-        os.seteuid(0)
-
-
 def test_a_folder_on_path_that_cannot_be_searched_is_passed_over(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     locked = tmp_path / "locked"
     (locked / "bin").mkdir(parents=True)
@@ -88,7 +74,7 @@ def test_a_folder_on_path_that_cannot_be_searched_is_passed_over(tmp_path, monke
     locked.chmod(0)
     monkeypatch.setenv("PATH", os.pathsep.join([str(locked / "bin"), str(Path(installed).parent)]))
     try:
-        with _unprivileged():
+        with unprivileged():
             try:
                 found: str | None = tools.find_binary("shellcheck", None)
             except tools.Unavailable:  # where this user cannot reach the installed one either

@@ -167,6 +167,10 @@ def test_missing_items_are_findings_unless_ignored(make_repo) -> None:  # type: 
     result = check(make_repo, rule("order", body))
     assert result.headers == [".github/workflows/ci.yml:3:3: CC100 `make` is missing from job 'build' [r]"]
     assert check(make_repo, rule("order", body + "    missing: ignore\n")).code == 0
+    across = body + "    across: jobs\n"
+    result = check(make_repo, rule("order", across))
+    assert result.headers == [".github/workflows/ci.yml:1:1: CC100 `make` is missing from .github/workflows/ci.yml [r]"]
+    assert check(make_repo, rule("order", across + "    missing: ignore\n")).code == 0
 
 
 def test_require_with_values_compare_as_github_reads_them(make_repo) -> None:  # type: ignore[no-untyped-def]

@@ -3,6 +3,7 @@ JUnit read back, the step summary, and `ci-checks rule` for every code a finding
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import json
 import os
@@ -13,6 +14,7 @@ import tomllib
 from importlib import metadata
 from pathlib import Path
 from typing import Any
+from xml.etree import ElementTree
 
 import jsonschema
 import pytest
@@ -21,9 +23,14 @@ from hypothesis import strategies as st
 from junitparser import Failure, JUnitXml
 
 from ci_checks import __version__, own_schemas, registry
-from ci_checks.diagnostics import Diagnostic, Edit, Fix, Severity, Span
+from ci_checks.config_files import ConfigError
+from ci_checks.diagnostics import Diagnostic, Edit, Fix, Related, Severity, Span
 from ci_checks.outcome import Outcome
-from ci_checks.reporters import docs, github, markdown, sarif
+from ci_checks.reporters import docs, errors, escaping, github, json_output, junit, markdown, sarif
+from ci_checks.reporters.escaping import one_line
+from ci_checks.reporters.text import render as render_text
+from ci_checks.reporters.text import statistics
+from ci_checks.source import SourceFile
 from tests.ci.conftest import PROJECT, run_cli
 
 OASIS_SCHEMA_BLOB = "0f58372b548f60c84d20fca77687435e71b3b3a3"
@@ -654,3 +661,479 @@ def test_no_placeholder_link_reaches_any_output(make_repo, tmp_path: Path) -> No
 def test_a_placeholder_or_unsafe_repository_url_is_never_a_link(url: str) -> None:
     assert docs.repository_of([f"Repository, {url}"]) is None
     assert docs.repository_of([f"Repository, {PUBLISHED}/"]) == PUBLISHED
+
+
+def _finding(code: str, rule: str, severity: Severity, line: int = 1) -> Diagnostic:
+    return Diagnostic(code, rule, severity, "m", Span.point(".github/workflows/ci.yml", line))
+
+
+def test_statistics_count_by_rule_most_first_then_by_code_and_rule_in_aligned_columns() -> None:
+    diagnostics = [
+        _finding("CC101", "b-rule", Severity.ERROR),
+        *(_finding("CC031", "deprecated-workflow-command", Severity.WARNING, line) for line in (1, 2, 3)),
+        *(_finding("SC2086", "SC2086", Severity.INFO, line) for line in (1, 2)),
+        *(_finding("AL-expression", "expression", Severity.ERROR, line) for line in (1, 2)),
+        _finding("CC101", "a-rule", Severity.ERROR),
+    ]
+    assert statistics(Outcome(diagnostics, files=2)).splitlines() == [
+        "     3  CC031          deprecated-workflow-command  (warning)",
+        "     2  AL-expression  expression  (error)",
+        "     2  SC2086         SC2086  (info)",
+        "     1  CC101          a-rule  (error)",
+        "     1  CC101          b-rule  (error)",
+        "Found 9 problems (4 errors, 3 warnings, 2 infos); 2 files checked.",
+    ]
+    assert statistics(Outcome([], files=1)) == "No problems found; 1 file checked.\n"
+
+
+def test_sarif_gives_each_rule_its_default_level_and_tags(make_repo) -> None:  # type: ignore[no-untyped-def]
+    """A built-in rule its own severity, whatever the configuration makes of its findings (CC031 is a warning, its
+    findings here errors); a policy rule the severity its policy gives it (a warning, where CC100 is an error)."""
+    policy = (
+        POLICY.replace("    kind: order\n", "    kind: order\n    severity: warning\n") + "severity: {CC031: error}\n"
+    )
+    root = make_repo({".github/workflows/ci.yml": WORKFLOW, ".github/ci-checks.yml": policy})
+    [run] = json.loads(run_cli("check", root, "--output-format", "sarif").out)["runs"]
+    rules = {rule["id"]: rule for rule in run["tool"]["driver"]["rules"]}
+    assert {identifier: rule["defaultConfiguration"]["level"] for identifier, rule in rules.items()} == {
+        "CC011": "error",
+        "CC030": "error",
+        "CC031": "warning",
+        "CC100/tests-after-checkout": "warning",
+        "CC101/no-set-env": "error",
+    }
+    assert {result["level"] for result in run["results"] if result["ruleId"] == "CC031"} == {"error"}
+    assert registry.BY_CODE["CC100"].severity is Severity.ERROR
+    assert rules["CC031"]["properties"] == {"tags": ["ci-checks"]}
+    assert rules["CC031"]["shortDescription"] == {"text": registry.BY_CODE["CC031"].summary}
+    assert rules["CC101/no-set-env"]["properties"] == {"tags": ["ci-checks", "policy"]}
+
+
+def test_a_sarif_rule_of_a_code_neither_built_in_nor_a_linters_is_named_by_rule_and_code() -> None:
+    found = Diagnostic("CC999", "from-elsewhere", Severity.ERROR, "m", Span("a.yml", 1, 1, 1, 2))
+    [rule] = sarif.document(Outcome([found]))["runs"][0]["tool"]["driver"]["rules"]
+    assert rule == {"id": "CC999", "name": "from-elsewhere", "shortDescription": {"text": "from-elsewhere (CC999)"}}
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("a\nb", "a\u240ab"),
+        ("\x1f", "\u241f"),
+        ("\x7f", "\u2421"),
+        ("\x80", "\\u0080"),
+        ("a\u2028b", "a\\u2028b"),
+        ("x ##[group]", "x #\uff03[group]"),
+        (":: error", "\\x3a: error"),
+        ("  ::x", "  \\x3a:x"),
+        ("a: b", "a: b"),
+    ],
+)
+def test_untrusted_text_is_one_line_and_no_workflow_command(text: str, shown: str) -> None:
+    assert one_line(text) == shown
+
+
+@pytest.mark.parametrize(
+    ("name", "written"),
+    [
+        ("caf\udce9.yml", "caf%E9.yml"),
+        ("::error::x", "%3A%3Aerror::x"),
+        ("a\u2028b.yml", "a%E2%80%A8b.yml"),
+        ("a\x7fb", "a%7Fb"),
+        (" x", "%20x"),
+        ("a##[b", "a#%23[b"),
+        ("ci.yml", "ci.yml"),
+    ],
+)
+def test_a_file_name_is_written_with_percent_escapes(name: str, written: str) -> None:
+    assert escaping.path(name) == written
+
+
+@pytest.mark.parametrize("text", ["x\n::error::y\n", "x\n::error::y", "##[group]x"])
+def test_text_holding_a_workflow_command_is_written_between_stop_commands_and_its_token(text: str) -> None:
+    assert escaping.holds_commands(text)
+    stopped = escaping.commands_stopped(text)
+    match = re.fullmatch(r"::stop-commands::([0-9a-f]{32})\n(.*)\n::\1::\n", stopped, re.DOTALL)
+    assert match is not None and match.group(2) == text.removesuffix("\n")
+
+
+def test_text_without_a_workflow_command_is_written_as_it_is() -> None:
+    assert not escaping.holds_commands("x\n: not one\n# ## [\n")
+    assert escaping.commands_stopped("x\n: not one\n") == "x\n: not one\n"
+
+
+def test_every_text_of_a_finding_is_escaped_its_fix_too() -> None:
+    def finding(line_break: str, start: str) -> Diagnostic:
+        """A finding whose texts hold `line_break` and whose paths start with `start`; the fix's text is data."""
+
+        def span(path: str) -> Span:
+            return Span(start + path, 1, 1, 1, 2)
+
+        texts = [f"{letter}{line_break}{letter}" for letter in "CrmnF"]
+        fix = Fix(texts[4], (Edit(span("c.yml"), "kept\n##[as it is]"),))
+        return Diagnostic(*texts[:2], Severity.ERROR, texts[2], span("a.yml"), (Related(span("b.yml"), texts[3]),), fix)
+
+    assert escaping.escaped(Outcome([finding("\n", "::")])).diagnostics == [finding("\u240a", "%3A%3A")]
+
+
+def test_the_repository_link_is_taken_whole_from_its_entry() -> None:
+    """The label ends at the first comma (a URL may hold more); only slashes are taken off its end."""
+    assert docs.repository_of(["Homepage, https://a.test/h", "Repository, https://git.test/o/a,b/X/"]) == (
+        "https://git.test/o/a,b/X"
+    )
+
+
+@pytest.mark.parametrize(
+    ("word", "named"),
+    [("zizmor-artipacked", True), ("zizmor-artipack", False), ("actionlint-expression", True), ("AL-expres", False)],
+)
+def test_a_linters_check_is_named_by_its_whole_name_not_a_prefix(word: str, named: bool) -> None:
+    assert (docs.named_check(word) is not None) is named
+
+
+def test_concise_output_is_coloured_when_asked(make_repo) -> None:  # type: ignore[no-untyped-def]
+    workflow = 'on: push\njobs:\n  t:\n    runs-on: x\n    steps:\n      - run: echo "::set-output name=a::1"\n'
+    root = make_repo({".github/workflows/ci.yml": workflow})
+    result = run_cli(
+        "check", root, "--select", "CC031", "--backends", "none", "--output-format", "concise", "--color", "always"
+    )
+    assert result.out.splitlines() == [
+        "\x1b[1m.github/workflows/ci.yml:6:14:\x1b[0m \x1b[1;33mCC031\x1b[0m `::set-output` is deprecated; append "
+        '`name=value` to "$GITHUB_OUTPUT" instead \x1b[2m[deprecated-workflow-command]\x1b[0m',
+        "Found 1 problem (\x1b[33m1 warning\x1b[0m); 1 file checked.",
+    ]
+
+
+def test_junit_has_a_suite_per_file_a_case_per_finding_and_fails_on_errors_only() -> None:
+    """Written by hand from the module's rules: an error a failure with its excerpt and help link, an info a passing
+    case that says what it noticed, a checked file with no finding one passing case, characters XML cannot hold
+    as `\\xNN`."""
+    source = SourceFile("a.yml", "on: push\njobs: {}\n")
+    found = [
+        Diagnostic(
+            "ZZ-artipacked",
+            "artipacked",
+            Severity.ERROR,
+            "credentials \x01 persist",
+            Span("a.yml", 2, 1, 2, 5),
+            url="https://docs.zizmor.sh/audits/#artipacked",
+        ),
+        Diagnostic("CC031", "deprecated-workflow-command", Severity.INFO, "noticed", Span("a.yml", 1, 1, 1, 3)),
+    ]
+    assert junit.render(Outcome(found, {"a.yml": source}, files=2, checked=["a.yml", "b.yml"])) == (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        '<testsuites name="ci-checks" tests="3" failures="1">\n'
+        '  <testsuite name="a.yml" tests="2" failures="1" errors="0">\n'
+        '    <testcase name="ZZ-artipacked artipacked at 2:1" classname="a.yml">\n'
+        '      <failure message="credentials \\x01 persist" type="ZZ-artipacked">'
+        "a.yml:2:1: ZZ-artipacked credentials \\x01 persist [artipacked]\n"
+        "  |\n"
+        "2 | jobs: {}\n"
+        "  | ^^^^\n"
+        "  = help: https://docs.zizmor.sh/audits/#artipacked</failure>\n"
+        "    </testcase>\n"
+        '    <testcase name="CC031 deprecated-workflow-command at 1:1" classname="a.yml">\n'
+        "      <system-out>a.yml:1:1: CC031 noticed\n"
+        "  |\n"
+        "1 | on: push\n"
+        "  | ^^</system-out>\n"
+        "    </testcase>\n"
+        "  </testsuite>\n"
+        '  <testsuite name="b.yml" tests="1" failures="0" errors="0">\n'
+        '    <testcase name="no problems found" classname="b.yml" />\n'
+        "  </testsuite>\n"
+        "</testsuites>\n"
+    )
+    assert junit.render(Outcome([], files=0)) == (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        '<testsuites name="ci-checks" tests="1" failures="0">\n'
+        '  <testsuite name="ci-checks" tests="1" failures="0" errors="0">\n'
+        '    <testcase name="0 files checked" classname="ci-checks" />\n'
+        "  </testsuite>\n"
+        "</testsuites>\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("root", "prefix"),
+    [(".", ""), ("repositories/b", "repositories/b/")],
+)
+def test_a_configuration_error_is_positioned_with_its_notes_in_the_repository_that_has_it(
+    root: str, prefix: str
+) -> None:
+    error = ConfigError(
+        "rules.0.id: 'r' twice",
+        Span(".github/ci-checks.yml", 7, 9, 7, 10),
+        (
+            Related(Span(".github/ci-checks.yml", 3, 9, 3, 10), "first\nhere"),
+            Related(Span("::policy.yml", 1, 1, 1, 2), "included"),
+        ),
+    )
+    assert errors.failure(root, error).splitlines() == [
+        f"{prefix}.github/ci-checks.yml:7:9: error: rules.0.id: 'r' twice",
+        "  = note: first\u240ahere at 3:9",
+        f"  = note: included at {'%3A%3A' if not prefix else prefix + '::'}policy.yml:1:1",
+    ]
+    assert errors.failure(root, OSError("gone\n::error::x")) == (
+        f"ci-checks: error: {'.' if not prefix else root}: gone\u240a::error::x\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "cell"),
+    [
+        ("see https://x.test/a|b", "see `https://x.test/a\\|b`"),
+        ("`https://x.test`", "`` `https://x.test` ``"),
+        ("`https://x.test", "`` `https://x.test ``"),
+        ("https://x.test`", "`` https://x.test` ``"),
+        ("_x (a_b", "\\_x (a_b"),
+        ("https://x.test/``a", "```https://x.test/``a```"),
+        ("mail a@b.test\r\nnow", "mail `a@b.test`  now"),
+        ("a_b _c_ *d* [e](f) <g> &h; ~i~", "a_b \\_c\\_ \\*d\\* \\[e\\](f) \\<g\\> \\&h; \\~i\\~"),
+    ],
+)
+def test_a_markdown_cell_shows_the_text_as_it_is_and_links_nothing(text: str, cell: str) -> None:
+    """A word GitHub would link by itself is a code span, fenced by one backtick more than it holds in a row and
+    padded where it starts or ends with one; other markup is escaped."""
+    assert markdown.escape(text) == cell
+
+
+def _artipacked(message: str, span: Span, related: Span, fix: Fix, confidence: str) -> Diagnostic:
+    """A zizmor finding with every part a finding may have: a related place, a fix, a link, a confidence."""
+    return Diagnostic(
+        "ZZ-artipacked",
+        "artipacked",
+        Severity.WARNING,
+        message,
+        span,
+        (Related(related, "set here"),),
+        fix,
+        url="https://docs.zizmor.sh/audits/#artipacked",
+        confidence=confidence,
+    )
+
+
+def test_json_output_holds_every_part_of_a_finding() -> None:
+    """Written by hand from schemas/ci-checks-output.schema.json: the position of the finding, of each related
+    place and of each edit of its fix; the link and confidence only where there are; `##[` inside a string
+    written `#\\u0023[`."""
+    fix = Fix("drop them", (Edit(Span("a.yml", 2, 3, 2, 9), "x: 1"),), safe=False)
+    found = _artipacked("credentials ##[persist]", Span("a.yml", 2, 3, 4, 5), Span("b.yml", 6, 7, 6, 8), fix, "high")
+    plain = Diagnostic("CC031", "deprecated-workflow-command", Severity.INFO, "m", Span("c.yml", 1, 1, 1, 2))
+    assert json.loads(json_output.render([found, plain])) == {
+        "version": 1,
+        "diagnostics": [
+            {
+                "code": "ZZ-artipacked",
+                "rule": "artipacked",
+                "severity": "warning",
+                "path": "a.yml",
+                "line": 2,
+                "column": 3,
+                "end_line": 4,
+                "end_column": 5,
+                "message": "credentials ##[persist]",
+                "related": [
+                    {"path": "b.yml", "line": 6, "column": 7, "end_line": 6, "end_column": 8, "message": "set here"}
+                ],
+                "fix": {
+                    "description": "drop them",
+                    "safe": False,
+                    "edits": [
+                        {"path": "a.yml", "line": 2, "column": 3, "end_line": 2, "end_column": 9, "replacement": "x: 1"}
+                    ],
+                },
+                "url": "https://docs.zizmor.sh/audits/#artipacked",
+                "confidence": "high",
+            },
+            {
+                "code": "CC031",
+                "rule": "deprecated-workflow-command",
+                "severity": "info",
+                "path": "c.yml",
+                "line": 1,
+                "column": 1,
+                "end_line": 1,
+                "end_column": 2,
+                "message": "m",
+            },
+        ],
+    }
+    assert "##[" not in json_output.render([found]) and '"credentials #\\u0023[persist]"' in json_output.render([found])
+    assert json_output.render([]) == '{\n  "version": 1,\n  "diagnostics": []\n}\n'
+
+
+def test_a_sarif_result_holds_its_place_related_places_fix_and_confidence() -> None:
+    """Written by hand from the module's rules: a region is never empty (a point underlines one character), a
+    related place keeps its exact region, a fix is one change per file with its edits in order, each deleting its
+    exact span (an empty one inserts); an info finding is a note; a rule is listed once and indexed."""
+    edits = (
+        Edit(Span("b.yml", 1, 1, 1, 1), "x: 1\n"),
+        Edit(Span("a.yml", 2, 3, 2, 9), ""),
+        Edit(Span("a.yml", 1, 1, 1, 4), "y"),
+    )
+    fix = Fix("drop them", edits, safe=False)
+    found = _artipacked("credentials persist", Span("a.yml", 2, 3, 2, 3), Span("b.yml", 6, 7, 7, 2), fix, "low")
+    info = Diagnostic("CC031", "deprecated-workflow-command", Severity.INFO, "m", Span("c.yml", 1, 1, 2, 2))
+    document = sarif.document(Outcome([found, info, found]))
+    assert (document["$schema"], document["version"]) == ("https://json.schemastore.org/sarif-2.1.0.json", "2.1.0")
+    [run] = document["runs"]
+    assert run["columnKind"] == "unicodeCodePoints"
+    assert [rule["id"] for rule in run["tool"]["driver"]["rules"]] == ["ZZ-artipacked", "CC031"]
+
+    def region(line: int, column: int, end_line: int, end_column: int) -> dict[str, int]:
+        return {"startLine": line, "startColumn": column, "endLine": end_line, "endColumn": end_column}
+
+    def artifact(path: str) -> dict[str, str]:
+        return {"uri": path, "uriBaseId": "%SRCROOT%"}
+
+    def replacement(deleted: dict[str, int], text: str) -> dict[str, Any]:
+        return {"deletedRegion": deleted, "insertedContent": {"text": text}}
+
+    def result(rule: str, index: int, level: str, message: str, path: str, place: dict[str, int]) -> dict[str, Any]:
+        location = {"physicalLocation": {"artifactLocation": artifact(path), "region": place}}
+        return {
+            "ruleId": rule,
+            "ruleIndex": index,
+            "level": level,
+            "message": {"text": message},
+            "locations": [location],
+        }
+
+    first = {
+        **result("ZZ-artipacked", 0, "warning", "credentials persist", "a.yml", region(2, 3, 2, 4)),
+        "relatedLocations": [
+            {
+                "id": 0,
+                "physicalLocation": {"artifactLocation": artifact("b.yml"), "region": region(6, 7, 7, 2)},
+                "message": {"text": "set here"},
+            }
+        ],
+        "fixes": [
+            {
+                "description": {"text": "drop them"},
+                "artifactChanges": [
+                    {
+                        "artifactLocation": artifact("a.yml"),
+                        "replacements": [replacement(region(1, 1, 1, 4), "y"), replacement(region(2, 3, 2, 9), "")],
+                    },
+                    {
+                        "artifactLocation": artifact("b.yml"),
+                        "replacements": [replacement(region(1, 1, 1, 1), "x: 1\n")],
+                    },
+                ],
+                "properties": {"safe": False},
+            }
+        ],
+        "properties": {"confidence": "low"},
+    }
+    note = result("CC031", 1, "note", "m", "c.yml", region(1, 1, 2, 2))
+    assert run["results"] == [first, note, first]
+    assert sarif.render(Outcome([info])).startswith(
+        '{\n  "$schema": "https://json.schemastore.org/sarif-2.1.0.json",\n'
+    )
+    linter_rule = run["tool"]["driver"]["rules"][0]
+    assert linter_rule["shortDescription"] == {"text": "zizmor ZZ-artipacked"}
+    assert linter_rule["helpUri"] == "https://docs.zizmor.sh/audits/#artipacked"
+    assert linter_rule["properties"] == {"tags": ["zizmor"]}
+    assert linter_rule["help"]["markdown"].endswith(
+        " [https://docs.zizmor.sh/audits/#artipacked](https://docs.zizmor.sh/audits/#artipacked)"
+    )
+
+
+def test_the_markdown_summary_counts_by_severity_and_lists_a_row_per_finding() -> None:
+    """Written by hand: the counts in severity order, plural where more than one; a linter's code links its page; a
+    message past 1000 characters is cut to 999 and `…`."""
+    long = "x" * 1001
+    found = [
+        Diagnostic("CC011", "duplicate-key", Severity.ERROR, "key `a` twice", Span("a.yml", 3, 5, 3, 6)),
+        Diagnostic("CC031", "deprecated-workflow-command", Severity.WARNING, long, Span("b.yml", 1, 1, 1, 2)),
+        Diagnostic(
+            "ZZ-artipacked", "artipacked", Severity.ERROR, "m", Span("a.yml", 9, 1, 9, 2), url="https://z.test/a"
+        ),
+    ]
+    assert markdown.render(Outcome(found, files=1)).splitlines() == [
+        "## ci-checks",
+        "",
+        "Found 3 problems (2 errors, 1 warning); 1 file checked.",
+        "",
+        "| severity | location | code | rule | message |",
+        "|---|---|---|---|---|",
+        "| error | a.yml:3:5 | CC011 | duplicate-key | key \\`a\\` twice |",
+        f"| warning | b.yml:1:1 | CC031 | deprecated-workflow-command | {'x' * 999}… |",
+        "| error | a.yml:9:1 | [ZZ-artipacked](https://z.test/a) | artipacked | m |",
+    ]
+    assert markdown.render(Outcome(found[1:2], files=2)).splitlines()[2] == (
+        "Found 1 problem (1 warning); 2 files checked."
+    )
+    assert markdown.render(Outcome(found[1:2], files=2)).splitlines()[-1].endswith(f"| {'x' * 999}… |")
+    shorter = dataclasses.replace(found[1], message="x" * 1000)
+    assert markdown.render(Outcome([shorter], files=1)).splitlines()[-1].endswith(f"| {'x' * 1000} |")
+    assert markdown.render(Outcome([], files=1)) == "## ci-checks\n\nNo problems found; 1 file checked.\n"
+
+
+def test_what_a_rule_does_is_the_first_section_of_its_documentation_up_to_the_next() -> None:
+    page = "Intro.\n\n## What it does\nReports a key\nwritten twice.\n\n## Why it matters\nNot this.\n\n"
+    page += "## Example\n```markdown\n## What it does\n```\n"  # the heading quoted in an example is not the section
+    rule = dataclasses.replace(registry.BY_CODE["CC011"], docs=page)
+    assert docs.what_it_does(rule) == "Reports a key written twice."
+
+
+def test_text_output_in_colour_quotes_lines_and_fixes_as_they_are() -> None:
+    """Written by hand: carets under the span in the severity's colour, to the end of the first line of a span over
+    lines, capped at the line's end; a quoted line or fix that starts with `:` is shown as it is (it follows
+    ci-checks' own text on its line); a fix over lines is shown line by line."""
+    source = SourceFile("a.yml", "on: push\n  :weird: 1\n")
+    fix = Fix(
+        "drop it", (Edit(Span("a.yml", 2, 1, 2, 12), "\n::a\n::b\n"), Edit(Span("a.yml", 1, 1, 1, 1), ":c")), False
+    )
+    found = [
+        Diagnostic(
+            "CC011", "duplicate-key", Severity.ERROR, "key twice", Span("a.yml", 2, 3, 2, 9),
+            (Related(Span("b.yml", 4, 1, 4, 2), "first"),), fix,
+        ),
+        Diagnostic("CC031", "deprecated-workflow-command", Severity.WARNING, "m", Span("a.yml", 1, 5, 2, 3)),
+        Diagnostic("CC031", "deprecated-workflow-command", Severity.WARNING, "n", Span("a.yml", 1, 1, 1, 30)),
+        Diagnostic("CC031", "deprecated-workflow-command", Severity.INFO, "p", Span("a.yml", 1, 20, 1, 21)),
+    ]  # fmt: skip
+    assert render_text(found, {"a.yml": source}, 1, colour=True).split("\n") == [
+        "\x1b[1ma.yml:2:3:\x1b[0m \x1b[1;31mCC011\x1b[0m key twice",
+        "  |",
+        "2 |   :weird: 1",
+        "  |   \x1b[31m^^^^^^\x1b[0m",
+        "  = note: first at b.yml:4:1",
+        "  = fix (drop it; unsafe: --unsafe-fixes):",
+        "    | ::a",
+        "    | ::b",
+        "  = fix (drop it; unsafe: --unsafe-fixes): :c",
+        "",
+        "\x1b[1ma.yml:1:5:\x1b[0m \x1b[1;33mCC031\x1b[0m m",
+        "  |",
+        "1 | on: push",
+        "  |     \x1b[33m^^^^\x1b[0m",
+        "",
+        "\x1b[1ma.yml:1:1:\x1b[0m \x1b[1;33mCC031\x1b[0m n",
+        "  |",
+        "1 | on: push",
+        "  | \x1b[33m^^^^^^^^\x1b[0m",
+        "",
+        "\x1b[1ma.yml:1:20:\x1b[0m \x1b[1;36mCC031\x1b[0m p",
+        "  |",
+        "1 | on: push",
+        "  |         \x1b[36m^\x1b[0m",
+        "",
+        "Found 4 problems (\x1b[31m1 error\x1b[0m, \x1b[33m2 warnings\x1b[0m, \x1b[36m1 info\x1b[0m); 1 file checked.",
+        "",
+    ]
+
+
+def test_file_names_alone_are_escaped_too() -> None:
+    source = SourceFile("::x.yml", "on: push\n")
+    shown = escaping.escaped(Outcome([], {"::x.yml": source}, files=1, checked=["::x.yml"]))
+    assert (list(shown.sources), shown.checked) == (["%3A%3Ax.yml"], ["%3A%3Ax.yml"])
+
+
+def test_a_junit_failure_of_a_file_not_read_is_its_header_alone() -> None:
+    found = Diagnostic("CC091", "backend-failed", Severity.ERROR, "m", Span("gone.yml", 1, 1, 1, 2))
+    failure = ElementTree.fromstring(junit.render(Outcome([found], files=1))).find("testsuite/testcase/failure")
+    assert failure is not None and failure.text == "gone.yml:1:1: CC091 m"

@@ -12,9 +12,6 @@ import os
 import shutil
 import signal
 import sqlite3
-import subprocess
-import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -23,8 +20,9 @@ import pytest
 from ci_checks.backends import tools
 from ci_checks.backends.cache import FILE_NAME, ResultCache
 from tests.ci.conftest import FIXTURES, Result, copy_repository, run_cli
+from tests.ci.stopping import HeldLinter
 from tests.ci.test_corpus import SHARED_CORPUS, _repositories
-from tests.ci.test_untrusted import _alive, _children, _many_scripts
+from tests.ci.test_untrusted import _copies, _stop, _stoppable
 
 WORKFLOW = ".github/workflows/ci.yml"
 CLEAN = """\
@@ -224,31 +222,17 @@ def test_jobs_must_be_a_positive_whole_number(jobs: str, make_repo) -> None:  # 
     assert result.code == 2 and "--jobs" in result.err
 
 
-@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads the process table from /proc")
 @pytest.mark.parametrize(("stop", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
-def test_a_stopped_parallel_run_ends_its_workers_their_linters_and_copies(make_repo, stop: int, code: int) -> None:  # type: ignore[no-untyped-def]
-    first = _many_scripts(make_repo)
+def test_a_stopped_parallel_run_ends_its_workers_their_linters_and_copies(make_repo, tmp_path, stop, code) -> None:  # type: ignore[no-untyped-def]
+    first = make_repo({WORKFLOW: CLEAN})
     second = first.with_name("second")
     shutil.copytree(first, second)
-    scratch = Path(tools._scratch_parent())
-    command = [sys.executable, "-m", "ci_checks.cli", "check", first, second, "--backends", "shellcheck", "--no-cache"]
-    process = subprocess.Popen([*map(str, command), "--jobs", "2"], stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 60
-    workers: set[int] = set()
-    linters: set[int] = set()
-    while time.monotonic() < deadline and len(linters) < 2:
-        workers = _children(process.pid)
-        started = {worker for worker in workers if list(scratch.glob(f"ci-checks-shellcheck-{worker}-*"))}
-        linters = {pid for worker in started for pid in _children(worker)}
-        time.sleep(0.05)
-    assert len(workers) == 2 and linters, "both workers should have started shellcheck"
-    folders = {folder for worker in workers for folder in scratch.glob(f"ci-checks-*-{worker}-*")}
-    process.send_signal(stop)
-    _, err = process.communicate(timeout=60)
-    assert process.returncode == code
-    assert "Traceback" not in err and err.strip() in ("ci-checks: terminated", "ci-checks: interrupted")
-    assert not any(folder.exists() for folder in folders)
-    assert not any(_alive(pid) for pid in {*workers, *linters})
+    with HeldLinter(tmp_path / "held") as held:
+        process = _stoppable(held, first, second, "--jobs", "2")
+        linters, workers = held.started(process, workers=2)
+        assert process.pid not in workers, "each repository is checked by a worker of its own"
+        _stop(process, stop, code, _copies(*workers))
+        assert held.ended({*workers, *linters})
 
 
 def test_a_linters_version_answer_is_kept_while_its_binary_is_the_same(tmp_path: Path) -> None:

@@ -141,3 +141,14 @@ def test_the_changed_dockerfile_and_patch_alone_are_judged_as_the_hook_passes_th
     assert (result.code, result.err) == (1, "")
     assert result.headers == SEED_FINDINGS[2:]
     assert result.out.endswith("; 2 files checked.\n")
+
+
+def test_a_copy_of_the_repository_that_is_no_checkout_has_no_dangling_reference_nor_orphan_patch(
+    tmp_path: Path,
+) -> None:
+    """Without `.git` the folder may be the workflows alone, where the patch a step applies, or what applies a patch,
+    may simply be missing: both checks judge only a checkout."""
+    root = copy_repository(SEED_REPOSITORY, tmp_path)
+    (root / ".git").rmdir()
+    result = run_cli("check", root, "--backends", "none")
+    assert (result.code, result.headers, result.err) == (0, [], "")

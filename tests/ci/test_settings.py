@@ -208,6 +208,50 @@ def test_a_mistyped_linter_code_is_an_error_not_a_silent_no_op(
     )
 
 
+def test_what_each_kind_of_selection_runs_and_keeps() -> None:
+    policy = ["my-rule", "Amd-rule"]
+    by_code = resolve(["CC0"], ["CC011"], policy)
+    assert [rule.code for rule in by_code.rules if rule.code in ("CC010", "CC011", "CC101")] == ["CC010"]
+    assert not by_code.runs_policy_rule("my-rule", ["CC101"])
+    assert resolve(["CC1"], [], policy).runs_policy_rule("my-rule", ["CC101"])
+    assert not resolve(["CC1"], ["CC101"], policy).runs_policy_rule("my-rule", ["CC101"])
+    assert not resolve(["Amd-rule"], [], policy).runs_policy_rule("my-rule", ["CC101"])
+    linters_only = resolve(["SC", "ZZ", "AL", "zizmor-template-injection"], [], policy)
+    assert not linters_only.keeps(finding("CC011", "duplicate-key"))
+    assert linters_only.keeps(finding("CC091", "backend-failed"))  # a linter that failed is said to have failed
+    assert linters_only.keeps(_linter_finding("ZZ-template-injection", Severity.INFO, confidence="low"))
+    assert linters_only.keeps(_linter_finding("AL-expression", Severity.INFO))
+
+
+@pytest.mark.parametrize(
+    ("levels", "diagnostic", "level"),
+    [
+        ({"CC0": Severity.WARNING, "CC011": Severity.INFO}, finding("CC011", "duplicate-key"), Severity.INFO),
+        ({"CC1": Severity.INFO, "Amd-rule": Severity.WARNING}, finding("CC101", "Amd-rule"), Severity.WARNING),
+        ({"CC101": Severity.WARNING, "p": Severity.INFO}, finding("CC101", "p"), Severity.INFO),
+        ({"CC": Severity.INFO, "CC04": Severity.WARNING}, finding("CC041", "dangling-reference"), Severity.WARNING),
+        ({"Amd-rule": Severity.INFO}, finding("CC011", "duplicate-key"), Severity.ERROR),
+        (
+            {"shellcheck": Severity.INFO, "SC2086": Severity.WARNING},
+            _linter_finding("SC2086", Severity.INFO),
+            Severity.WARNING,
+        ),
+        ({"SC2": Severity.WARNING, "SC": Severity.INFO}, _linter_finding("SC2086", Severity.ERROR), Severity.WARNING),
+        (
+            {"ZZ": Severity.INFO, "ZZ-template-injection": Severity.WARNING},
+            _linter_finding("ZZ-template-injection", Severity.ERROR),
+            Severity.WARNING,
+        ),
+    ],
+)
+def test_the_most_specific_severity_override_wins(levels, diagnostic: Diagnostic, level: Severity) -> None:  # type: ignore[no-untyped-def]
+    """A policy id before a code (CC101 names every forbid rule), a code before a prefix, a prefix before a shorter
+    one, a linter's code before the linter (`shellcheck` is the longer word, but names every SC code)."""
+    selection = resolve(None, [], ["Amd-rule", "p"], levels)
+    assert selection.severity(diagnostic) is level
+    assert selection.adjusted(diagnostic).severity is level
+
+
 @pytest.mark.parametrize(
     ("selector", "hint"),
     [

@@ -72,12 +72,13 @@ def test_shell_script_and_python_comments(make_repo) -> None:  # type: ignore[no
     files = {
         "scripts/build.sh": "git apply amd_patch.diff  # ci-checks: ignore[no-amd-patch]\necho amd_patch\n",
         "tools/patch.py": (
-            'PATCH = "amd_patch"  # ci-checks: ignore[no-amd-patch]\nNOTE = "# ci-checks: ignore[x] amd_patch"\n'
+            'PATCH = "amd_patch"  # ci-checks: ignore[no-amd-patch]\n'
+            'NOTE = "a # ci-checks: ignore[no-amd-patch] amd_patch"  # a `#` in a string is text\n'
         ),
     }
     assert headers(make_repo, files) == [
         "scripts/build.sh:2:6: CC101 'amd_patch' is forbidden here [no-amd-patch]",
-        "tools/patch.py:2:32: CC101 'amd_patch' is forbidden here [no-amd-patch]",
+        "tools/patch.py:2:45: CC101 'amd_patch' is forbidden here [no-amd-patch]",
     ]
 
 
@@ -139,3 +140,53 @@ def test_an_ignore_next_line_comment_covers_the_next_line_that_is_code(make_repo
     (root / ".github" / "ci-checks.yml").unlink()
     root = make_repo({".github/workflows/ci.yml": workflow})
     assert run_cli("check", root, "--report-unused-ignores").headers == []
+
+
+def test_an_ignore_next_line_comment_covers_the_line_right_below_it_and_no_other(make_repo) -> None:  # type: ignore[no-untyped-def]
+    dockerfile = (
+        "FROM base\n"
+        "# ci-checks: ignore-next-line[no-amd-patch]\n"
+        "COPY amd_patch /tmp/\n"
+        "RUN echo amd_patch\n"
+        "# ci-checks: ignore-next-line[no-amd-patch] the last line of the file\n"
+        "RUN echo amd_patch\n"
+    )
+    assert headers(make_repo, {"docker/Dockerfile": dockerfile}) == [
+        "docker/Dockerfile:4:10: CC101 'amd_patch' is forbidden here [no-amd-patch]"
+    ]
+
+
+def test_an_ignore_on_the_first_line_covers_the_last_line_of_a_step_and_of_an_instruction(make_repo) -> None:  # type: ignore[no-untyped-def]
+    workflow = (
+        "on: push\njobs:\n  build:\n    runs-on: ubuntu-latest\n    steps:\n"
+        "      - name: Patch  # ci-checks: ignore[no-amd-patch]\n"
+        "        run: git apply /tmp/amd_patch/b.patch\n"
+    )
+    dockerfile = "FROM base\n# ci-checks: ignore-next-line[CC101]\nRUN echo start \\\n    amd_patch\n"
+    assert headers(make_repo, {".github/workflows/ci.yml": workflow, "docker/Dockerfile": dockerfile}) == []
+
+
+def test_a_linter_failure_is_never_suppressed(make_repo) -> None:  # type: ignore[no-untyped-def]
+    workflow = "on: push  # ci-checks: ignore[CC091, zizmor]\njobs:\n  t:\n    runs-on: ubuntu-latest\n"
+    result = run_cli(
+        "check", make_repo({".github/workflows/ci.yml": workflow}), "--backends", "zizmor", "--backend-timeout", "0.001"
+    )
+    assert [header.split(" ", 2)[:2] for header in result.headers] == [[".github/workflows/ci.yml:1:1:", "CC091"]]
+
+
+def test_codes_are_matched_in_any_case_and_a_linters_code_is_a_name_not_a_misspelling(make_repo) -> None:  # type: ignore[no-untyped-def]
+    workflow = (
+        "on: push\n"
+        "env:\n"
+        "  A: 1\n"
+        "  A: 2  # ci-checks: ignore[cc011]\n"
+        "jobs:  # ci-checks: ignore[cc031, SC2086, nonsense]\n"
+        "  t:\n"
+        "    runs-on: ubuntu-latest\n"
+    )
+    result = run_cli("check", make_repo({".github/workflows/ci.yml": workflow}), "--report-unused-ignores")
+    assert result.headers == [
+        ".github/workflows/ci.yml:5:28: CC105 ignore[cc031] suppresses nothing here",
+        ".github/workflows/ci.yml:5:35: CC105 ignore[SC2086] suppresses nothing here",
+        ".github/workflows/ci.yml:5:43: CC105 ignore[nonsense] names no rule code, rule name or policy rule id",
+    ]

@@ -13,13 +13,14 @@ import os
 import signal
 import subprocess
 import sys
-import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from ci_checks.backends import tools
 from tests.ci.conftest import PROJECT, run_cli
+from tests.ci.stopping import HANG, HeldLinter
 
 WORKFLOW = ".github/workflows/ci.yml"
 SECRET = 'token = "https://user:ghp_0123456789abcdefSECRET@github.com"\n'
@@ -214,76 +215,59 @@ def test_the_plugin_imports_no_module_of_the_checked_repository(pytester: pytest
 # --- 5. a killed run leaves no copies and no linters --------------------------------------------------------
 
 
-def _many_scripts(make_repo) -> Path:  # type: ignore[no-untyped-def]
-    steps = "".join(f"      - run: echo $x{i} `date` && test -n $y{i} && ls $z{i}*\n" for i in range(3000))
-    return make_repo({WORKFLOW: f"on: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n{steps}"})  # type: ignore[no-any-return]
+@pytest.fixture
+def held(tmp_path: Path) -> Iterator[HeldLinter]:
+    """A shellcheck that waits, once started, until the run that started it kills it (see `stopping.py`)."""
+    with HeldLinter(tmp_path / "held") as linter:
+        yield linter
 
 
-def _children(pid: int) -> set[int]:
-    """The processes whose parent is `pid`, from /proc."""
-    found = set()
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[1]) == pid:
-                found.add(int(entry.name))
-    return found
-
-
-def _alive(pid: int) -> bool:
+def _stoppable(held: HeldLinter, *arguments: str | Path) -> subprocess.Popen[str]:
+    """`ci-checks check ARGUMENTS` as its own process, with the linter that waits to be killed."""
+    command = [sys.executable, "-m", "ci_checks.cli", "check", *arguments, "--backends", "shellcheck", "--no-cache"]
+    # A process started with SIGINT ignored (a shell's background job, say) passes that on: the run starts with the
+    # default, as it does from a terminal or a CI runner.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
+        return subprocess.Popen(
+            list(map(str, command)), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=held.environment
+        )
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
-def _started_linters(process: subprocess.Popen[str], scratch: Path) -> tuple[set[Path], set[int]]:
-    """Wait until the run has written its scripts and started shellcheck; its folders and linter processes."""
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if list(scratch.glob(f"ci-checks-shellcheck-{process.pid}-*")):
-            linters = _children(process.pid)
-            if linters:
-                return set(scratch.glob(f"ci-checks-*-{process.pid}-*")), linters
-        time.sleep(0.05)
-    raise AssertionError("the run never started shellcheck")
-
-
-@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads the process table from /proc")
-@pytest.mark.parametrize(("stop", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
-def test_a_stopped_run_ends_its_linters_and_removes_its_copies(make_repo, stop: int, code: int) -> None:  # type: ignore[no-untyped-def]
-    root = _many_scripts(make_repo)
+def _copies(*pids: int) -> set[Path]:
+    """The scratch folders of these processes (their names hold the pid of the process that made them)."""
     scratch = Path(tools._scratch_parent())
-    command = [sys.executable, "-m", "ci_checks.cli", "check", str(root), "--backends", "shellcheck", "--no-cache"]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    folders, linters = _started_linters(process, scratch)
+    return {folder for pid in pids for folder in scratch.glob(f"ci-checks-*-{pid}-*")}
+
+
+def _stop(process: subprocess.Popen[str], stop: int, code: int, folders: set[Path]) -> None:
+    """Send the signal; the run must end with its exit code, say why in one line, and leave none of its copies."""
+    assert folders, "the scripts shellcheck reads are in scratch folders of the run"
     process.send_signal(stop)
-    _, err = process.communicate(timeout=30)
+    _, err = process.communicate(timeout=HANG)
     assert process.returncode == code
     assert "Traceback" not in err and err.strip() in ("ci-checks: terminated", "ci-checks: interrupted")
     assert not any(folder.exists() for folder in folders)
-    assert not any(_alive(pid) for pid in linters)
 
 
-@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads the process table from /proc")
-def test_the_copies_of_a_run_killed_outright_are_removed_by_the_next_run(make_repo) -> None:  # type: ignore[no-untyped-def]
-    root = _many_scripts(make_repo)
-    scratch = Path(tools._scratch_parent())
-    command = [sys.executable, "-m", "ci_checks.cli", "check", str(root), "--backends", "shellcheck", "--no-cache"]
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    folders, linters = _started_linters(process, scratch)  # type: ignore[arg-type]
+@pytest.mark.parametrize(("stop", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_stopped_run_ends_its_linters_and_removes_its_copies(make_repo, held, stop: int, code: int) -> None:  # type: ignore[no-untyped-def]
+    process = _stoppable(held, make_repo({WORKFLOW: CLEAN}))
+    linters, _ = held.started(process)
+    _stop(process, stop, code, _copies(process.pid))
+    assert held.ended(linters)
+
+
+def test_the_copies_of_a_run_killed_outright_are_removed_by_the_next_run(make_repo, held) -> None:  # type: ignore[no-untyped-def]
+    process = _stoppable(held, make_repo({WORKFLOW: CLEAN}))
+    linters, _ = held.started(process)
+    folders = _copies(process.pid)
     process.kill()
-    process.wait(timeout=30)
-    assert all(folder.exists() for folder in folders)
-    for pid in linters:  # shellcheck, in a process group of its own, outlives a SIGKILL: this test ends it
-        try:
-            os.killpg(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            continue
+    process.communicate(timeout=HANG)
+    assert folders and all(folder.exists() for folder in folders)
+    assert held.running(linters)  # the linter, in a process group of its own, outlives the run: `held` ends it
     assert run_cli("check", make_repo({WORKFLOW: CLEAN}), "--backends", "shellcheck").code == 0
     assert not any(folder.exists() for folder in folders)
 

@@ -26,6 +26,8 @@ from tests.ci.test_untrusted import INJECTION as PULL_REQUEST_INJECTION
 INJECTION = PULL_REQUEST_INJECTION.replace("on: pull_request", "on: pull_request_target")
 PRECIOUS = "precious: written by its owner\n"
 FORMATS = ("json", "sarif", "github", "junit", "markdown", "text")
+# zizmor's hardening audits (dangerous triggers, excessive permissions) are in the security profile.
+HARDENING = "profile: security\n"
 
 
 @pytest.fixture
@@ -142,6 +144,7 @@ def adopted(tmp_path: Path) -> Path:
     root = tmp_path / "repository"
     (root / ".github" / "workflows").mkdir(parents=True)
     (root / WORKFLOW).write_text(CLEAN.replace("permissions: {}\n", ""))
+    (root / ".github" / "ci-checks.yml").write_text(HARDENING)
     commit_all(root, "init")
     assert (
         run_cli(
@@ -544,6 +547,7 @@ def based(tmp_path: Path) -> Path:
     (root / ".github" / "actions" / "setup").mkdir(parents=True)
     (root / WORKFLOW).write_text(WITH_ACTION)
     (root / ".github/actions/setup/action.yml").write_text(SETUP)
+    (root / ".github" / "ci-checks.yml").write_text(HARDENING)
     commit_all(root, "base")
     return root
 

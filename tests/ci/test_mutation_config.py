@@ -1,0 +1,64 @@
+"""The mutation testing configuration stays true to the code: every module it names exists, every test file it
+runs exists, and every mutant listed as equivalent belongs to a module it mutates and says why."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+from pathlib import Path
+from types import ModuleType
+
+from tests.ci.conftest import PROJECT
+
+
+def _script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("mutation", PROJECT / "scripts" / "mutation.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+MUTATION = _script()
+
+
+def test_the_groups_mutate_the_modules_whose_mistakes_reach_users() -> None:
+    mutated = {module for group in MUTATION.GROUPS.values() for module in MUTATION._group_modules(group)}
+    wanted = [
+        *PROJECT.glob("ci_checks/rules/*.py"),
+        *PROJECT.glob("ci_checks/model/files/*.py"),
+        *PROJECT.glob("ci_checks/policy/**/*.py"),
+        *PROJECT.glob("ci_checks/reporters/*.py"),
+        *(PROJECT / "ci_checks" / name for name in ("suppression.py", "baseline.py", "changes.py", "settings.py")),
+        PROJECT / "ci_checks" / "fixes.py",
+    ]
+    assert sorted(path.relative_to(PROJECT).as_posix() for path in wanted) == sorted(mutated)
+
+
+def test_each_group_runs_test_files_that_exist() -> None:
+    missing = [test for group in MUTATION.GROUPS.values() for test in group.tests if not (PROJECT / test).is_file()]
+    assert missing == []
+
+
+def test_each_equivalent_mutant_is_of_a_mutated_module_with_its_digest_and_a_reason() -> None:
+    modules = {
+        MUTATION._module_name(module) for group in MUTATION.GROUPS.values() for module in MUTATION._group_modules(group)
+    }
+    listed = MUTATION._equivalents()
+    lines = [line for line in MUTATION.EQUIVALENT.read_text().splitlines() if line.strip() and line[0] != "#"]
+    assert len(listed) == len(lines), "a mutant is listed twice"
+    for entry in listed.values():
+        assert entry.mutant.rpartition(".")[0] in modules, entry.mutant
+        assert "__mutmut_" in entry.mutant and re.fullmatch(r"[0-9a-f]{10}", entry.digest), entry
+        assert len(entry.reason.split()) >= 4, f"{entry.mutant}: say why it behaves the same"
+
+
+def test_a_module_is_named_as_mutmut_names_its_mutants() -> None:
+    assert MUTATION._module_name("ci_checks/rules/cc040_workspace_before_checkout.py") == (
+        "ci_checks.rules.cc040_workspace_before_checkout"
+    )
+    assert MUTATION._module_name("ci_checks/policy/items/__init__.py") == "ci_checks.policy.items"
+    assert MUTATION._owner("ci_checks/policy/kinds/order.py") == "policy"
+    assert MUTATION._owner(str(Path("ci_checks") / "cli.py")) is None
