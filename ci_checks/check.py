@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from ci_checks import registry, suppression
+from ci_checks import config_source, registry, suppression
 from ci_checks.backends.names import BackendSettings
 from ci_checks.config import Config
 from ci_checks.config_files import CONFIG_FILES
@@ -131,7 +131,9 @@ def run(
     if plan.report_unused_ignores and config.path is not None and config.rules:
         unused_in.append(config.path)
     known = {*registry.BY_CODE, *registry.BY_NAME, *(rule.id for rule in config.rules)}
-    kept = suppression.apply(found, sources, workspace.loaded, known, unused_in)
+    ref = plan.backend_settings.config_source
+    trusted_from = ref if isinstance(ref, config_source.GitRef) else None
+    kept = suppression.apply(found, sources, workspace.loaded, known, unused_in, trusted_from)
     kept = [_inside_the_file(diagnostic, sources) for diagnostic in kept]
     outcome.diagnostics = sorted_diagnostics(kept)
     outcome.sources = sources

@@ -134,6 +134,10 @@ def _compile(text: str, separator: str | None, offset: int = 0) -> Glob:
             negate = members.startswith("!")
             members = members[1:] if negate else members
             escaped = re.escape(members).replace(r"\-", "-")
+            try:
+                re.compile(f"[{escaped}]")
+            except re.error:  # a range that runs backwards, `[z-a]`
+                raise GlobError(f"'[{text[i + 1 : end]}]' holds a range that runs backwards", offset + i) from None
             excluded = re.escape(separator) if negate and separator else ""
             out.append(f"[{'^' + excluded if negate else ''}{escaped}]")
             i = end

@@ -13,7 +13,9 @@ of the next line that is neither blank nor a comment: Docker reads a trailing
 `#` in an instruction as an argument, so this is the form for Dockerfiles.
 
 A linter's failure (CC091) is never suppressed: the file that made the linter
-fail would otherwise hide that it did.
+fail would otherwise hide that it did. Under `--config-ref REF` a comment is
+used only where REF's file has the same line: one a pull request added is
+reported (CC092) and suppresses nothing, as zizmor's own comments are.
 """
 
 from __future__ import annotations
@@ -26,10 +28,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from ci_checks.backends.names import LINTER_CODE, LINTER_FAILED
+from ci_checks.config_source import ConfigSource
 from ci_checks.diagnostics import Diagnostic, Span
 from ci_checks.loading import LoadedFile
 from ci_checks.repository import FileKind, kind_of
 from ci_checks.rules import cc105_unused_ignore
+from ci_checks.rules.cc092_linter_config import RULE as LINTER_CONFIG
 from ci_checks.source import SourceFile
 from ci_checks.yamlpos import Node, scalars
 
@@ -42,8 +46,11 @@ _NAME = re.compile(r"[^,\s]+")
 @dataclass(eq=False)
 class Ignore:
     line: int
+    """The line whose findings it suppresses."""
     names: list[tuple[str, Span]]
     reason: str
+    comment: Span
+    """The comment itself."""
     used: set[str] = field(default_factory=set)
 
 
@@ -62,10 +69,35 @@ def comments(source: SourceFile, file: LoadedFile | None) -> dict[int, list[Igno
             (name.group(), source.span(names_start + name.start(), names_start + name.end()))
             for name in _NAME.finditer(match.group("names"))
         ]
-        line, _ = source.position(match.start())
-        if match.group("next"):
-            line = _next_code_line(source, line)
-        found.setdefault(line, []).append(Ignore(line, names, match.group("reason").strip()))
+        written_on, _ = source.position(match.start())
+        line = _next_code_line(source, written_on) if match.group("next") else written_on
+        comment = source.span(match.start(), match.end())
+        found.setdefault(line, []).append(Ignore(line, names, match.group("reason").strip(), comment))
+    return found
+
+
+def untrusted(
+    tables: dict[str, dict[int, list[Ignore]]], sources: dict[str, SourceFile], ref: ConfigSource
+) -> list[Diagnostic]:
+    """Take out of `tables` each comment whose line the file at `ref` lacks (a pull request's own, under
+    `--config-ref`); a CC092 at each."""
+    found: list[Diagnostic] = []
+    for path, table in tables.items():
+        if not table:
+            continue
+        then = ref.read(path)
+        kept = set(then.text.splitlines()) if then is not None and then.problem is None else set()
+        source = sources[path]
+        for line, ignores in list(table.items()):
+            trusted = [ignore for ignore in ignores if source.line_text(ignore.comment.line) in kept]
+            for ignore in ignores:
+                if ignore not in trusted:
+                    message = (
+                        f"this `ci-checks: ignore` is not in {ref.description}, whose configuration this run uses "
+                        "(--config-ref), so it suppresses nothing"
+                    )
+                    found.append(LINTER_CONFIG.diagnostic(ignore.comment, message))
+            table[line] = trusted
     return found
 
 
@@ -146,13 +178,15 @@ def apply(
     files: dict[str, LoadedFile],
     known: set[str],
     report_unused: Iterable[str] = (),
+    ref: ConfigSource | None = None,
 ) -> list[Diagnostic]:
     """The diagnostics no ignore comment suppresses, plus unused-ignore findings for the files in `report_unused`.
 
-    `known` holds every code, rule name and policy id, to tell a stale ignore from a misspelt one.
+    `known` holds every code, rule name and policy id, to tell a stale ignore from a misspelt one. With `ref`
+    (`--config-ref`), only the comments whose lines the ref's files have are used, and the others reported.
     """
     tables = {path: comments(source, files.get(path)) for path, source in sources.items() if source.problem is None}
-    kept = []
+    kept = untrusted(tables, sources, ref) if ref is not None else []
     for diagnostic in diagnostics:
         table = tables.get(diagnostic.span.path, {}) if diagnostic.code != LINTER_FAILED else {}
         suppressed = False

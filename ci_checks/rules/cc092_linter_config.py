@@ -16,6 +16,10 @@ ci-checks hands the linter a copy of the configuration it read itself, never
 the repository's file: a configuration that is a symbolic link, a FIFO or a
 folder is a CC004 instead, and the linter runs with no configuration.
 
+Under `--config-ref REF`, an inline `# zizmor: ignore[...]` or `# ci-checks:
+ignore[...]` comment on a line that REF's file does not have is reported
+here too, and does not suppress anything.
+
 ## Why it matters
 A pull request can add a linter configuration along with the workflow it
 would be flagged for. Without a trace in the output, removing every finding

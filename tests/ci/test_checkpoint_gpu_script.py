@@ -55,6 +55,7 @@ def summary_of(results: Path) -> dict[str, Any]:
     return found
 
 
+@pytest.mark.thorough  # the quick form on the CPU: every backend saved, crash-tested and resharded
 def test_the_quick_form_passes_within_its_budget_and_leaves_nothing(quick: tuple[Run, Path]) -> None:
     run, _ = quick
     assert run.code == 0, run.stdout + run.stderr[-3000:]
@@ -63,6 +64,7 @@ def test_the_quick_form_passes_within_its_budget_and_leaves_nothing(quick: tuple
     assert run.stdout.splitlines()[-1].startswith("gpu checkpoint checks passed in ")
 
 
+@pytest.mark.thorough  # the quick form on the CPU: every backend saved, crash-tested and resharded
 def test_the_results_folder_is_what_its_schemas_say(quick: tuple[Run, Path]) -> None:
     _, results = quick
     summary = summary_of(results)
@@ -74,6 +76,7 @@ def test_the_results_folder_is_what_its_schemas_say(quick: tuple[Run, Path]) -> 
         jsonschema.validate(json.loads((results / step["report"]).read_text(encoding="utf-8")), REPORT_SCHEMA)
 
 
+@pytest.mark.thorough  # the quick form on the CPU: every backend saved, crash-tested and resharded
 def test_every_promise_of_the_quick_form_is_checked_and_held(quick: tuple[Run, Path]) -> None:
     _, results = quick
     summary = summary_of(results)
@@ -96,6 +99,7 @@ def test_every_promise_of_the_quick_form_is_checked_and_held(quick: tuple[Run, P
     assert report["platform"]["world_size"] == 1 and report["platform"]["reshard_ranks"] is None
 
 
+@pytest.mark.thorough  # the quick form on the CPU: every backend saved, crash-tested and resharded
 def test_with_two_gpus_the_quick_checks_want_both_ranks_and_the_resharding(quick: tuple[Run, Path]) -> None:
     # The one-rank report, as two ranks would have written it, then without its resharding rows.
     _, results = quick

@@ -63,6 +63,7 @@ def hung(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Run, Path]
     return {name: (finish(process, tmp, 300), tmp) for name, (tmp, process) in started.items()}
 
 
+@pytest.mark.thorough  # waits out its --timeout
 @needs_megatron
 def test_a_writer_that_never_returns_ends_the_run_within_the_timeout_with_every_report(
     hung: dict[str, tuple[Run, Path]],
@@ -84,6 +85,7 @@ def test_a_writer_that_never_returns_ends_the_run_within_the_timeout_with_every_
     assert f"**{verdict}**" in (tmp / "summary.md").read_text(encoding="utf-8")
 
 
+@pytest.mark.thorough  # waits out its --timeout
 def test_a_rank_that_cannot_stop_by_itself_is_killed_with_its_whole_tree(hung: dict[str, tuple[Run, Path]]) -> None:
     outcome, _ = hung["setup"]
     assert outcome.code == 1, outcome.stderr[-3000:]

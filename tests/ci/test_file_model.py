@@ -20,6 +20,7 @@ from ci_checks.model.files.python import PathMention, path_mentions
 from ci_checks.model.files.repository import UNSURE, RepositoryFiles
 from ci_checks.repository import Repository
 from ci_checks.shell import parse_fragment
+from tests.ci.conftest import run_cli
 
 W = Place(WORKSPACE)
 
@@ -346,3 +347,22 @@ def test_a_function_is_followed_a_bounded_number_of_times() -> None:
     make the walk grow without bound."""
     reads = _flow("g() { bash x.sh; g; g; g; }\nf() { g; g; g; g; g; g; g; g; g; g; }\nf\nf\nf\n").reads
     assert 1 <= len(reads) <= 16
+
+
+def test_a_python_string_that_is_no_valid_glob_leaves_orphan_patch_judging(make_repo) -> None:  # type: ignore[no-untyped-def]
+    """A docstring or message holding `[n-m]` (a range that runs backwards) is no glob: orphan-patch passes over it
+    and still reports the copy nothing applies (it failed with an internal error, reporting nothing)."""
+    root = make_repo(
+        {
+            "docker/Dockerfile": "FROM ubuntu:24.04\nCOPY docker/patches/fix.patch /tmp/fix.patch\n"
+            "RUN git clone https://example.com/x /x && cd /x && git apply /tmp/fix.patch\n",
+            "docker/patches/fix.patch": "diff\n",
+            "docker/patches/old/fix.patch": "diff\n",
+            "tools/report.py": 'HELP = "rows [n-m] of *.patch"\n',
+        }
+    )
+    result = run_cli("check", root, "--select", "CC042", "--backends", "none", "--output-format", "concise")
+    assert (result.code, result.err) == (1, "")
+    assert [line.split(" ")[:2] for line in result.out.splitlines()[:-1]] == [
+        ["docker/patches/old/fix.patch:1:1:", "CC042"]
+    ]

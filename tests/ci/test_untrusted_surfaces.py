@@ -842,3 +842,30 @@ def test_init_writes_no_configuration_through_a_linked_folder(tmp_path: Path, vi
     result = run_cli("init", root)
     assert result.code == 2 and "is a symbolic link inside" in result.err
     _untouched(victim)
+
+
+SELF_HOSTED = """on: push
+permissions: {}
+jobs:
+  gpu:
+    runs-on: [self-hosted, linux]
+    steps:
+      - run: echo hello
+"""
+
+
+def test_an_inline_ci_checks_ignore_the_change_adds_is_not_used_under_config_ref(tmp_path: Path) -> None:
+    ignored = SELF_HOSTED.replace("  gpu:\n", "  gpu:  # ci-checks: ignore[CC043] the change says so\n")
+    root = _pull_request(tmp_path, {}, {WORKFLOW: ignored})
+    assert run_cli("check", root, "--backends", "none").headers == []  # the change's own comment, as written
+    result = run_cli("check", root, "--backends", "none", "--config-ref", "HEAD^1")
+    assert result.headers == [
+        f"{WORKFLOW}:4:3: CC043 job 'gpu' runs on a self-hosted runner (`self-hosted, linux`) without "
+        "`timeout-minutes`; a hung job holds the machine for GitHub's default of 360 minutes",
+        f"{WORKFLOW}:4:9: CC092 this `ci-checks: ignore` is not in HEAD^1, whose configuration this run uses "
+        "(--config-ref), so it suppresses nothing",
+    ]
+    # A comment the base has already is the base's configuration: it still counts.
+    (root / "README.md").write_text("a later change\n")
+    commit_all(root, "another change")
+    assert run_cli("check", root, "--backends", "none", "--config-ref", "HEAD^1").headers == []
