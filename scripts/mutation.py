@@ -95,7 +95,9 @@ GROUPS: dict[str, Group] = {
             "tests/ci/test_golden.py",
         ),
     ),
-    "suppression": Group(("ci_checks/suppression.py",), ("tests/ci/test_suppression.py", *_CLI)),
+    "suppression": Group(
+        ("ci_checks/suppression.py",), ("tests/ci/test_suppression.py", "tests/ci/test_untrusted_surfaces.py", *_CLI)
+    ),
     "baseline": Group(("ci_checks/baseline.py",), ("tests/ci/test_baseline.py", "tests/ci/test_untrusted_surfaces.py")),
     "changes": Group(
         ("ci_checks/changes.py",),
