@@ -869,3 +869,14 @@ def test_an_inline_ci_checks_ignore_the_change_adds_is_not_used_under_config_ref
     (root / "README.md").write_text("a later change\n")
     commit_all(root, "another change")
     assert run_cli("check", root, "--backends", "none", "--config-ref", "HEAD^1").headers == []
+
+
+def test_an_inline_ignore_the_change_adds_is_not_used_after_a_file_without_any(tmp_path: Path) -> None:
+    """Each file's comments are judged, whatever the files before it hold (`a.yml` has none)."""
+    ignored = SELF_HOSTED.replace("  gpu:\n", "  gpu:  # ci-checks: ignore[CC043] the change says so\n")
+    root = _pull_request(tmp_path, {}, {".github/workflows/a.yml": CLEAN, WORKFLOW: ignored})
+    result = run_cli("check", root, "--backends", "none", "--config-ref", "HEAD^1")
+    assert [header.split(" ")[:2] for header in result.headers] == [
+        [f"{WORKFLOW}:4:3:", "CC043"],
+        [f"{WORKFLOW}:4:9:", "CC092"],
+    ]
