@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from ci_checks.backends.names import LINTER_CODE, LINTER_FAILED
-from ci_checks.config_source import ConfigSource
+from ci_checks.config_source import ConfigSource, lines_at
 from ci_checks.diagnostics import Diagnostic, Span
 from ci_checks.loading import LoadedFile
 from ci_checks.repository import FileKind, kind_of
@@ -85,8 +85,7 @@ def untrusted(
     for path, table in tables.items():
         if not table:
             continue
-        then = ref.read(path)
-        kept = set(then.text.splitlines()) if then is not None and then.problem is None else set()
+        kept = lines_at(ref, path)
         source = sources[path]
         for line, ignores in list(table.items()):
             trusted = [ignore for ignore in ignores if source.line_text(ignore.comment.line) in kept]

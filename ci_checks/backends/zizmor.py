@@ -35,7 +35,7 @@ from typing import Any
 from ci_checks.backends import tools
 from ci_checks.backends.context import ConfigRefused, Context, FileFailed, named_in, with_its_config
 from ci_checks.backends.mirror import LOCK_FILE, Mirror
-from ci_checks.config_source import ConfigSource
+from ci_checks.config_source import ConfigSource, lines_at
 from ci_checks.diagnostics import Diagnostic, Fix, Related, Severity, Span
 from ci_checks.loading import LoadedFile
 from ci_checks.rules.cc004_unreadable_file import RULE as UNREADABLE
@@ -198,8 +198,7 @@ def cut_ignores_not_in(mirror: Mirror, ref: ConfigSource) -> list[Diagnostic]:
         text = file.source.text
         if "zizmor" not in text:
             continue
-        then = ref.read(file.path)
-        kept = set(then.text.splitlines()) if then is not None and then.problem is None else set()
+        kept = lines_at(ref, file.path)
         cut = text
         for match in _IGNORE.finditer(text):
             line, column = file.source.position(match.start())

@@ -26,6 +26,9 @@ from tests.ci.test_untrusted import INJECTION as PULL_REQUEST_INJECTION
 INJECTION = PULL_REQUEST_INJECTION.replace("on: pull_request", "on: pull_request_target")
 PRECIOUS = "precious: written by its owner\n"
 FORMATS = ("json", "sarif", "github", "junit", "markdown", "text")
+ZIZMOR_ALL = ("--backends", "zizmor", "--profile", "all")
+"""zizmor with every finding: its hardening audits (excessive-permissions, dangerous-triggers) are not in the default
+profile."""
 # zizmor's hardening audits (dangerous triggers, excessive permissions) are in the security profile.
 HARDENING = "profile: security\n"
 
@@ -172,10 +175,7 @@ def test_under_config_ref_the_baseline_comes_from_the_ref(adopted: Path) -> None
     worktree = run_cli(
         "check",
         adopted,
-        "--backends",
-        "zizmor",
-        "--profile",
-        "all",
+        *ZIZMOR_ALL,
         "--baseline",
         adopted / ".github/baseline.json",
     )
@@ -183,10 +183,7 @@ def test_under_config_ref_the_baseline_comes_from_the_ref(adopted: Path) -> None
     base = run_cli(
         "check",
         adopted,
-        "--backends",
-        "zizmor",
-        "--profile",
-        "all",
+        *ZIZMOR_ALL,
         "--config-ref",
         "HEAD^1",
         "--baseline",
@@ -212,10 +209,7 @@ def test_under_config_ref_a_baseline_outside_the_checkout_is_read_from_disk(adop
     result = run_cli(
         "check",
         adopted,
-        "--backends",
-        "zizmor",
-        "--profile",
-        "all",
+        *ZIZMOR_ALL,
         "--config-ref",
         "HEAD^1",
         "--baseline",
