@@ -93,6 +93,25 @@ class _WatchedStager(DefaultStager):
         return staged
 
 
+@functools.cache
+def stagers_outlive_a_stage() -> bool:
+    """Whether a DefaultStager stages again after a stage. torch 2.11 closes a DefaultStager's copier at the end
+    of every stage (pytorch/pytorch#183413): its next stage fails with `KeyError: <class 'type'>`."""
+    options = StagingOptions(
+        use_pinned_memory=False, use_shared_memory=False, use_async_staging=False, use_non_blocking_copy=False
+    )
+    stager = DefaultStager(options)
+    probe = {"probe": torch.zeros(1)}
+    try:
+        stager.stage(probe)
+        stager.stage(probe)
+    except Exception:  # whatever a spent stager raises, a fresh one per save is what works
+        return False
+    finally:
+        stager.close()
+    return True
+
+
 @dataclass(frozen=True)
 class SaveCall:
     blocking_s: float
@@ -103,7 +122,9 @@ class Backends:
     """Saves and loads for one process: its device, its rank, its device mesh.
 
     Each async DCP backend keeps one stager for the whole run, so that the pinned buffers of the
-    full-size warm-up are reused by the timed save instead of being allocated inside it.
+    full-size warm-up are reused by the timed save instead of being allocated inside it. Where torch
+    closes a stager after each stage (stagers_outlive_a_stage), each save gets a new one: every save
+    then allocates its buffers, as it does on that torch anyway.
     """
 
     def __init__(self, rt: runtime.Runtime, threads: int, timeout_s: float, deadline: Deadline) -> None:
@@ -133,6 +154,8 @@ class Backends:
         return self.staging
 
     def _stager(self, backend: str) -> _WatchedStager:
+        if backend in self._stagers and not stagers_outlive_a_stage():
+            self.release(backend)  # torch closed it at the end of its last stage
         if backend not in self._stagers:
             staging = self.staging_of(backend)
             options = StagingOptions(

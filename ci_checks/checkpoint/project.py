@@ -50,6 +50,11 @@ def emulate(platform: str | None) -> str | None:
 
     if _built_with.setdefault("hip", torch.version.hip):
         return None
+    if torch.cuda.is_available():
+        # CUDA's lazy initialisation counts the devices through ROCm's SMI once torch.version.hip is set, which
+        # fails on a CUDA machine: both are done first, with the build's value, and torch keeps the count.
+        torch.cuda.init()  # type: ignore[no-untyped-call]
+        torch.cuda.device_count()
     torch.version.hip = EMULATED_HIP
     return EMULATED_HIP
 

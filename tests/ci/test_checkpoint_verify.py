@@ -3,7 +3,8 @@
 A checkpoint on disk with one flipped bit loads without any error from DCP or Megatron-Core;
 only the bit-for-bit comparison finds it, and names the tensor. A checkpoint that cannot be
 loaded (a data file gone, or a save's partial folder without its `.metadata`) is a reported
-finding, not a crash: DCP raises a CheckpointException, which is a BaseException.
+finding, not a crash: DCP raises a CheckpointException, which is a BaseException. An async backend
+saves again through a stager that torch closed after its last stage.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ torch = pytest.importorskip("torch", reason="needs the checkpoint extra: pip ins
 
 from torch.distributed.checkpoint.api import CheckpointException  # noqa: E402
 
-from ci_checks.checkpoint import commit, runtime, saving, state  # noqa: E402
+from ci_checks.checkpoint import backends, commit, runtime, saving, state  # noqa: E402
 from ci_checks.checkpoint.backends import Backends  # noqa: E402
 from ci_checks.checkpoint.options import Deadline, installed  # noqa: E402
 
@@ -105,3 +106,41 @@ def test_a_save_into_an_existing_checkpoint_is_refused(saver: Backends, tmp_path
     assert again.directory is None
     assert again.error == f"commit failed: {tmp_path / 'ckpt'} already exists; a checkpoint is never saved over another"
     assert saving.load_and_compare(saver, "dcp-sync", specs, tmp_path / "ckpt", live.expected()) == (True, None)
+
+
+def test_the_stager_of_an_async_backend_is_kept_from_one_save_to_the_next(saver: Backends, tmp_path: Path) -> None:
+    assert backends.stagers_outlive_a_stage()  # the pinned torch keeps a stager usable after a stage
+    saved(saver, "dcp-async-thread", tmp_path)
+    kept = saver._stagers["dcp-async-thread"]
+    (tmp_path / "again").mkdir()
+    saved(saver, "dcp-async-thread", tmp_path / "again")
+    assert saver._stagers["dcp-async-thread"] is kept
+
+
+def test_an_async_backend_saves_again_where_torch_closes_the_stager_after_each_stage(
+    saver: Backends, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """torch 2.11 closes a DefaultStager's copier at the end of each stage (pytorch/pytorch#183413), and the
+    stager's next stage fails with `KeyError: <class 'type'>`; the pinned torch has the fix. A test double
+    makes the pinned torch's stager close itself the same way: that failure cannot be produced with it."""
+    from torch.distributed.checkpoint.staging import DefaultStager
+
+    real_stage = DefaultStager._stage
+
+    def stage_then_close(self: DefaultStager, state_dict: object, **kwargs: object) -> object:
+        staged = real_stage(self, state_dict, **kwargs)  # type: ignore[arg-type]
+        self._state_dict_stager.close()
+        return staged
+
+    monkeypatch.setattr(DefaultStager, "_stage", stage_then_close)
+    backends.stagers_outlive_a_stage.cache_clear()
+    try:
+        assert backends.stagers_outlive_a_stage() is False
+        for name in ("warm-up", "timed", "again"):
+            (tmp_path / name).mkdir()
+            specs, directory = saved(saver, "dcp-async-thread", tmp_path / name)
+            expected = state.part_of(5, 0, 1)
+            assert saving.load_and_compare(saver, "dcp-async-thread", specs, directory, expected) == (True, None)
+    finally:
+        monkeypatch.undo()
+        backends.stagers_outlive_a_stage.cache_clear()
