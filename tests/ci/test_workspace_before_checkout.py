@@ -128,3 +128,11 @@ def test_a_reusable_workflow_call_is_not_judged_even_with_steps(make_repo) -> No
     assert _findings(root) == [
         (CI, 12, 19, "`bash scripts/y.sh` runs `scripts/y.sh`, but job 'test' never checks the repository out", [])
     ]
+
+
+def test_a_path_above_the_workspace_is_not_the_repositorys(make_repo) -> None:  # type: ignore[no-untyped-def]
+    steps = "      - run: bash ../tools/x.sh && cd ../other && bash scripts/y.sh\n      - run: bash scripts/z.sh\n"
+    root = make_repo({CI: _workflow(steps)})
+    assert _findings(root) == [
+        (CI, 7, 19, "`bash scripts/z.sh` runs `scripts/z.sh`, but job 'build' never checks the repository out", [])
+    ]
