@@ -66,6 +66,7 @@ GROUPS: dict[str, Group] = {
             "tests/ci/test_injected_mistakes.py",
             "tests/ci/test_github_verdicts.py",
             "tests/ci/test_metamorphic.py",
+            "tests/ci/test_workspace_before_checkout.py",
         ),
     ),
     "model-files": Group(

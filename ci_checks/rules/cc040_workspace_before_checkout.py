@@ -117,7 +117,7 @@ def _uses_before(job: Job, flow: JobFlow, late: int) -> Iterator[_Use]:
 
 def _judged(reference: Reference) -> bool:
     place = reference.place
-    return place.base == WORKSPACE and not place.outside and not (reference.kind == "cd" and not place.path)
+    return place.base == WORKSPACE and not place.outside
 
 
 def _describe(reference: Reference) -> str:
