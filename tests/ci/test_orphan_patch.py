@@ -190,3 +190,37 @@ def test_a_patch_a_step_reads_from_outside_the_repository_is_no_mention_of_one_i
     and not read again as a bare name that would name `patches/fix.patch`."""
     files = {**_workflow("cd /tmp && git apply fix.patch"), "patches/fix.patch": PATCH}
     assert _orphans(make_repo, files) == ["patches/fix.patch"]
+
+
+def _steps(*steps: str) -> dict[str, str]:
+    """A workflow whose job has these steps (`uses: ...` or a `run:` script), after a checkout of the repository."""
+    written = "".join(f"      - {step}\n" for step in ("uses: actions/checkout@v4", *steps))
+    return {".github/workflows/ci.yml": f"on: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n{written}"}
+
+
+def test_what_a_step_applies_or_copies_is_followed_past_an_action_that_may_write_anything(make_repo: MakeRepo) -> None:
+    """After an action ci-checks does not know, `patches/a.patch` is still the checkout's; `cp -r docker/patches`
+    copies the folder whole, the patches below it too."""
+    steps = _steps("uses: acme/prepare@v1", "run: git apply patches/a.patch && cp -r docker/patches /tmp/")
+    files = {**steps, "patches/a.patch": PATCH, "patches/b.patch": PATCH, "docker/patches/old/c.patch": PATCH}
+    assert _orphans(make_repo, files) == ["patches/b.patch"]
+
+
+def test_a_step_that_applies_a_folder_applies_no_patch_in_it(make_repo: MakeRepo) -> None:
+    """`git apply patches` is refused by git: a folder read as a patch names none of the patches in it."""
+    assert _orphans(make_repo, {**_steps("run: git apply patches"), "patches/a.patch": PATCH}) == ["patches/a.patch"]
+
+
+def test_a_dockerfile_copies_from_each_context_it_is_built_with(make_repo: MakeRepo) -> None:
+    """`docker/Dockerfile.base` is built from a context nothing says; `docker/Dockerfile.rocm`, which no job builds,
+    is read with the root and its own folder as context: `COPY patches /opt/patches` copies `docker/patches` whole."""
+    steps = _steps('run: docker build -f docker/Dockerfile.base "$CONTEXT"')
+    files = {
+        **steps,
+        "docker/Dockerfile.base": "FROM ubuntu:24.04\n",
+        "docker/Dockerfile.rocm": "FROM ubuntu:24.04\nCOPY patches /opt/patches\nCOPY fix.patch /opt/\n",
+        "docker/patches/old/a.patch": PATCH,
+        "docker/fix.patch": PATCH,
+        "docker/unused.patch": PATCH,
+    }
+    assert _orphans(make_repo, files) == ["docker/unused.patch"]
