@@ -151,7 +151,10 @@ class _Evaluator:
             literal = text.split(_UNKNOWN, 1)[0]
             if _UNKNOWN in text and "/" not in literal:
                 return None  # `f"{name}/*"`: no folder is known
-        return PathMention(_clean(text.replace(_UNKNOWN, "*")), pattern.anchored, True)
+        cleaned = _clean(text.replace(_UNKNOWN, "*"))
+        if not cleaned:
+            return None
+        return PathMention(cleaned, pattern.anchored, bool(_GLOB.search(cleaned)))  # `glob("x")` names x alone
 
     def value(self, node: ast.AST) -> _Value:
         """The value of an expression, as far as it can be known."""
