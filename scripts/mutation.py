@@ -67,12 +67,15 @@ GROUPS: dict[str, Group] = {
             "tests/ci/test_github_verdicts.py",
             "tests/ci/test_metamorphic.py",
             "tests/ci/test_workspace_before_checkout.py",
+            "tests/ci/test_orphan_patch.py",
         ),
     ),
     "model-files": Group(
         ("ci_checks/model/files/*.py",),
         (
             "tests/ci/test_file_model.py",
+            "tests/ci/test_workspace_before_checkout.py",
+            "tests/ci/test_orphan_patch.py",
             "tests/ci/test_golden.py",
             "tests/ci/test_corpus.py",
             "tests/ci/test_seed.py",
