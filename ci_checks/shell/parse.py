@@ -232,6 +232,11 @@ class _Converter(WordDecoder):
             target.redirects.extend(redirects)
             return [target]
         start, end = self.bounds(node)
+        if isinstance(target, (AndOr, Pipeline)):
+            # tree-sitter-bash hangs a redirection written after `a && b` or `a | b` on the whole list, where
+            # bash gives it to the last command: `cd /tmp && patch -p1 < fix.patch` reads fix.patch in /tmp.
+            _redirect_last(target, redirects, end)
+            return [target]
         return [Redirected(self.locator, start, end, target, redirects)]
 
     def if_statement(self, node: tree_sitter.Node) -> IfStatement:
@@ -328,3 +333,15 @@ def _collect_errors(converter: _Converter, root: tree_sitter.Node) -> None:
             converter.errors.append(converter.span(start, end))
         elif node.has_error:
             stack.extend(node.children)
+
+
+def _redirect_last(statement: AndOr | Pipeline, redirects: list[Redirect], end: int) -> None:
+    """Gives `redirects` (written at the end of `statement`, up to offset `end`) to its last command."""
+    items = statement.items if isinstance(statement, AndOr) else statement.stages
+    last = items[-1]
+    if isinstance(last, (AndOr, Pipeline)):
+        _redirect_last(last, redirects, end)
+    elif isinstance(last, Command):
+        last.redirects.extend(redirects)
+    else:
+        items[-1] = Redirected(last.locator, last.start, end, last, redirects)

@@ -192,6 +192,14 @@ def test_a_patch_a_step_reads_from_outside_the_repository_is_no_mention_of_one_i
     assert _orphans(make_repo, files) == ["patches/fix.patch"]
 
 
+def test_a_patch_fed_to_patch_after_cd_elsewhere_is_read_there(make_repo: MakeRepo) -> None:
+    """`cd /tmp && patch -p1 < fix.patch` reads `/tmp/fix.patch`, as `git apply` after the same `cd` does."""
+    files = {**_workflow("cd /tmp && patch -p1 < fix.patch"), "patches/fix.patch": PATCH}
+    assert _orphans(make_repo, files) == ["patches/fix.patch"]
+    files = {**_steps("run: cd patches && patch -p1 < fix.patch"), "patches/fix.patch": PATCH}
+    assert _orphans(make_repo, files) == []
+
+
 def _steps(*steps: str) -> dict[str, str]:
     """A workflow whose job has these steps (`uses: ...` or a `run:` script), after a checkout of the repository."""
     written = "".join(f"      - {step}\n" for step in ("uses: actions/checkout@v4", *steps))

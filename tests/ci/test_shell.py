@@ -95,6 +95,16 @@ def test_here_document_bodies_are_not_commands() -> None:
     assert command.redirects[1].target is not None and command.redirects[1].target.value == "setup.cfg"
 
 
+def test_a_redirection_after_a_list_or_a_pipeline_belongs_to_its_last_command() -> None:
+    """bash gives `< fix.patch` in `cd /tmp && patch -p1 < fix.patch` to `patch`, as it does in `a | b > out`;
+    tree-sitter-bash hangs it on the whole list. A group or a subshell keeps its own redirections."""
+    script = script_of("run: |\n          cd /tmp && patch -p1 < fix.patch\n          a < in | b > out || c\n"
+                       "          (x && y) > log\n")  # fmt: skip
+    redirected = {c.name: [r.target.value for r in c.redirects if r.target] for c in script.commands()}
+    assert redirected == {"cd": [], "patch": ["fix.patch"], "a": ["in"], "b": ["out"], "c": [], "x": [], "y": []}
+    assert isinstance(script.statements[-1], Redirected)
+
+
 def test_expressions_are_masked_but_words_keep_their_text() -> None:
     script = script_of("run: echo ${{ format('{0} }}', inputs.x) }} \"${{ inputs.y }}\" && make\n")
     echo, make = script.commands()
