@@ -172,6 +172,9 @@ _LINTER_CODE = re.compile(r"(SC[0-9]*|AL(-[a-z0-9-]*)?|ZZ(-[a-z0-9-]*)?)\Z", re.
 _LINTER_NAME = re.compile(r"(?P<linter>actionlint|zizmor)(-(?P<kind>[a-z0-9-]+))?\Z|shellcheck\Z")
 _BACKEND_NOTICES = frozenset({"CC090", "CC091"})
 """A linter that is missing or failed: kept whenever something of that linter is selected."""
+_UNREADABLE_INPUT = frozenset({"CC001", "CC002", "CC003", "CC004", "CC010", "CC012", "CC014"})
+"""A file that could not be read or parsed, which no selected rule could judge: kept under any `select` (as a
+syntax error is), dropped only by `ignore`."""
 
 
 class SelectionError(ValueError):
@@ -252,7 +255,7 @@ class Selection:
         return [rule for rule in registry.RULES if self._keeps_code(rule.code)]
 
     def _keeps_code(self, code: str) -> bool:
-        chosen = self.selected is None or code in self.selected.codes
+        chosen = self.selected is None or code in self.selected.codes or code in _UNREADABLE_INPUT
         return chosen and code not in self.ignored.codes
 
     def runs_policy_rule(self, rule_id: str, codes: Iterable[str]) -> bool:
@@ -281,6 +284,8 @@ class Selection:
             if self.selected is None:
                 return True
             if code in _BACKEND_NOTICES and self.selected.linter:
+                return True
+            if code in _UNREADABLE_INPUT:
                 return True
             return code in self.selected.codes or rule in self.selected.policy_ids
         if self.ignored.names_linter_code(code):

@@ -188,8 +188,10 @@ def test_a_rule_that_cannot_read_a_workflow_is_an_error_for_each_rule(make_repo)
     result = check(make_repo, both, workflow="on: push\njobs: [\n")
     cc106 = [h for h in result.headers if " CC106 " in h]
     assert [h.rsplit(" ", 1)[1] for h in cc106] == ["[first]", "[second]"]
+    # The syntax error itself is reported under `--select CC1` too: no selected rule could judge the file.
+    assert [h.split(" ", 2)[1] for h in result.headers if " CC106 " not in h] == ["CC010"]
     assert result.code == 1
-    assert "2 errors" in result.out.splitlines()[-1]
+    assert "3 errors" in result.out.splitlines()[-1]
 
 
 def test_step_and_job_names_with_glob_characters_are_selected_literally(make_repo) -> None:  # type: ignore[no-untyped-def]

@@ -21,8 +21,8 @@ def finding(code: str, rule: str) -> Diagnostic:
 @pytest.mark.parametrize(
     ("selectors", "kept", "dropped"),
     [
-        (["CC011"], [("CC011", "duplicate-key")], [("CC010", "yaml-syntax"), ("SC2086", "shellcheck")]),
-        (["duplicate-key"], [("CC011", "duplicate-key")], [("CC012", "yaml-limit")]),
+        (["CC011"], [("CC011", "duplicate-key")], [("CC013", "empty-file"), ("SC2086", "shellcheck")]),
+        (["duplicate-key"], [("CC011", "duplicate-key")], [("CC013", "empty-file")]),
         (["CC0"], [("CC011", "duplicate-key")], [("ZZ-artipacked", "zizmor-artipacked"), ("CC101", "r")]),
         (["my-rule"], [("CC101", "my-rule"), ("CC104", "my-rule")], [("CC101", "other"), ("CC011", "duplicate-key")]),
         (["SC"], [("SC2086", "shellcheck"), ("CC090", "backend-unavailable")], [("AL-expression", "actionlint-x")]),
@@ -35,6 +35,20 @@ def test_a_selector_names_built_in_rules_policy_rules_or_linter_codes(selectors,
     selection = resolve(selectors, [], ["my-rule", "other"])
     assert [selection.keeps(finding(*pair)) for pair in kept] == [True] * len(kept)
     assert [selection.keeps(finding(*pair)) for pair in dropped] == [False] * len(dropped)
+
+
+UNREADABLE = ["CC001", "CC002", "CC003", "CC004", "CC010", "CC012", "CC014"]
+
+
+@pytest.mark.parametrize("selectors", [["CC040"], ["CC1"], ["my-rule"], ["SC"]])
+def test_a_file_no_selected_rule_could_read_is_reported_under_any_select_until_ignored(selectors) -> None:  # type: ignore[no-untyped-def]
+    selection = resolve(selectors, [], ["my-rule"])
+    assert [selection.keeps(finding(code, "x")) for code in UNREADABLE] == [True] * len(UNREADABLE)
+    assert {rule.code for rule in selection.rules} >= set(UNREADABLE)
+    assert not selection.keeps(finding("CC011", "duplicate-key"))  # the file was read: its duplicate key is a finding
+    ignoring = resolve(selectors, ["CC010"], ["my-rule"])
+    assert not ignoring.keeps(finding("CC010", "yaml-syntax"))
+    assert "CC010" not in {rule.code for rule in ignoring.rules}
 
 
 def test_ignore_wins_over_select_for_every_kind_of_name() -> None:

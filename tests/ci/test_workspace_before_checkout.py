@@ -11,7 +11,8 @@ Finding = tuple[str, int, int, str, list[tuple[int, int, str]]]
 
 
 def _findings(root: Path) -> list[Finding]:
-    """Each CC040 finding: path, line, column, message, and the line, column and message of each related location."""
+    """Each CC040 finding (and each file's syntax error, which no selection drops): path, line, column, message,
+    and the line, column and message of each related location."""
     result = run_cli("check", root, "--select", "CC040", "--output-format", "json")
     return [
         (
@@ -113,7 +114,8 @@ def test_a_workflow_that_does_not_parse_leaves_the_next_one_judged(make_repo) ->
         {".github/workflows/broken.yml": "on: push\njobs: [\n", later: _workflow("      - run: bash scripts/x.sh\n")}
     )
     assert _findings(root) == [
-        (later, 6, 19, "`bash scripts/x.sh` runs `scripts/x.sh`, but job 'build' never checks the repository out", [])
+        (".github/workflows/broken.yml", 2, 8, "did not find expected node content (while parsing a flow node)", []),
+        (later, 6, 19, "`bash scripts/x.sh` runs `scripts/x.sh`, but job 'build' never checks the repository out", []),
     ]
 
 
