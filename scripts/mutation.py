@@ -234,7 +234,15 @@ def _mutmut(work: Path, *args: str) -> int:
 
 # --- results --------------------------------------------------------------------------------------------------
 
-_STATUS = {1: "killed", 3: "killed", 37: "killed", 0: "survived", 5: "no tests", 33: "no tests", None: "not run"}
+# pytest's exit codes, and mutmut's own: 1 tests failed, 2 collection failed (a mutant that breaks the policy of
+# this repository, which the pytest plugin collects as tests), 3 internal error, 37 mypy rejected the mutant.
+_STATUS = {
+    **dict.fromkeys((1, 2, 3, 37), "killed"),
+    0: "survived",
+    5: "no tests",
+    33: "no tests",
+    None: "not run",
+}
 _TIMEOUTS = {36, -24, 24, 152, 255}
 
 
