@@ -117,6 +117,28 @@ def test_order_across_jobs_follows_the_needs_graph(make_repo) -> None:  # type: 
     assert result.code == 2 and "`across: jobs` orders the jobs of workflows" in result.err
 
 
+@pytest.mark.parametrize(
+    ("where", "at", "key"),
+    [
+        ("{workflow: .github/workflows/ci.yml, step: x}", "5:55", "step"),
+        ("{workflow: .github/workflows/ci.yml, branch: 'test -n x'}", "5:57", "branch"),
+        ("{workflow: .github/workflows/ci.yml, trigger: push}", "5:58", "trigger"),
+        ("{files: '*.yml'}", "5:20", "files"),
+        (
+            "[{workflow: .github/workflows/ci.yml}, {workflow: .github/workflows/ci.yml, trigger: push}]",
+            "5:97",
+            "trigger",
+        ),  # noqa: E501
+    ],
+)
+def test_order_across_jobs_refuses_a_where_narrower_than_a_workflow_at_that_key(make_repo, where, at, key) -> None:  # type: ignore[no-untyped-def]
+    ordered = "      - command: make\n      - command: pytest\n"
+    result = check(make_repo, rule("order", ordered, where=where, extra="    across: jobs\n"))
+    assert (result.code, result.out) == (2, "")
+    message = f"`across: jobs` orders the jobs of workflows; its `where` cannot have `{key}:`"
+    assert result.err == f".github/ci-checks.yml:{at}: error: {message}\n"
+
+
 def test_a_trigger_scope_addresses_keys_relative_to_the_trigger(make_repo) -> None:  # type: ignore[no-untyped-def]
     where = "{workflow: .github/workflows/ci.yml, trigger: schedule}"
     assert check(make_repo, rule("require", "      - key: '[*].cron'\n        count: 1\n", where)).code == 0

@@ -38,7 +38,7 @@ def _compile(raw: Mapping[str, Any], context: RuleContext) -> OrderSpec:
                 if key in where:
                     parts = ("where", key) if index is None else ("where", index, key)
                     raise context.place.error(
-                        f"`across: jobs` orders the jobs of workflows; its `where` cannot name a {key}", *parts
+                        f"`across: jobs` orders the jobs of workflows; its `where` cannot have `{key}:`", *parts
                     )
     return OrderSpec(raw.get("missing") != "ignore", across)
 
