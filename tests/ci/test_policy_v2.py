@@ -128,7 +128,7 @@ def test_order_across_jobs_follows_the_needs_graph(make_repo) -> None:  # type: 
             "[{workflow: .github/workflows/ci.yml}, {workflow: .github/workflows/ci.yml, trigger: push}]",
             "5:97",
             "trigger",
-        ),  # noqa: E501
+        ),
     ],
 )
 def test_order_across_jobs_refuses_a_where_narrower_than_a_workflow_at_that_key(make_repo, where, at, key) -> None:  # type: ignore[no-untyped-def]
