@@ -109,8 +109,14 @@ class Workspace:
         """Files policy rules looked into (their scopes, and the files they could not read)."""
 
     def load(self, relative: str, kind: FileKind | None = None) -> LoadedFile:
+        """The file as `kind` (by default, what it was first loaded as, or what its path says).
+
+        A file first loaded as another kind (`ci/rocm.yml.in`, text to a `files:` scope, that a `parity`
+        rule reads as a workflow) is read again as the kind asked for, so that no verdict depends on which
+        rule read it first; the first one stays the file's entry."""
         loaded = self.loaded.get(relative)
-        if loaded is None:
-            loaded = load(self.repository, relative, kind or kind_of(relative), self.max_bytes)
-            self.loaded[relative] = loaded
-        return loaded
+        if loaded is not None and kind in (None, loaded.kind):
+            return loaded
+        fresh = load(self.repository, relative, kind or kind_of(relative), self.max_bytes)
+        self.loaded.setdefault(relative, fresh)
+        return fresh

@@ -257,3 +257,113 @@ def test_a_file_the_rule_cannot_read_is_reported_as_such_not_as_matching_nothing
         ".github/workflows/ci.yml:2:8: CC106 not a usable workflow (did not find expected node content (while "
         "parsing a flow node)); not checked by this rule [r]",
     ]
+
+
+CALLED = """on:
+  workflow_call:
+    inputs:
+      ref: {type: string}
+    outputs:
+      digest: {value: x}
+jobs:
+  test:
+    runs-on: ubuntu-latest
+    steps:
+      - name: Test
+        run: pytest
+"""
+
+
+def parity(make_repo, body: str, files: dict[str, str] | None = None, *paths: str):  # type: ignore[no-untyped-def]
+    """Run a `parity` rule over `a.yml` and `b.yml` (whose output is `image`, not `digest`), or over `paths`."""
+    root = make_repo(
+        {
+            ".github/workflows/a.yml": CALLED,
+            ".github/workflows/b.yml": CALLED.replace("digest", "image"),
+            ".github/ci-checks.yml": f"version: 1\nrules:\n  - id: p\n    kind: parity\n{body}",
+            **(files or {}),
+        }
+    )
+    return run_cli("check", *([root / path for path in paths] or [root]), "--select", "CC1")
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (
+            "    workflows:\n      - .github/workflows/a.yml\n      - '[b.yml'\n    compare: [inputs]\n",
+            "7:9: error: invalid path '[b.yml': '[' opens a character set that is never closed",
+        ),
+        (
+            "    workflows: [.github/workflows/a.yml, .github/workflows/b.yml]\n    compare: [inputs]\n"
+            "    allow:\n      inputs:\n        - ref\n        - '[x'\n",
+            "10:11: error: invalid glob '[x': '[' opens a character set that is never closed",
+        ),
+    ],
+)
+def test_a_bad_parity_path_or_allowed_name_is_a_positioned_error(make_repo, body: str, expected: str) -> None:  # type: ignore[no-untyped-def]
+    result = parity(make_repo, body)
+    assert result.code == 2
+    assert result.err.startswith(f".github/ci-checks.yml:{expected}"), result.err
+
+
+def test_parity_compares_outputs_of_workflows_written_with_a_leading_dot_slash(make_repo) -> None:  # type: ignore[no-untyped-def]
+    result = parity(
+        make_repo, "    workflows: [./.github/workflows/a.yml, ./.github/workflows/b.yml]\n    compare: [outputs]\n"
+    )
+    assert result.headers == [
+        ".github/workflows/a.yml:6:7: CC103 output 'digest' of .github/workflows/a.yml has no counterpart in "
+        ".github/workflows/b.yml [p]",
+        ".github/workflows/b.yml:6:7: CC103 output 'image' of .github/workflows/b.yml has no counterpart in "
+        ".github/workflows/a.yml [p]",
+    ]
+
+
+def test_parity_reads_workflows_outside_the_workflows_folder_and_names_every_one_that_lacks_a_name(make_repo) -> None:  # type: ignore[no-untyped-def]
+    files = {"ci/a.yml": CALLED, "ci/b.yml": CALLED.replace("digest", "image"), "ci/c.yml": CALLED}
+    result = parity(make_repo, "    workflows: [ci/b.yml, ci/a.yml, ci/c.yml]\n    compare: [outputs]\n", files)
+    assert result.headers == [
+        "ci/a.yml:6:7: CC103 output 'digest' of ci/a.yml has no counterpart in ci/b.yml [p]",
+        "ci/b.yml:6:7: CC103 output 'image' of ci/b.yml has no counterpart in ci/a.yml, ci/c.yml [p]",
+        "ci/c.yml:6:7: CC103 output 'digest' of ci/c.yml has no counterpart in ci/b.yml [p]",
+    ]
+
+
+def test_parity_reports_every_workflow_it_cannot_find_or_read(make_repo) -> None:  # type: ignore[no-untyped-def]
+    workflows = "    workflows: [.github/workflows/x.yml, .github/workflows/y.yml, .github/workflows/a.yml]\n"
+    result = parity(make_repo, workflows + "    compare: [outputs]\n")
+    assert result.headers == [
+        ".github/ci-checks.yml:5:17: CC104 workflow '.github/workflows/x.yml' does not exist [p]",
+        ".github/ci-checks.yml:5:42: CC104 workflow '.github/workflows/y.yml' does not exist [p]",
+    ]
+    broken = {".github/workflows/x.yml": "on: [\n", ".github/workflows/y.yml": "on: [\n"}
+    result = parity(make_repo, workflows + "    compare: [outputs]\n", broken)
+    assert [header for header in result.headers if " CC106 " in header] == [
+        f".github/workflows/{name}.yml:1:6: CC106 not a usable workflow (did not find expected node content (while "
+        "parsing a flow node)); not checked by this rule [p]"
+        for name in ("x", "y")
+    ]
+
+
+def test_parity_checked_on_one_workflow_reports_that_workflow_only(make_repo) -> None:  # type: ignore[no-untyped-def]
+    body = "    workflows: [.github/workflows/a.yml, .github/workflows/b.yml]\n    compare: [outputs]\n"
+    result = parity(make_repo, body, None, ".github/workflows/b.yml")
+    assert result.headers == [
+        ".github/workflows/b.yml:6:7: CC103 output 'image' of .github/workflows/b.yml has no counterpart in "
+        ".github/workflows/a.yml [p]"
+    ]
+
+
+def test_parity_reads_a_workflow_template_as_a_workflow_whichever_rule_reads_it_first(make_repo) -> None:  # type: ignore[no-untyped-def]
+    """`ci/rocm.yml.in` is text to a `files:` scope; a rule that read it so first made parity find it unreadable."""
+    body = "    workflows: [.github/workflows/a.yml, ci/rocm.yml.in]\n    compare: [outputs]\n"
+    as_text = "  - id: t\n    kind: forbid\n    where: {files: 'ci/*'}\n    forbid: [{text: nothing-here}]\n"
+    files = {"ci/rocm.yml.in": CALLED.replace("digest", "image")}
+    expected = [
+        ".github/workflows/a.yml:6:7: CC103 output 'digest' of .github/workflows/a.yml has no counterpart in "
+        "ci/rocm.yml.in [p]",
+        "ci/rocm.yml.in:6:7: CC103 output 'image' of ci/rocm.yml.in has no counterpart in .github/workflows/a.yml [p]",
+    ]
+    assert parity(make_repo, body, files).headers == expected
+    text_first = {".github/ci-checks.yml": f"version: 1\nrules:\n{as_text}  - id: p\n    kind: parity\n{body}"}
+    assert parity(make_repo, body, {**files, **text_first}).headers == expected

@@ -157,6 +157,39 @@ def test_a_count_that_fails_names_what_it_counted_and_what_else_was_selected(mak
     assert "  = note: `[1].cron` is counted here at 7:13" in result.out
 
 
+def test_a_count_that_fails_with_values_counted_and_not_says_what_else_was_also_selected(make_repo) -> None:  # type: ignore[no-untyped-def]
+    one = "      - key: '[*].cron'\n        equals: '0 1 * * *'\n        count: 2\n"
+    assert headers(check(make_repo, one, where=SCHEDULE)) == [
+        "5:3: CC102 trigger 'schedule' has `[*].cron` equals '0 1 * * *' 1 time, not exactly 2: `[0].cron` = "
+        "'0 1 * * *' (also selected: `[1].cron` = '0 13 * * *') [r]"
+    ]
+
+
+def test_a_count_that_fails_names_five_of_what_it_counted_and_how_many_more(make_repo) -> None:  # type: ignore[no-untyped-def]
+    def jobs(count: int) -> str:
+        return "on: push\njobs:\n" + "".join(
+            f"  j{i}:\n    runs-on: r{i}\n    steps:\n      - run: make\n" for i in range(count)
+        )
+
+    five = ", ".join(f"`jobs.j{i}.runs-on`" for i in range(5))
+    item = "      - key: 'jobs.*.runs-on'\n        count: 1\n"
+    assert headers(check(make_repo, item, workflow=jobs(5))) == [
+        f"1:1: CC102 .github/workflows/ci.yml has `jobs.*.runs-on` 5 times, not exactly 1: {five} [r]"
+    ]
+    result = check(make_repo, item, workflow=jobs(7))
+    assert headers(result) == [
+        f"1:1: CC102 .github/workflows/ci.yml has `jobs.*.runs-on` 7 times, not exactly 1: {five} and 2 more [r]"
+    ]
+    assert "  = note: `jobs.j6.runs-on` is counted here at 28:5" in result.out
+
+
+def test_the_items_after_a_counted_one_are_checked_too(make_repo) -> None:  # type: ignore[no-untyped-def]
+    items = "      - key: '[*].cron'\n        count: 2\n      - key: '[*].timezone'\n"
+    assert headers(check(make_repo, items, where=SCHEDULE)) == [
+        "5:3: CC102 trigger 'schedule' lacks `[*].timezone` [r]"
+    ]
+
+
 def test_one_step_script_among_several_holding_a_command_is_a_count_of_one(make_repo) -> None:  # type: ignore[no-untyped-def]
     one = "      - key: 'jobs.*.steps[*].run'\n        contains: pytest\n        count: 1\n"
     result = check(make_repo, one)

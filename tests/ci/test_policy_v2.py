@@ -139,6 +139,116 @@ def test_order_across_jobs_refuses_a_where_narrower_than_a_workflow_at_that_key(
     assert result.err == f".github/ci-checks.yml:{at}: error: {message}\n"
 
 
+UNORDERED_JOBS = """on: push
+jobs:
+  build:
+    runs-on: ubuntu-latest
+    steps:
+      - run: make
+  docs:
+    runs-on: ubuntu-latest
+    steps:
+      - run: make docs
+  test:
+    runs-on: ubuntu-latest
+    steps:
+      - run: pytest && make
+  e2e:
+    runs-on: ubuntu-latest
+    steps:
+      - run: pip install -e . && pytest
+"""
+MAKE_THEN_PYTEST = "      - command: make\n      - command: pytest\n"
+ACROSS = "    across: jobs\n"
+
+
+def test_order_across_jobs_names_every_unordered_job_and_points_at_the_earlier_item(make_repo) -> None:  # type: ignore[no-untyped-def]
+    result = check(make_repo, rule("order", MAKE_THEN_PYTEST, extra=ACROSS), UNORDERED_JOBS)
+    assert result.headers == [
+        ".github/workflows/ci.yml:14:14: CC100 `pytest` comes before `make` in job 'test' [r]",
+        ".github/workflows/ci.yml:18:34: CC100 `pytest` in job 'e2e' is not ordered after `make` in job 'build', "
+        "'docs', 'test': `needs:` does not make one wait for the other [r]",
+    ]
+    notes = [line for line in result.out.splitlines() if line.startswith("  = note")]
+    assert notes == [
+        "  = note: `make` is first written here at 14:24",
+        "  = note: `make`, in job 'build', is first written here at 6:14",
+    ]
+
+
+def test_order_across_jobs_passes_over_an_absent_item_and_orders_the_next_pair(make_repo) -> None:  # type: ignore[no-untyped-def]
+    items = "      - command: cmake\n" + MAKE_THEN_PYTEST
+    extra = ACROSS + "    missing: ignore\n"
+    where = "{workflow: .github/workflows/ci.yml, job: [build, e2e]}"
+    result = check(make_repo, rule("order", items, where, extra=extra), UNORDERED_JOBS)
+    assert result.headers == [
+        ".github/workflows/ci.yml:18:34: CC100 `pytest` in job 'e2e' is not ordered after `make` in job 'build': "
+        "`needs:` does not make one wait for the other [r]"
+    ]
+
+
+def test_order_across_jobs_checks_every_workflow_a_glob_selects(make_repo) -> None:  # type: ignore[no-untyped-def]
+    where = "{workflow: '.github/workflows/*.yml'}"
+    files = {".github/workflows/a.yml": UNORDERED_JOBS.replace("pytest && make", "make && pytest")}
+    result = check(make_repo, rule("order", MAKE_THEN_PYTEST, where, extra=ACROSS), UNORDERED_JOBS, files)
+    assert [header.split(": CC100")[0] for header in result.headers] == [
+        ".github/workflows/a.yml:18:34",
+        ".github/workflows/ci.yml:14:14",
+        ".github/workflows/ci.yml:18:34",
+    ]
+
+
+def test_one_command_that_satisfies_two_items_in_a_row_is_in_order(make_repo) -> None:  # type: ignore[no-untyped-def]
+    """`pip install -e .` is both a `pip install` and a `pip install -e .`: neither comes before the other."""
+    items = "      - command: pip install\n      - command: pip install -e .\n"
+    assert check(make_repo, rule("order", items, extra=ACROSS), UNORDERED_JOBS).code == 0
+    where = "{workflow: .github/workflows/ci.yml, job: e2e}"
+    assert check(make_repo, rule("order", items, where), UNORDERED_JOBS).code == 0
+
+
+def test_order_within_a_job_passes_over_an_absent_item_and_orders_the_next_pair(make_repo) -> None:  # type: ignore[no-untyped-def]
+    items = "      - command: make\n      - command: cmake\n      - command: pytest\n"
+    where = "{workflow: .github/workflows/ci.yml, job: test}"
+    result = check(make_repo, rule("order", items, where), UNORDERED_JOBS)
+    assert result.headers == [
+        ".github/workflows/ci.yml:11:3: CC100 `cmake` is missing from job 'test' [r]",
+        ".github/workflows/ci.yml:14:14: CC100 `pytest` comes before `make` in job 'test' [r]",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("where", "keys_of"),
+    [
+        ("{workflow: .github/workflows/ci.yml}", "a job"),
+        ("{job: build}", "a job"),
+        ("{files: '.github/workflows/*.yml'}", "a composite action or a job"),
+    ],
+)
+def test_the_paths_of_an_order_rule_over_whole_files_or_jobs_are_relative_to_a_job(make_repo, where, keys_of) -> None:  # type: ignore[no-untyped-def]
+    """A whole workflow is ordered job by job; a file that is not known to be a workflow may be an action."""
+    result = check(make_repo, rule("order", "      - key: runz\n      - key: steps\n", where))
+    assert result.code == 2
+    assert result.err.startswith(f".github/ci-checks.yml:7:14: error: invalid PATH 'runz': {keys_of} has no key"), (
+        result.err
+    )
+
+
+def test_the_paths_of_an_order_rule_in_a_workflow_step_or_trigger_are_relative_to_it(make_repo) -> None:  # type: ignore[no-untyped-def]
+    job_keys = "      - key: runs-on\n      - key: steps\n"
+    assert check(make_repo, rule("order", job_keys)).code == 0
+    step = "{workflow: .github/workflows/ci.yml, step: {literal: 'Test [fast] *'}}"
+    result = check(make_repo, rule("order", "      - key: run\n      - key: name\n", step))
+    assert result.headers == [
+        ".github/workflows/ci.yml:19:9: CC100 `name` comes before `run` in step 'Test [fast] *' [r]"
+    ]
+    trigger = "{workflow: .github/workflows/ci.yml, trigger: push}"
+    result = check(make_repo, rule("order", "      - key: branches\n      - key: paths\n", trigger))
+    assert result.headers == [
+        ".github/workflows/ci.yml:2:3: CC100 `branches` is missing from trigger 'push' [r]",
+        ".github/workflows/ci.yml:2:3: CC100 `paths` is missing from trigger 'push' [r]",
+    ]
+
+
 def test_a_trigger_scope_addresses_keys_relative_to_the_trigger(make_repo) -> None:  # type: ignore[no-untyped-def]
     where = "{workflow: .github/workflows/ci.yml, trigger: schedule}"
     assert check(make_repo, rule("require", "      - key: '[*].cron'\n        count: 1\n", where)).code == 0

@@ -113,19 +113,21 @@ def _placed(
 ) -> Iterator[Diagnostic]:
     job = jobs[job_id]
     needed = job.transitive_needs()
-    if job_id in earlier and (earlier[job_id].span.line, earlier[job_id].span.column) < (
+    if job_id in earlier and (earlier[job_id].span.line, earlier[job_id].span.column) <= (
         hit.span.line,
         hit.span.column,
     ):
-        return
+        return  # written later in the job, or one command that satisfies both items, as `_check` has it
     if any(other in needed for other in earlier):
+        return
+    if job_id in earlier:
+        written = Related(earlier[job_id].span, f"{before.description} is first written here")
+        yield rule.finding(
+            hit.span, f"{after.description} comes before {before.description} in job {job_id!r}", (written,)
+        )
         return
     first_id, first = next(iter(earlier.items()))
     related = (Related(first.span, f"{before.description}, in job {first_id!r}, is first written here"),)
-    if job_id in earlier:
-        detail = f"{after.description} comes before {before.description} in job {job_id!r}"
-        yield rule.finding(hit.span, detail, related)
-        return
     after_it = [other for other in earlier if job_id in jobs[other].transitive_needs()]
     if after_it:
         detail = (
