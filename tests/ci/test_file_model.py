@@ -366,3 +366,76 @@ def test_a_python_string_that_is_no_valid_glob_leaves_orphan_patch_judging(make_
     assert [line.split(" ")[:2] for line in result.out.splitlines()[:-1]] == [
         ["docker/patches/old/fix.patch:1:1:", "CC042"]
     ]
+
+
+def test_each_known_action_writes_its_places_in_its_step_at_its_uses_line() -> None:
+    """A checkout at its `path:` (read with the step's env), a restore at each `path:` line that is no exclusion
+    (the workspace without one), an action it does not know anywhere in the workspace and at each path of its
+    `with:`; each write is the step's, at the `uses:` line (or at the `with:` value for a path it names)."""
+    flow = _job(
+        """\
+      - name: sources
+        uses: actions/checkout@v4
+        with: {path: "${{ env.SRC }}"}
+      - name: artifacts
+        uses: actions/download-artifact@v4
+        with:
+          path: |
+            dist
+            !dist/skip
+            $RUNNER_TEMP/w/${{ matrix.arch }}/x
+      - uses: actions/cache@v4
+        with: {key: k}
+      - name: generate
+        uses: some/generator@v1
+        with:
+          out: build/gen plain .venv
+""",
+        top="env: {SRC: src}\n",
+    )
+    assert [
+        (
+            event.effect.kind,
+            str(event.effect.place) if isinstance(event.effect, Write) else None,
+            event.step.index if event.step is not None else None,
+            event.span.line,
+        )
+        for event in flow.events
+    ] == [
+        ("checkout", "src", 0, 8),
+        ("download", "dist", 1, 11),
+        ("download", "$RUNNER_TEMP/w", 1, 11),
+        ("download", ".", 2, 17),
+        ("opaque", ".", 3, 20),
+        ("named", "build/gen", 3, 22),
+        ("named", ".venv", 3, 22),
+    ]
+    assert flow.origin(Place(WORKSPACE, "src/a.sh"), flow.starts[1]).repository_path == "a.sh"
+
+
+def test_build_push_builds_the_dockerfile_of_its_context_or_an_unknown_one() -> None:
+    flow = _job("""\
+      - uses: actions/checkout@v4
+      - uses: docker/build-push-action@v6
+        with: {context: docker}
+      - uses: docker/build-push-action@v6
+        with: {context: "${{ matrix.context }}"}
+""")
+    assert [([str(p) for p in b.dockerfiles], str(b.context), b.git_context) for b in flow.builds] == [
+        (["docker/Dockerfile"], "docker", False),
+        ([], "None", False),
+    ]
+
+
+def test_a_composite_action_starts_with_this_repository_in_the_workspace_and_its_folder(make_repo) -> None:  # type: ignore[no-untyped-def]
+    root = make_repo(
+        {
+            "tools/act/action.yml": "runs:\n  using: composite\n  steps:\n"
+            "    - run: bash scripts/x.sh && bash $GITHUB_ACTION_PATH/run.sh\n      shell: bash\n",
+        }
+    )
+    ((_, flow),) = _files(root).actions
+    assert [flow.origin(read.reference.place, read.seq).repository_path for read in flow.reads] == [
+        "scripts/x.sh",
+        "tools/act/run.sh",
+    ]
