@@ -15,7 +15,7 @@ from ci_checks.model import Workflow
 from ci_checks.model.files.effects import GitOperation, Output, Write, command_effects
 from ci_checks.model.files.flow import Flow, Walker
 from ci_checks.model.files.jobs import JobFlow, job_flow
-from ci_checks.model.files.places import HOME, ROOT, TEMP, WORKSPACE, Place, Scope, place_of
+from ci_checks.model.files.places import CONTEXT, HOME, ROOT, STAGE, TEMP, WORKSPACE, Place, Scope, place_of, written
 from ci_checks.model.files.python import PathMention, path_mentions
 from ci_checks.model.files.repository import UNSURE, RepositoryFiles
 from ci_checks.repository import Repository
@@ -73,6 +73,10 @@ def _files(root: Path) -> RepositoryFiles:
         ("a/${{ matrix.arch }}/b", W, None),
         ("https://example.com/x.sh", W, None),
         ("{a,b}/x", W, None),
+        ("/X11/lib", None, Place(ROOT, "X11/lib")),
+        ("/../Xorg/x", None, Place(ROOT, "Xorg/x")),
+        ("$HOME/Xauthority", None, Place(HOME, "Xauthority")),
+        ("/opt/../..", None, Place(ROOT)),
     ],
 )
 def test_a_word_names_a_place_or_nothing_that_can_be_known(text: str, cwd: Place | None, expected: Place) -> None:
@@ -84,6 +88,7 @@ def test_variables_of_env_values_and_of_the_script_are_substituted() -> None:
     assert scope.place("$P/x.patch") == Place(WORKSPACE, "src/p/x.patch")
     assert scope.place("${{ env.ROOT }}/y") == Place(WORKSPACE, "src/y")
     assert scope.place("$GONE/x") is None
+    assert (Scope(None).place("$PWD/x"), Scope(W).place("$PWD/x")) == (None, Place(WORKSPACE, "x"))
     flow = _flow('D=/opt/m\ncd "$D" && bash run.sh\nHERE=$(pwd)\ncd /\nbash "$HERE/b.sh"\n')
     assert [str(read.reference.place) for read in flow.reads] == ["/opt/m", "/opt/m/run.sh", "/opt/m/b.sh"]
 
@@ -439,3 +444,45 @@ def test_a_composite_action_starts_with_this_repository_in_the_workspace_and_its
         "scripts/x.sh",
         "tools/act/run.sh",
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "cwd", "expected"),
+    [
+        ("$GITHUB_WORKSPACE/out/${NAME}", None, Place(WORKSPACE, "out")),
+        ("${{ github.workspace }}/${NAME}", None, Place(WORKSPACE)),
+        ("out/$NAME", Place(WORKSPACE, "sub"), Place(WORKSPACE, "sub/out")),
+        ("/tmp/megatron-${VERSION}.tgz", None, Place(ROOT, "tmp")),
+        ("/${NAME}/y", None, None),
+        ("$NAME/y", None, None),
+    ],
+)
+def test_a_write_to_a_word_partly_unknown_is_somewhere_in_its_deepest_known_folder(
+    text: str, cwd: Place | None, expected: Place | None
+) -> None:
+    assert Scope(W).where(text, cwd) == expected
+
+
+def test_a_place_is_shown_and_written_back_as_a_word_that_reads_as_it() -> None:
+    assert [str(place) for place in (Place(HOME), Place(TEMP, "p"), Place(STAGE + "build"))] == [
+        "$HOME",
+        "$RUNNER_TEMP/p",
+        "stage:build",
+    ]
+    places = [Place(WORKSPACE), Place(WORKSPACE, "a/b"), Place(ROOT, "opt")]
+    words = [written(place) for place in places]
+    assert words == ["$GITHUB_WORKSPACE", "$GITHUB_WORKSPACE/a/b", "/opt"]
+    assert [Scope(None).place(word) for word in words] == places
+    # a base no script can name is written as a variable no script sets
+    assert [written(Place(STAGE + "build", "x")), written(Place(CONTEXT))] == ["$STAGE_BUILD", "$CONTEXT"]
+
+
+def test_a_place_inside_a_folder_and_the_literal_folder_of_a_glob() -> None:
+    assert Place(WORKSPACE, "../x").within(W) is None
+    assert Place(WORKSPACE, "a/x").within(W) == "a/x"
+    assert Place(WORKSPACE, "a/b/*.patch", glob=True).literal_folder() == Place(WORKSPACE, "a/b")
+
+
+def test_a_subshell_keeps_the_variables_of_its_parent() -> None:
+    flow = _flow('D=/opt/m\n(bash "$D/x.sh")\n', variables={"E": "/srv"})
+    assert [str(read.reference.place) for read in flow.reads] == ["/opt/m/x.sh"]
