@@ -486,3 +486,95 @@ def test_a_place_inside_a_folder_and_the_literal_folder_of_a_glob() -> None:
 def test_a_subshell_keeps_the_variables_of_its_parent() -> None:
     flow = _flow('D=/opt/m\n(bash "$D/x.sh")\n', variables={"E": "/srv"})
     assert [str(read.reference.place) for read in flow.reads] == ["/opt/m/x.sh"]
+
+
+@pytest.mark.parametrize(
+    ("steps", "builds", "reported"),
+    [
+        (  # the Git context is the repository at the ref: what the job made in the workspace is not in it
+            "      - run: mkdir -p assets\n"
+            "      - uses: docker/build-push-action@v6\n        with: {file: docker/Dockerfile}\n",
+            [("docker/Dockerfile", "")],
+            True,
+        ),
+        (  # an action ci-checks does not know leaves the checkout's files for what they are
+            "      - uses: some/action@v1\n      - run: docker build -f docker/Dockerfile .\n",
+            [("docker/Dockerfile", "")],
+            True,
+        ),
+        (  # a folder made with something inside it is there for `COPY`
+            "      - run: mkdir -p assets/x && docker build -f docker/Dockerfile .\n",
+            [("docker/Dockerfile", "")],
+            False,
+        ),
+        (  # a Dockerfile outside the repository is none of its builds
+            "      - uses: docker/build-push-action@v6\n        with: {file: ../other/Dockerfile}\n",
+            [],
+            True,
+        ),
+    ],
+)
+def test_a_copy_source_missing_from_the_repository_is_reported_unless_the_job_made_it_in_the_context(
+    make_repo: Callable[[dict[str, str | bytes]], Path], steps: str, builds: list[tuple[str, str]], reported: bool
+) -> None:
+    root = make_repo(
+        {
+            ".github/workflows/image.yml": "on: push\njobs:\n  image:\n    runs-on: ubuntu-latest\n    steps:\n"
+            "      - uses: actions/checkout@v4\n" + steps,
+            "docker/Dockerfile": "FROM ubuntu:24.04\nCOPY assets/ /opt/data/\n",
+        }
+    )
+    assert [(build.dockerfile, build.context) for build in _files(root).builds] == builds
+    result = run_cli("check", root, "--select", "CC041", "--backends", "none", "--output-format", "concise")
+    assert [line.split(" ")[:2] for line in result.out.splitlines()[:-1]] == (
+        [["docker/Dockerfile:2:6:", "CC041"]] if reported else []
+    )
+
+
+@pytest.fixture
+def fetching(make_repo: Callable[[dict[str, str | bytes]], Path]) -> Path:
+    job = "    runs-on: ubuntu-latest\n    steps:\n      - uses: actions/checkout@v4\n      - run: {}\n"
+    action = "runs:\n  using: composite\n  steps:\n    - run: {}\n      shell: bash\n"
+    return make_repo(
+        {
+            ".github/workflows/ci.yml": "on: push\njobs:\n  a:\n"
+            + job.format("git fetch origin x")
+            + "  b:\n"
+            + job.format("echo hi"),
+            "tools/fetch/action.yml": action.format("git fetch origin y"),
+            "tools/quiet/action.yml": action.format("echo hi"),
+            "docker/Dockerfile": "FROM ubuntu:24.04\nRUN git fetch origin z\n",
+            "other/Dockerfile": "FROM ubuntu:24.04\nRUN git fetch origin z\n",
+            "quiet/Dockerfile": "FROM ubuntu:24.04\nRUN echo hi\n",
+        }
+    )
+
+
+def test_the_flows_asked_about_are_those_of_the_targets_and_covered_dockerfiles_that_mention_the_words(
+    fetching: Path,
+) -> None:
+    files = _files(fetching)
+    targets = [files.workspace.load(path) for path in (".github/workflows/ci.yml", *files.repository.actions)]
+    owned = files.flows_of(targets, lambda path: not path.startswith("other/"), (("fetch",),))
+    actions = {id(flow): action.path for action, flow in files.actions}
+    images = {id(stage.flow): built.path for built in files.all_images for stage in built.stages}
+    assert sorted((found.owner, actions.get(id(found.flow)) or images.get(id(found.flow))) for found in owned) == [
+        ("job 'a'", None),
+        ("the action", "tools/fetch/action.yml"),
+        ("the image", "docker/Dockerfile"),
+        ("the image", "docker/Dockerfile"),
+    ]
+
+
+def test_a_jobs_flow_is_made_once_and_the_whole_one_stands_for_its_first_steps(fetching: Path) -> None:
+    files = _files(fetching)
+    workflow = files.workspace.load(".github/workflows/ci.yml").workflow
+    assert workflow is not None
+    job = workflow.jobs["a"]
+    first = files.job(job, 1)
+    assert list(first.starts) == [0]
+    assert files.job(job, 1) is first
+    whole = files.job(job)
+    assert list(whole.starts) == [0, 1]
+    assert files.job(job) is whole
+    assert files.job(job, 1) is whole
