@@ -15,7 +15,7 @@ from ci_checks.model import Workflow
 from ci_checks.model.files.effects import GitOperation, Output, Write, command_effects
 from ci_checks.model.files.flow import Flow, Walker
 from ci_checks.model.files.jobs import JobFlow, job_flow
-from ci_checks.model.files.places import HOME, ROOT, TEMP, WORKSPACE, Place, Scope, place_of
+from ci_checks.model.files.places import CONTEXT, HOME, ROOT, STAGE, TEMP, WORKSPACE, Place, Scope, place_of, written
 from ci_checks.model.files.python import PathMention, path_mentions
 from ci_checks.model.files.repository import UNSURE, RepositoryFiles
 from ci_checks.repository import Repository
@@ -73,6 +73,10 @@ def _files(root: Path) -> RepositoryFiles:
         ("a/${{ matrix.arch }}/b", W, None),
         ("https://example.com/x.sh", W, None),
         ("{a,b}/x", W, None),
+        ("/X11/lib", None, Place(ROOT, "X11/lib")),
+        ("/../Xorg/x", None, Place(ROOT, "Xorg/x")),
+        ("$HOME/Xauthority", None, Place(HOME, "Xauthority")),
+        ("/opt/../..", None, Place(ROOT)),
     ],
 )
 def test_a_word_names_a_place_or_nothing_that_can_be_known(text: str, cwd: Place | None, expected: Place) -> None:
@@ -84,6 +88,7 @@ def test_variables_of_env_values_and_of_the_script_are_substituted() -> None:
     assert scope.place("$P/x.patch") == Place(WORKSPACE, "src/p/x.patch")
     assert scope.place("${{ env.ROOT }}/y") == Place(WORKSPACE, "src/y")
     assert scope.place("$GONE/x") is None
+    assert (Scope(None).place("$PWD/x"), Scope(W).place("$PWD/x")) == (None, Place(WORKSPACE, "x"))
     flow = _flow('D=/opt/m\ncd "$D" && bash run.sh\nHERE=$(pwd)\ncd /\nbash "$HERE/b.sh"\n')
     assert [str(read.reference.place) for read in flow.reads] == ["/opt/m", "/opt/m/run.sh", "/opt/m/b.sh"]
 
@@ -366,3 +371,210 @@ def test_a_python_string_that_is_no_valid_glob_leaves_orphan_patch_judging(make_
     assert [line.split(" ")[:2] for line in result.out.splitlines()[:-1]] == [
         ["docker/patches/old/fix.patch:1:1:", "CC042"]
     ]
+
+
+def test_each_known_action_writes_its_places_in_its_step_at_its_uses_line() -> None:
+    """A checkout at its `path:` (read with the step's env), a restore at each `path:` line that is no exclusion
+    (the workspace without one), an action it does not know anywhere in the workspace and at each path of its
+    `with:`; each write is the step's, at the `uses:` line (or at the `with:` value for a path it names)."""
+    flow = _job(
+        """\
+      - name: sources
+        uses: actions/checkout@v4
+        with: {path: "${{ env.SRC }}"}
+      - name: artifacts
+        uses: actions/download-artifact@v4
+        with:
+          path: |
+            dist
+            !dist/skip
+            $RUNNER_TEMP/w/${{ matrix.arch }}/x
+      - uses: actions/cache@v4
+        with: {key: k}
+      - name: generate
+        uses: some/generator@v1
+        with:
+          out: build/gen plain .venv
+""",
+        top="env: {SRC: src}\n",
+    )
+    assert [
+        (
+            event.effect.kind,
+            str(event.effect.place) if isinstance(event.effect, Write) else None,
+            event.step.index if event.step is not None else None,
+            event.span.line,
+        )
+        for event in flow.events
+    ] == [
+        ("checkout", "src", 0, 8),
+        ("download", "dist", 1, 11),
+        ("download", "$RUNNER_TEMP/w", 1, 11),
+        ("download", ".", 2, 17),
+        ("opaque", ".", 3, 20),
+        ("named", "build/gen", 3, 22),
+        ("named", ".venv", 3, 22),
+    ]
+    assert flow.origin(Place(WORKSPACE, "src/a.sh"), flow.starts[1]).repository_path == "a.sh"
+
+
+def test_build_push_builds_the_dockerfile_of_its_context_or_an_unknown_one() -> None:
+    flow = _job("""\
+      - uses: actions/checkout@v4
+      - uses: docker/build-push-action@v6
+        with: {context: docker}
+      - uses: docker/build-push-action@v6
+        with: {context: "${{ matrix.context }}"}
+""")
+    assert [([str(p) for p in b.dockerfiles], str(b.context), b.git_context) for b in flow.builds] == [
+        (["docker/Dockerfile"], "docker", False),
+        ([], "None", False),
+    ]
+
+
+def test_a_composite_action_starts_with_this_repository_in_the_workspace_and_its_folder(make_repo) -> None:  # type: ignore[no-untyped-def]
+    root = make_repo(
+        {
+            "tools/act/action.yml": "runs:\n  using: composite\n  steps:\n"
+            "    - run: bash scripts/x.sh && bash $GITHUB_ACTION_PATH/run.sh\n      shell: bash\n",
+        }
+    )
+    ((_, flow),) = _files(root).actions
+    assert [flow.origin(read.reference.place, read.seq).repository_path for read in flow.reads] == [
+        "scripts/x.sh",
+        "tools/act/run.sh",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "cwd", "expected"),
+    [
+        ("$GITHUB_WORKSPACE/out/${NAME}", None, Place(WORKSPACE, "out")),
+        ("${{ github.workspace }}/${NAME}", None, Place(WORKSPACE)),
+        ("out/$NAME", Place(WORKSPACE, "sub"), Place(WORKSPACE, "sub/out")),
+        ("/tmp/megatron-${VERSION}.tgz", None, Place(ROOT, "tmp")),
+        ("/${NAME}/y", None, None),
+        ("$NAME/y", None, None),
+    ],
+)
+def test_a_write_to_a_word_partly_unknown_is_somewhere_in_its_deepest_known_folder(
+    text: str, cwd: Place | None, expected: Place | None
+) -> None:
+    assert Scope(W).where(text, cwd) == expected
+
+
+def test_a_place_is_shown_and_written_back_as_a_word_that_reads_as_it() -> None:
+    assert [str(place) for place in (Place(HOME), Place(TEMP, "p"), Place(STAGE + "build"))] == [
+        "$HOME",
+        "$RUNNER_TEMP/p",
+        "stage:build",
+    ]
+    places = [Place(WORKSPACE), Place(WORKSPACE, "a/b"), Place(ROOT, "opt")]
+    words = [written(place) for place in places]
+    assert words == ["$GITHUB_WORKSPACE", "$GITHUB_WORKSPACE/a/b", "/opt"]
+    assert [Scope(None).place(word) for word in words] == places
+    # a base no script can name is written as a variable no script sets
+    assert [written(Place(STAGE + "build", "x")), written(Place(CONTEXT))] == ["$STAGE_BUILD", "$CONTEXT"]
+
+
+def test_a_place_inside_a_folder_and_the_literal_folder_of_a_glob() -> None:
+    assert Place(WORKSPACE, "../x").within(W) is None
+    assert Place(WORKSPACE, "a/x").within(W) == "a/x"
+    assert Place(WORKSPACE, "a/b/*.patch", glob=True).literal_folder() == Place(WORKSPACE, "a/b")
+
+
+def test_a_subshell_keeps_the_variables_of_its_parent() -> None:
+    flow = _flow('D=/opt/m\n(bash "$D/x.sh")\n')
+    assert [str(read.reference.place) for read in flow.reads] == ["/opt/m/x.sh"]
+
+
+@pytest.mark.parametrize(
+    ("steps", "builds", "reported"),
+    [
+        (  # the Git context is the repository at the ref: what the job made in the workspace is not in it
+            "      - run: mkdir -p assets\n"
+            "      - uses: docker/build-push-action@v6\n        with: {file: docker/Dockerfile}\n",
+            [("docker/Dockerfile", "")],
+            True,
+        ),
+        (  # an action ci-checks does not know leaves the checkout's files for what they are
+            "      - uses: some/action@v1\n      - run: docker build -f docker/Dockerfile .\n",
+            [("docker/Dockerfile", "")],
+            True,
+        ),
+        (  # a folder made with something inside it is there for `COPY`
+            "      - run: mkdir -p assets/x && docker build -f docker/Dockerfile .\n",
+            [("docker/Dockerfile", "")],
+            False,
+        ),
+        (  # a Dockerfile outside the repository is none of its builds
+            "      - uses: docker/build-push-action@v6\n        with: {file: ../other/Dockerfile}\n",
+            [],
+            True,
+        ),
+    ],
+)
+def test_a_copy_source_missing_from_the_repository_is_reported_unless_the_job_made_it_in_the_context(
+    make_repo: Callable[[dict[str, str | bytes]], Path], steps: str, builds: list[tuple[str, str]], reported: bool
+) -> None:
+    root = make_repo(
+        {
+            ".github/workflows/image.yml": "on: push\njobs:\n  image:\n    runs-on: ubuntu-latest\n    steps:\n"
+            "      - uses: actions/checkout@v4\n" + steps,
+            "docker/Dockerfile": "FROM ubuntu:24.04\nCOPY assets/ /opt/data/\n",
+        }
+    )
+    assert [(build.dockerfile, build.context) for build in _files(root).builds] == builds
+    result = run_cli("check", root, "--select", "CC041", "--backends", "none", "--output-format", "concise")
+    assert [line.split(" ")[:2] for line in result.out.splitlines()[:-1]] == (
+        [["docker/Dockerfile:2:6:", "CC041"]] if reported else []
+    )
+
+
+@pytest.fixture
+def fetching(make_repo: Callable[[dict[str, str | bytes]], Path]) -> Path:
+    job = "    runs-on: ubuntu-latest\n    steps:\n      - uses: actions/checkout@v4\n      - run: {}\n"
+    action = "runs:\n  using: composite\n  steps:\n    - run: {}\n      shell: bash\n"
+    return make_repo(
+        {
+            ".github/workflows/ci.yml": "on: push\njobs:\n  a:\n"
+            + job.format("git fetch origin x")
+            + "  b:\n"
+            + job.format("echo hi"),
+            "tools/fetch/action.yml": action.format("git fetch origin y"),
+            "tools/quiet/action.yml": action.format("echo hi"),
+            "docker/Dockerfile": "FROM ubuntu:24.04\nRUN git fetch origin z\n",
+            "other/Dockerfile": "FROM ubuntu:24.04\nRUN git fetch origin z\n",
+            "quiet/Dockerfile": "FROM ubuntu:24.04\nRUN echo hi\n",
+        }
+    )
+
+
+def test_the_flows_asked_about_are_those_of_the_targets_and_covered_dockerfiles_that_mention_the_words(
+    fetching: Path,
+) -> None:
+    files = _files(fetching)
+    targets = [files.workspace.load(path) for path in (".github/workflows/ci.yml", *files.repository.actions)]
+    owned = files.flows_of(targets, lambda path: not path.startswith("other/"), (("fetch",),))
+    actions = {id(flow): action.path for action, flow in files.actions}
+    images = {id(stage.flow): built.path for built in files.all_images for stage in built.stages}
+    assert sorted((found.owner, actions.get(id(found.flow)) or images.get(id(found.flow))) for found in owned) == [
+        ("job 'a'", None),
+        ("the action", "tools/fetch/action.yml"),
+        ("the image", "docker/Dockerfile"),
+        ("the image", "docker/Dockerfile"),
+    ]
+
+
+def test_a_jobs_flow_is_made_once_and_the_whole_one_stands_for_its_first_steps(fetching: Path) -> None:
+    files = _files(fetching)
+    workflow = files.workspace.load(".github/workflows/ci.yml").workflow
+    assert workflow is not None
+    job = workflow.jobs["a"]
+    first = files.job(job, 1)
+    assert list(first.starts) == [0]
+    assert files.job(job, 1) is first
+    whole = files.job(job)
+    assert list(whole.starts) == [0, 1]
+    assert files.job(job) is whole
+    assert files.job(job, 1) is whole
