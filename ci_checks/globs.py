@@ -60,6 +60,15 @@ PathGlob = Glob
 """A glob compiled for repo-relative file paths (see `compile_glob`)."""
 
 
+_WILDCARD = re.compile(r"[*?\[]")
+
+
+def has_wildcard(text: str) -> bool:
+    """Whether `text` holds a glob wildcard (`*`, `?` or `[`): the one test of what is a glob, so that a path
+    called a glob always has a segment with a wildcard (Place.literal_folder looks for it)."""
+    return _WILDCARD.search(text) is not None
+
+
 def literal(text: str) -> Glob:
     """A pattern that matches `text` exactly, whatever characters it holds."""
     return Glob(text, re.compile(re.escape(text)), text)

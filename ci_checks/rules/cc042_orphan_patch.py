@@ -74,7 +74,6 @@ _TEXT_NAMES = {"makefile", "gnumakefile", "cmakelists.txt", "series", "meson.bui
 _TEXT_SUFFIXES = (".mk", ".cmake", ".bzl", ".spec", ".nix", ".toml", ".json")
 _MENTION = re.compile(r"[\w./*?${}@+-]*(?:/|\.(?:patch|diff)(?![\w-]))[\w./*?${}@+-]*")
 _PLACEHOLDER = re.compile(r"\$|\{|\}|~|@")
-_GLOB = re.compile(r"[*?\[]")
 _READ_KINDS = ("script", "patch", "requirements")
 
 
@@ -121,8 +120,8 @@ class _References:
         parts = _parts(mention)
         if not parts:
             return
-        if any(_GLOB.search(part) for part in parts):
-            if _GLOB.search(parts[0]):  # no folder: the mentioning file's own
+        if any(globs.has_wildcard(part) for part in parts):
+            if globs.has_wildcard(parts[0]):  # no folder: the mentioning file's own
                 self.path(posixpath.join(folder, *parts), glob=True)
             else:
                 pattern = _compiled("/".join(parts))

@@ -17,6 +17,8 @@ import posixpath
 import re
 from dataclasses import dataclass, field
 
+from ci_checks import globs
+
 WORKSPACE = "workspace"
 ACTION = "action"
 ROOT = "root"
@@ -40,7 +42,6 @@ _VARIABLE = re.compile(r"\$(?:\{(?P<braced>[A-Za-z_][A-Za-z0-9_]*)\}|(?P<plain>[
 _ENV_EXPRESSION = re.compile(r"\$\{\{\s*env\.(?P<name>[A-Za-z_][A-Za-z0-9_-]*)\s*\}\}")
 _CWD = re.compile(r"\$PWD(?![A-Za-z0-9_])|\$\{PWD\}|\$\(pwd\)|`pwd`")
 _UNKNOWN = re.compile(r"[$`]|\$\{\{|\{[^}]*,")
-_GLOB = re.compile(r"[*?\[]")
 _MAX_SUBSTITUTIONS = 8
 
 
@@ -61,7 +62,7 @@ class Place:
 
     def joined(self, relative: str) -> Place:
         path = _normalised(self.base, posixpath.join(self.path, relative))
-        return Place(self.base, path, self.glob or bool(_GLOB.search(relative)))
+        return Place(self.base, path, self.glob or globs.has_wildcard(relative))
 
     def within(self, folder: Place) -> str | None:
         """This place's path relative to `folder` ("" for the folder itself); None when it is not inside it."""
@@ -79,7 +80,7 @@ class Place:
         if not self.glob:
             return self
         segments = self.path.split("/")
-        literal = next(index for index, segment in enumerate(segments) if _GLOB.search(segment))
+        literal = next(index for index, segment in enumerate(segments) if globs.has_wildcard(segment))
         return Place(self.base, "/".join(segments[:literal]))
 
     def __str__(self) -> str:
@@ -178,7 +179,7 @@ def place_of(text: str, cwd: Place | None) -> Place | None:
             break
     if _UNKNOWN.search(rest) or (base is None and rest.startswith("~")):
         return None  # a variable left, or `~user`
-    glob = bool(_GLOB.search(rest))
+    glob = globs.has_wildcard(rest)
     if base is None:
         if rest.startswith("/"):
             base, rest = ROOT, rest.lstrip("/")

@@ -23,14 +23,13 @@ from __future__ import annotations
 
 import ast
 import posixpath
-import re
 from dataclasses import dataclass
 
+from ci_checks import globs
 from ci_checks.pysource import dotted
 from ci_checks.source import SourceFile
 
 _UNKNOWN = "\0"
-_GLOB = re.compile(r"[*?\[]")
 _PATH_CALLS = {"Path", "PurePath", "PosixPath", "PurePosixPath", "pathlib.Path", "pathlib.PurePath"}
 _PASSING_CALLS = {"str", "os.fspath", "os.path.abspath", "os.path.realpath", "os.path.normpath", "os.path.expanduser"}
 _PASSING_METHODS = {"resolve", "absolute", "expanduser"}
@@ -145,7 +144,7 @@ class _Evaluator:
             value = self.value(node) if isinstance(node, ast.expr) else None
             if value is None or _UNKNOWN in value.text or not value.text or not _may_be_path(node, value):
                 return None
-            return PathMention(_clean(value.text), value.anchored, bool(_GLOB.search(value.text)))
+            return PathMention(_clean(value.text), value.anchored, globs.has_wildcard(value.text))
         text = pattern.text
         if not pattern.anchored:
             literal = text.split(_UNKNOWN, 1)[0]
@@ -154,7 +153,7 @@ class _Evaluator:
         cleaned = _clean(text.replace(_UNKNOWN, "*"))
         if not cleaned:
             return None
-        return PathMention(cleaned, pattern.anchored, bool(_GLOB.search(cleaned)))  # `glob("x")` names x alone
+        return PathMention(cleaned, pattern.anchored, globs.has_wildcard(cleaned))  # `glob("x")` names x alone
 
     def value(self, node: ast.AST) -> _Value:
         """The value of an expression, as far as it can be known."""
