@@ -6,6 +6,8 @@ from __future__ import annotations
 import importlib.util
 import re
 import sys
+from collections import Counter
+from fnmatch import fnmatch
 from pathlib import Path
 from types import ModuleType
 
@@ -62,3 +64,19 @@ def test_a_module_is_named_as_mutmut_names_its_mutants() -> None:
     assert MUTATION._module_name("ci_checks/policy/items/__init__.py") == "ci_checks.policy.items"
     assert MUTATION._owner("ci_checks/policy/kinds/order.py") == "policy"
     assert MUTATION._owner(str(Path("ci_checks") / "cli.py")) is None
+
+
+def test_a_package_init_is_tested_alone_not_with_every_module_of_its_package() -> None:
+    patterns = MUTATION._mutant_patterns("ci_checks/rules/__init__.py")
+    own = ["ci_checks.rules.x_rule_modules__mutmut_1", "ci_checks.rules.xǁRuleǁcheck__mutmut_2"]
+    others = [
+        "ci_checks.rules.schema.x__events__mutmut_1",
+        "ci_checks.rules.cc041_dangling_reference.x_check__mutmut_1",
+    ]
+    assert [name for name in own + others if any(fnmatch(name, pattern) for pattern in patterns)] == own
+
+
+def test_a_module_another_group_tests_is_not_mutated_twice() -> None:
+    owners = Counter(module for group in MUTATION.GROUPS.values() for module in MUTATION._group_modules(group))
+    assert [module for module, count in owners.items() if count > 1] == []
+    assert MUTATION._owner("ci_checks/rules/schema.py") == "schema"
