@@ -4,6 +4,7 @@
     python scripts/mutation.py run ci_checks/fixes.py  # one module (the group's tests)
     python scripts/mutation.py run --changed main      # the modules a change touched since `main`
     python scripts/mutation.py run --survivors fixes   # only the mutants that survived before
+    python scripts/mutation.py run --sample 20 policy  # a fixed fifth of each module's mutants: an estimate
     python scripts/mutation.py report [GROUP ...]      # killed / survived / equivalent per module
     python scripts/mutation.py survivors [MODULE ...]  # each survivor's diff, equivalents left out
 
@@ -329,7 +330,20 @@ def _survivors(name: str, module: str, equivalents: dict[str, Equivalent]) -> It
 # --- commands -------------------------------------------------------------------------------------------------
 
 
-def run(names: list[str], changed: str | None, survivors: bool, children: int) -> int:
+def _in_sample(mutant: str, percent: int) -> bool:
+    """Whether a mutant is in the `percent` share of a module's mutants that a sampled run tests: chosen by the
+    hash of its name, so that a sample is the same on every run and a larger one contains a smaller."""
+    return int(hashlib.sha256(mutant.encode()).hexdigest(), 16) % 100 < percent
+
+
+def _sampled(name: str, module: str, percent: int) -> list[str]:
+    mutants = _results(name, module)
+    if not mutants:
+        raise SystemExit(f"{module}: no mutants known yet; run it once without --sample")
+    return sorted(mutant for mutant in mutants if _in_sample(mutant, percent))
+
+
+def run(names: list[str], changed: str | None, survivors: bool, children: int, sample: int | None = None) -> int:
     modules = [*names, *(_changed_since(changed) if changed else [])]
     if not modules:
         print("nothing to test")
@@ -347,6 +361,8 @@ def run(names: list[str], changed: str | None, survivors: bool, children: int) -
             ]
             if not patterns:
                 continue
+        elif sample is not None:
+            patterns = [mutant for module in chosen for mutant in _sampled(name, module, sample)]
         else:
             patterns = [pattern for module in chosen for pattern in _mutant_patterns(module)]
         print(f"== {name}: {len(chosen)} module(s), tests: {' '.join(GROUPS[name].tests)}", flush=True)
@@ -413,13 +429,21 @@ def main(argv: list[str] | None = None) -> int:
     running.add_argument("--changed", metavar="BASE", help="also the modules changed since BASE (git diff)")
     running.add_argument("--survivors", action="store_true", help="only the mutants that survived the last run")
     running.add_argument("--children", type=int, default=1, help="mutants tested at once (default 1)")
+    running.add_argument(
+        "--sample",
+        type=int,
+        choices=range(1, 100),
+        metavar="PERCENT",
+        help="only this share of each module's mutants, the same ones on every run (an estimate; report's `not run`"
+        " column says how many were left)",
+    )
     reporting = commands.add_parser("report", help="killed / survived / equivalent per module")
     reporting.add_argument("names", nargs="*")
     surviving = commands.add_parser("survivors", help="the diff of each survivor not listed as equivalent")
     surviving.add_argument("names", nargs="*")
     arguments = parser.parse_args(argv)
     if arguments.command == "run":
-        return run(arguments.names, arguments.changed, arguments.survivors, arguments.children)
+        return run(arguments.names, arguments.changed, arguments.survivors, arguments.children, arguments.sample)
     if arguments.command == "report":
         return report(arguments.names)
     return show_survivors(arguments.names)

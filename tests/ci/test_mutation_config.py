@@ -4,7 +4,9 @@ runs exists, and every mutant listed as equivalent belongs to a module it mutate
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
+import subprocess
 import sys
 from collections import Counter
 from fnmatch import fnmatch
@@ -80,3 +82,24 @@ def test_a_module_another_group_tests_is_not_mutated_twice() -> None:
     owners = Counter(module for group in MUTATION.GROUPS.values() for module in MUTATION._group_modules(group))
     assert [module for module, count in owners.items() if count > 1] == []
     assert MUTATION._owner("ci_checks/rules/schema.py") == "schema"
+
+
+def test_a_sample_is_the_same_on_every_run_and_a_larger_one_contains_a_smaller() -> None:
+    mutants = [f"ci_checks.fixes.x_apply__mutmut_{number}" for number in range(1, 2001)]
+    fifth = [mutant for mutant in mutants if MUTATION._in_sample(mutant, 20)]
+    half = {mutant for mutant in mutants if MUTATION._in_sample(mutant, 50)}
+    assert 300 < len(fifth) < 500 and 900 < len(half) < 1100
+    assert set(fifth) < half
+    # another process, with another seed for str hashes, picks the same mutants
+    program = (
+        "import runpy, sys; script = runpy.run_path(sys.argv[1]);"
+        " print(sum(script['_in_sample'](f'ci_checks.fixes.x_apply__mutmut_{n}', 20) for n in range(1, 2001)))"
+    )
+    elsewhere = subprocess.run(
+        [sys.executable, "-c", program, str(PROJECT / "scripts" / "mutation.py")],
+        env={**os.environ, "PYTHONHASHSEED": "4242"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert int(elsewhere.stdout) == len(fifth)
