@@ -14,7 +14,7 @@ from ci_checks.loading import Workspace
 from ci_checks.model import Workflow
 from ci_checks.model.files.effects import GitOperation, Output, Write, command_effects
 from ci_checks.model.files.flow import Flow, Walker
-from ci_checks.model.files.jobs import JobFlow, job_flow
+from ci_checks.model.files.jobs import JobFlow, checkout, job_flow
 from ci_checks.model.files.places import CONTEXT, HOME, ROOT, STAGE, TEMP, WORKSPACE, Place, Scope, place_of, written
 from ci_checks.model.files.python import PathMention, path_mentions
 from ci_checks.model.files.repository import UNSURE, RepositoryFiles
@@ -40,13 +40,16 @@ def _writes(script: str, start: Place | None = W) -> list[tuple[str, str | None]
     ]
 
 
+def _workflow(text: str) -> Workflow:
+    workflow = Workflow.from_document(yamlpos.parse(source.decode(".github/workflows/ci.yml", text.encode())))
+    assert workflow is not None
+    return workflow
+
+
 def _job(steps: str, top: str = "") -> JobFlow:
     """The flow of a job with these steps (YAML indented by six spaces), in a workflow with `top` keys."""
     text = f"on: push\n{top}jobs:\n  job:\n    runs-on: ubuntu-latest\n    steps:\n{steps}"
-    document = yamlpos.parse(source.decode(".github/workflows/ci.yml", text.encode()))
-    workflow = Workflow.from_document(document)
-    assert workflow is not None
-    return job_flow(workflow.jobs["job"])
+    return job_flow(_workflow(text).jobs["job"])
 
 
 def _files(root: Path) -> RepositoryFiles:
@@ -132,6 +135,10 @@ def test_variables_of_env_values_and_of_the_script_are_substituted() -> None:
         ("cd build && make -j8 && cmake --build out", [("named", "build"), ("named", "build"), ("named", "build/out")]),
         ("cd /opt/other && git fetch origin pr && git checkout -f FETCH_HEAD", [("git", "/opt/other")]),
         ("gh release download v1 -D bin; gh repo clone o/tools", [("download", "bin"), ("clone", "tools")]),
+        (  # a decompressor writes the file beside the archive, less its last suffix
+            "gunzip dl/a.tar.gz; xz -d /opt/b.xz; zstd -d c; gzip -d x/d.txt.gz; gzip e.txt",
+            [("create", "dl/a.tar"), ("create", "/opt/b"), ("create", "c"), ("create", "x/d.txt"), ("named", "e.txt")],
+        ),
     ],
 )
 def test_what_commands_write(script: str, expected: list[tuple[str, str | None]]) -> None:
@@ -578,3 +585,113 @@ def test_a_jobs_flow_is_made_once_and_the_whole_one_stands_for_its_first_steps(f
     assert list(whole.starts) == [0, 1]
     assert files.job(job) is whole
     assert files.job(job, 1) is whole
+
+
+def test_env_sets_variables_in_either_form_and_an_exec_form_run_reads_what_it_names(
+    make_repo: Callable[[dict[str, str | bytes]], Path],
+) -> None:
+    """`ENV A=value B="value"` (quotes stripped), the old `ENV NAME value` (however spaced) and a value naming an
+    earlier variable all set what a `RUN` reads; `RUN ["bash", "x.sh"]` reads its script like a shell line."""
+    root = make_repo(
+        {
+            "docker/Dockerfile": (
+                "FROM ubuntu:24.04\n"
+                "COPY patches/ /opt/patches/\n"
+                'ENV P="/opt/patches" TOOLS=/opt/MAX\n'
+                "ENV OLD    /opt/patches/old\n"
+                "ENV NEW=$P/new\n"
+                "WORKDIR /src\n"
+                "RUN git apply $P/a.patch && git apply $OLD/b.patch && git apply $NEW/c.patch && bash $TOOLS/x.sh\n"
+                'RUN ["bash", "/opt/patches/run.sh"]\n'
+            ),
+            "patches/a.patch": "diff\n",
+        }
+    )
+    built = _files(root).images("docker/Dockerfile")[0]
+    assert built.context == ""
+    assert [
+        (str(read.reference.place), built.stages[0].flow.origin(read.reference.place, read.seq).repository_path)
+        for read in built.stages[0].flow.reads
+        if read.reference.kind in ("patch", "script")
+    ] == [
+        ("/opt/patches/a.patch", "patches/a.patch"),
+        ("/opt/patches/old/b.patch", "patches/old/b.patch"),
+        ("/opt/patches/new/c.patch", "patches/new/c.patch"),
+        ("/opt/MAX/x.sh", None),
+        ("/opt/patches/run.sh", "patches/run.sh"),
+    ]
+
+
+def test_docker_build_commands_are_builds_of_the_file_they_name_or_of_their_contexts_dockerfile() -> None:
+    flow = _job("""\
+      - uses: actions/checkout@v4
+      - run: |
+          docker build docker && docker build --file docker/Dockerfile.rocm -t x .
+          docker build --file=docker/Dockerfile.git -t y "$CTX"
+      - run: docker build -t z ci
+""")
+    assert [([str(p) for p in b.dockerfiles], str(b.context), b.step.index) for b in flow.builds] == [
+        (["docker/Dockerfile"], "docker", 1),
+        (["docker/Dockerfile.rocm"], ".", 1),
+        (["docker/Dockerfile.git"], "None", 1),
+        (["ci/Dockerfile"], "ci", 2),
+    ]
+
+
+def test_a_run_step_starts_in_its_jobs_default_working_directory_or_else_its_workflows() -> None:
+    flows = {
+        job.id: job_flow(job)
+        for job in _workflow(
+            "on: push\ndefaults: {run: {working-directory: wf}}\njobs:\n"
+            "  own:\n    runs-on: x\n    defaults: {run: {working-directory: jobdir}}\n    steps:\n"
+            "      - run: bash a.sh\n      - run: bash b.sh\n        working-directory: step\n"
+            "  inherited:\n    runs-on: x\n    steps:\n      - run: bash c.sh\n"
+        ).jobs.values()
+    }
+    assert {name: [str(read.reference.place) for read in flow.reads] for name, flow in flows.items()} == {
+        "own": ["jobdir/a.sh", "step/b.sh"],
+        "inherited": ["wf/c.sh"],
+    }
+
+
+@pytest.mark.parametrize(
+    ("with_", "this_repository", "place"),
+    [
+        ("{}", True, Place(WORKSPACE)),
+        ("{path: sub/dir, repository: '${{ github.repository }}'}", True, Place(WORKSPACE, "sub/dir")),
+        ("{path: '${{ github.workspace }}/src', repository: o/other}", False, Place(WORKSPACE, "src")),
+        ("{path: ../outside}", True, None),
+        ("{path: /opt/x}", True, None),
+        ("{path: $RUNNER_TEMP/x}", True, None),
+        ("{path: 'a/*'}", True, None),
+        ("{path: $DIR/x}", True, None),
+    ],
+)
+def test_a_checkout_is_of_this_repository_or_another_at_a_workspace_path_or_an_unknown_place(
+    with_: str, this_repository: bool, place: Place | None
+) -> None:
+    text = "on: push\njobs:\n  job:\n    runs-on: x\n    steps:\n      - uses: actions/checkout@v4\n"
+    text += f"        with: {with_}\n"
+    found = checkout(_workflow(text).jobs["job"].steps[0])
+    assert found is not None
+    assert (found.this_repository, found.place) == (this_repository, place)
+
+
+def test_a_job_is_asked_about_when_its_steps_scripts_hold_a_word_of_each_group(
+    make_repo: Callable[[dict[str, str | bytes]], Path],
+) -> None:
+    """Each group's word may be in any step, and nothing but the scripts' own text holds it."""
+    root = make_repo(
+        {
+            ".github/workflows/ci.yml": "on: push\njobs:\n  a:\n    runs-on: x\n    steps:\n"
+            "      - run: git fetch origin x\n      - uses: actions/checkout@v4\n      - run: pip install -e .\n",
+        }
+    )
+    files = _files(root)
+    targets = [files.workspace.load(".github/workflows/ci.yml")]
+
+    def owners(*groups: tuple[str, ...]) -> list[str]:
+        return [found.owner for found in files.flows_of(targets, lambda path: True, groups)]
+
+    assert owners(("fetch",), ("develop", "install")) == ["job 'a'"]
+    assert owners(("fetch",), ("X",)) == owners(("checkout",)) == []
