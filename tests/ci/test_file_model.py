@@ -695,3 +695,39 @@ def test_a_job_is_asked_about_when_its_steps_scripts_hold_a_word_of_each_group(
 
     assert owners(("fetch",), ("develop", "install")) == ["job 'a'"]
     assert owners(("fetch",), ("X",)) == owners(("checkout",)) == []
+
+
+def test_a_bind_mount_copies_a_path_of_the_context_or_of_a_stage_and_another_mount_may_hold_anything(
+    make_repo: Callable[[dict[str, str | bytes]], Path],
+) -> None:
+    """A bind mount's `source` (or `src`) is a path of the context, or with `from=` of that stage's file system
+    (by name or index), with or without a leading slash; without one, the whole context or stage. Its `target`
+    (`dst`) holds it for the command; a source that cannot be read or an image's holds unknown content, a cache
+    mount whatever an earlier build left, and a mount at a target that cannot be read is nowhere known."""
+    mounts = (
+        "FROM ubuntu:24.04 AS build\nCOPY tools /opt/tools\nFROM ubuntu:24.04\n"
+        "RUN --mount=type=bind,from=build,source=/opt/tools,target=/mnt/t bash /mnt/t/a.sh\n"
+        "RUN --mount=type=bind,from=0,target=/mnt/root bash /mnt/root/opt/tools/b.sh\n"
+        "RUN --mount=type=bind,source=/docker/extra,target=/mnt/e bash /mnt/e/c.sh\n"
+        "RUN --mount=src=docker,dst=/mnt/d bash /mnt/d/extra/d.sh\n"
+        "RUN --mount=type=bind,target=/ctx bash /ctx/e.sh\n"
+        "RUN --mount=type=bind,from=nginx:latest,target=/mnt/n bash /mnt/n/f.sh\n"
+        "RUN --mount=type=bind,source=$X,target=/mnt/x --mount=type=cache,target=/mnt/c --mount=type=bind,target=$T"
+        " bash /mnt/x/g.sh && bash /mnt/c/h.sh\n"
+        "COPY --from=build /opt/tools/*.sh /usr/bin/\nRUN bash /usr/bin/i.sh\n"
+    )
+    root = make_repo({"docker/Dockerfile": mounts, "tools/a.sh": ""})
+    built = _files(root).images("docker/Dockerfile")[0]
+    flow = built.stages[1].flow
+    origins = [(str(read.reference.place), flow.origin(read.reference.place, read.seq)) for read in flow.reads]
+    assert [(place, origin.kind, origin.repository_path) for place, origin in origins] == [
+        ("/mnt/t/a.sh", "copy", "tools/a.sh"),
+        ("/mnt/root/opt/tools/b.sh", "copy", "tools/b.sh"),
+        ("/mnt/e/c.sh", "copy", "docker/extra/c.sh"),
+        ("/mnt/d/extra/d.sh", "copy", "docker/extra/d.sh"),
+        ("/ctx/e.sh", "copy", "e.sh"),
+        ("/mnt/n/f.sh", "copy", None),
+        ("/mnt/x/g.sh", "copy", None),
+        ("/mnt/c/h.sh", "named", None),
+        ("/usr/bin/i.sh", "copy", "tools/i.sh"),
+    ]

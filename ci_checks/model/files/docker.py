@@ -213,9 +213,9 @@ def _copy(
 def _source_place(value: str, origin: str | None, stage_base: str | None) -> Place | None:
     if "://" in value or value.startswith("git@") or "$" in value:
         return None
-    if origin is not None:
-        return Place(stage_base, posixpath.normpath(value).lstrip("/")) if stage_base is not None else None
-    return Place(CONTEXT, "").joined(value.lstrip("/"))
+    if origin is not None and stage_base is None:
+        return None
+    return Place(stage_base or CONTEXT, "").joined(value.lstrip("/"))
 
 
 def _is_folder(context: str | None, path: str, is_folder: Callable[[str], bool]) -> bool:
@@ -233,9 +233,10 @@ def _run(
         if target is None:
             continue
         if options.get("type", "bind") == "bind":
-            source = options.get("source", options.get("src", ""))
-            base = STAGE + options["from"] if "from" in options else CONTEXT
-            stage.flow.note(Write("copy", target, Place(base, "").joined(source)), instruction.span, None, None)
+            origin = options.get("from")
+            source = options.get("source", options.get("src", ""))  # none: the root of the context or stage
+            place = _source_place(source, origin, STAGE + origin if origin is not None else None)
+            stage.flow.note(Write("copy", target, place), instruction.span, None, None)
         else:
             stage.flow.note(Write("named", target), instruction.span, None, None)
     walker = Walker(stage.flow, None)
