@@ -731,3 +731,48 @@ def test_a_bind_mount_copies_a_path_of_the_context_or_of_a_stage_and_another_mou
         ("/mnt/c/h.sh", "named", None),
         ("/usr/bin/i.sh", "copy", "tools/i.sh"),
     ]
+
+
+def test_copy_and_add_put_each_source_at_its_destination_or_in_it(
+    make_repo: Callable[[dict[str, str | bytes]], Path],
+) -> None:
+    """A folder of the context is copied whole at the destination, a file into a destination ending in `/` (or given
+    with other sources) under its name, else as the destination; `ADD` of a local archive unpacks it there, of a URL
+    downloads; a source or destination that cannot be read, or another image's path, puts unknown content; a
+    here-document creates the file; a `COPY` of one word does nothing."""
+    dockerfile = (
+        "FROM ubuntu:24.04\nCOPY tools /opt/tools\nCOPY tools a.sh /opt/both\nCOPY a.sh /opt/one/\n"
+        "COPY a.sh /opt/renamed.sh\nCOPY lonely\nCOPY <<EOF /etc/conf.txt\nx\nEOF\nCOPY a.sh $DEST/\n"
+        "ADD https://example.com/x.tgz /opt/dl/\nADD $URL /opt/var/\nADD tools/x.tar.gz /opt/unpacked/\n"
+        "COPY tools/x.tar.gz /opt/packed/\nCOPY --from=nginx /x /opt/nginx\n"
+    )
+    root = make_repo({"docker/Dockerfile": dockerfile, "tools/run.sh": "", "a.sh": ""})
+    from_root, from_docker = _files(root).images("docker/Dockerfile")
+    assert (from_root.context, from_docker.context) == ("", "docker")
+    assert [
+        (event.span.line, event.effect.kind, str(event.effect.place), str(event.effect.source))
+        for event in from_root.stages[0].flow.writes
+        if isinstance(event.effect, Write) and event.effect.kind != "checkout"
+    ] == [
+        (2, "copy", "/opt/tools", "tools"),
+        (3, "copy", "/opt/both", "tools"),
+        (3, "copy", "/opt/both/a.sh", "a.sh"),
+        (4, "copy", "/opt/one/a.sh", "a.sh"),
+        (5, "copy", "/opt/renamed.sh", "a.sh"),
+        (7, "create", "/etc/conf.txt", "None"),
+        (10, "copy", "None", "None"),
+        (11, "download", "/opt/dl", "None"),
+        (12, "copy", "/opt/var", "None"),
+        (13, "unpack", "/opt/unpacked", "None"),
+        (14, "copy", "/opt/packed/x.tar.gz", "tools/x.tar.gz"),
+        (15, "copy", "/opt/nginx", "None"),
+    ]
+    assert [(source.word.value, source.keyword, str(source.place)) for source in from_root.sources][6:] == [
+        ("https://example.com/x.tgz", "ADD", "None"),
+        ("$URL", "ADD", "None"),
+        ("tools/x.tar.gz", "ADD", "tools/x.tar.gz"),
+        ("tools/x.tar.gz", "COPY", "tools/x.tar.gz"),
+        ("/x", "COPY", "None"),
+    ]
+    moved = set(from_docker.places()) - set(from_root.places())
+    assert moved == {Place(ROOT, "opt/both/tools")}  # `tools` is no folder of the context `docker`
