@@ -750,22 +750,22 @@ def test_copy_and_add_put_each_source_at_its_destination_or_in_it(
     from_root, from_docker = _files(root).images("docker/Dockerfile")
     assert (from_root.context, from_docker.context) == ("", "docker")
     assert [
-        (event.span.line, event.effect.kind, str(event.effect.place), str(event.effect.source))
+        f"{event.span.line}: {event.effect.kind} {event.effect.place} from {event.effect.source}"
         for event in from_root.stages[0].flow.writes
         if isinstance(event.effect, Write) and event.effect.kind != "checkout"
     ] == [
-        (2, "copy", "/opt/tools", "tools"),
-        (3, "copy", "/opt/both", "tools"),
-        (3, "copy", "/opt/both/a.sh", "a.sh"),
-        (4, "copy", "/opt/one/a.sh", "a.sh"),
-        (5, "copy", "/opt/renamed.sh", "a.sh"),
-        (7, "create", "/etc/conf.txt", "None"),
-        (10, "copy", "None", "None"),
-        (11, "download", "/opt/dl", "None"),
-        (12, "copy", "/opt/var", "None"),
-        (13, "unpack", "/opt/unpacked", "None"),
-        (14, "copy", "/opt/packed/x.tar.gz", "tools/x.tar.gz"),
-        (15, "copy", "/opt/nginx", "None"),
+        "2: copy /opt/tools from tools",
+        "3: copy /opt/both from tools",
+        "3: copy /opt/both/a.sh from a.sh",
+        "4: copy /opt/one/a.sh from a.sh",
+        "5: copy /opt/renamed.sh from a.sh",
+        "7: create /etc/conf.txt from None",
+        "10: copy None from None",
+        "11: download /opt/dl from None",
+        "12: copy /opt/var from None",
+        "13: unpack /opt/unpacked from None",
+        "14: copy /opt/packed/x.tar.gz from tools/x.tar.gz",
+        "15: copy /opt/nginx from None",
     ]
     assert [(source.word.value, source.keyword, str(source.place)) for source in from_root.sources][6:] == [
         ("https://example.com/x.tgz", "ADD", "None"),
