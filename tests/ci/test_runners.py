@@ -311,6 +311,48 @@ def test_a_label_written_once_one_edit_from_a_label_written_elsewhere_is_a_typo(
     assert not context.runners.knows("mi300") and context.runners.knows("amd") and context.runners.knows("box-onee")
 
 
+AGAINST_THE_INVENTORY = """on: push
+jobs:
+  known: {runs-on: [self-hosted, Linux, AMD, MI300X], steps: [{run: a}]}
+  declared: {runs-on: [self-hosted, old-BOX], steps: [{run: a}]}
+  hosted: {runs-on: ubuntu-24.04, steps: [{run: a}]}
+  typo: {runs-on: [self-hosted, MI300], steps: [{run: a}]}
+  near: {runs-on: [self-hosted, Mi3], steps: [{run: a}]}
+  unknown: {runs-on: &far [self-hosted, mi], steps: [{run: a}]}
+  same: {runs-on: *far, steps: [{run: a}]}
+  matrix:
+    strategy: {matrix: {gpu: [amd, mi300x]}}
+    runs-on: [self-hosted, box9, "${{ matrix.gpu }}"]
+    steps: [{run: a}]
+"""
+
+
+def test_with_an_inventory_a_label_no_runner_has_is_reported_once_where_it_is_written(make_repo) -> None:  # type: ignore[no-untyped-def]
+    """Labels compare without case, with the inventory's and those `.github/actionlint.yaml` declares; a
+    GitHub-hosted one is known; the hint is the closest inventory label at least 0.6 alike (`mi3` is 0.67 alike
+    `mi300x`, `mi` 0.5); a label written once is reported once, for the first job that asks for it (a YAML alias
+    asks again) and whichever matrix choice takes it; a workflow with no `on:` (here before the others) is passed
+    over."""
+    root = make_repo(
+        {
+            ".github/ci-checks.yml": "runners:\n  mi300x:\n    vendor: amd\n    labels: [self-hosted, amd, mi300x]\n",
+            ".github/actionlint.yaml": "self-hosted-runner:\n  labels: [Old-Box]\n",
+            ".github/workflows/a.yml": "jobs:\n  t: {runs-on: [self-hosted, never-run], steps: [{run: a}]}\n",
+            ".github/workflows/b.yml": AGAINST_THE_INVENTORY,
+        }
+    )
+    result = run_cli("check", root, "--select", "CC044")
+    unknown = "which no runner in the `runners:` inventory has"
+    assert result.headers == [
+        f".github/workflows/b.yml:6:33: CC044 job 'typo' asks for runner label `MI300`, {unknown} (did you mean "
+        "`mi300x`?)",
+        f".github/workflows/b.yml:7:33: CC044 job 'near' asks for runner label `Mi3`, {unknown} (did you mean "
+        "`mi300x`?)",
+        f".github/workflows/b.yml:8:41: CC044 job 'unknown' asks for runner label `mi`, {unknown}",
+        f".github/workflows/b.yml:12:28: CC044 job 'matrix' asks for runner label `box9`, {unknown}",
+    ]
+
+
 def test_a_workflow_with_no_trigger_is_not_judged(make_repo) -> None:  # type: ignore[no-untyped-def]
     never = "jobs:\n  t:\n    runs-on: [self-hosted, mi300]\n    container: rocm/pytorch\n    steps: [{run: a}]\n"
     root = make_repo({".github/workflows/a.yml": TYPOS, ".github/workflows/never.yml": never})
