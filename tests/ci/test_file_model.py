@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -578,3 +579,79 @@ def test_a_jobs_flow_is_made_once_and_the_whole_one_stands_for_its_first_steps(f
     assert list(whole.starts) == [0, 1]
     assert files.job(job) is whole
     assert files.job(job, 1) is whole
+
+
+STALE_INSTALLS = """on: push
+jobs:
+  here:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+      - run: |
+          git fetch origin "$PR"
+          pip install -e . --no-deps --no-build-isolation --prefix=/opt
+          git checkout -f FETCH_HEAD
+  sub:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+      - run: |
+          git clone https://github.com/NVIDIA/Megatron-LM megatron
+          git -C megatron fetch origin "$MEGATRON_PR_NUMBER_FROM_CALLER"
+          pip install -e megatron
+          git -C megatron checkout FETCH_HEAD
+  home:
+    runs-on: ubuntu-latest
+    steps:
+      - run: |
+          cd "$HOME"
+          git fetch origin "$PR"
+          pip install -e .
+          git checkout FETCH_HEAD
+"""
+
+
+def test_an_install_between_a_fetch_and_its_checkout_names_the_tree_and_both_commands(make_repo) -> None:  # type: ignore[no-untyped-def]
+    """CC047 names the tree installed (the workspace itself, a folder in it, a folder elsewhere) and shows each
+    command whole up to 60 characters (the fetch of `sub` has 60), cut to 57 and `...` beyond (the install of `here`
+    has 61)."""
+    root = make_repo({".github/workflows/ci.yml": STALE_INSTALLS})
+    result = run_cli("check", root, "--select", "CC047", "--output-format", "json")
+    found = [
+        (d["line"], d["column"], d["message"], [(r["line"], r["column"], r["message"]) for r in d["related"]])
+        for d in json.loads(result.out)["diagnostics"]
+    ]
+    stale = "it installs the tree as it was before the fetch; check the fetched ref out first"
+    sub_fetch = "git -C megatron fetch origin $MEGATRON_PR_NUMBER_FROM_CALLER"
+    assert found == [
+        (
+            9,
+            26,
+            "`pip install -e . --no-deps --no-build-isolation --prefix=...` installs the tree in the workspace after "
+            f"`git fetch origin $PR` and before `git checkout -f FETCH_HEAD`: {stale}",
+            [
+                (8, 11, "`git fetch origin $PR` fetches the ref here"),
+                (10, 11, "`git checkout -f FETCH_HEAD` checks it out only here"),
+            ],
+        ),
+        (
+            18,
+            26,
+            f"`pip install -e megatron` installs the tree in `megatron` after `{sub_fetch}` and before "
+            f"`git -C megatron checkout FETCH_HEAD`: {stale}",
+            [
+                (17, 11, f"`{sub_fetch}` fetches the ref here"),
+                (19, 11, "`git -C megatron checkout FETCH_HEAD` checks it out only here"),
+            ],
+        ),
+        (
+            26,
+            26,
+            f"`pip install -e .` installs the tree in `$HOME` after `git fetch origin $PR` and before "
+            f"`git checkout FETCH_HEAD`: {stale}",
+            [
+                (25, 11, "`git fetch origin $PR` fetches the ref here"),
+                (27, 11, "`git checkout FETCH_HEAD` checks it out only here"),
+            ],
+        ),
+    ]
