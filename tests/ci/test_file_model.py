@@ -655,3 +655,23 @@ def test_an_install_between_a_fetch_and_its_checkout_names_the_tree_and_both_com
             ],
         ),
     ]
+
+
+def test_a_path_outside_the_repository_is_reported_only_after_the_step_that_checks_the_repository_out(
+    make_repo: Callable[[dict[str, str | bytes]], Path],
+) -> None:
+    """Before this repository's checkout (or after another repository's) `../` leads where nothing is known."""
+    steps = (
+        "      - run: bash ../before.sh\n"
+        "      - uses: actions/checkout@v4\n        with: {repository: other/tools}\n"
+        "      - run: bash ../after-other.sh\n"
+        "      - uses: actions/checkout@v4\n"
+        "      - run: bash ../after.sh\n"
+    )
+    job = f"  a:\n    runs-on: ubuntu-latest\n    steps:\n{steps}"
+    root = make_repo({".github/workflows/ci.yml": f"on: push\njobs:\n{job}"})
+    result = run_cli("check", root, "--select", "CC041", "--backends", "none", "--output-format", "concise")
+    assert result.headers == [
+        ".github/workflows/ci.yml:11:19: CC041 `bash ../after.sh` names `../after.sh`, outside the repository; "
+        "ci-checks does not read it [dangling-reference]"
+    ]
