@@ -25,7 +25,7 @@ from itertools import product
 from ci_checks.diagnostics import Related, Span
 from ci_checks.model.expressions import EXPRESSION, LITERAL, alternatives
 from ci_checks.model.steps import ScalarLocator
-from ci_checks.model.values import mapping
+from ci_checks.model.values import Entry, mapping
 from ci_checks.model.workflow import Job, Workflow
 from ci_checks.yamlpos import Mapping, Node, Scalar, Sequence
 
@@ -306,11 +306,16 @@ class RunnerResolver:
             passed = caller.with_.get(name)
             if passed is None:
                 continue
-            hop = (*via, Related(passed.value.span, f"passed as input `{name}` by job '{caller.id}'"))
+            hop = (*via, passed_input(caller, passed))
             if isinstance(passed.value, Scalar):
                 yield from self._scalar(caller, passed.value, hop, depth + 1, result)
             else:
                 result.complete = False
+
+
+def passed_input(caller: Job, entry: Entry) -> Related:
+    """The note that a value reached a reusable workflow as an input that `caller` passes in `with:`."""
+    return Related(entry.value.span, f"passed as input `{entry.name}` by job '{caller.id}'")
 
 
 def _node_value(node: Node, via: tuple[Related, ...], result: Runners) -> Iterator[_Value]:

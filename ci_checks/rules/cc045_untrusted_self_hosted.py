@@ -59,10 +59,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ci_checks.context import RepositoryContext
-from ci_checks.diagnostics import Diagnostic, Related, Severity, Span
+from ci_checks.diagnostics import Diagnostic, Related, Severity
 from ci_checks.model import Job, Step, Trigger, Workflow
 from ci_checks.model.expressions import condition, split_top_level, unwrapped
-from ci_checks.model.runners import RunnerChoice
+from ci_checks.model.runners import RunnerChoice, passed_input
 from ci_checks.repository import FileKind
 from ci_checks.rule import Rule
 
@@ -129,23 +129,20 @@ def _exposures(
 
 
 def _through(choices: list[RunnerChoice], chain: tuple[Job, ...]) -> RunnerChoice | None:
-    """The self-hosted choice that the calls of `chain` can lead to: one whose labels the first caller passes
-    (or that no caller passes); a caller that passes only GitHub-hosted labels exposes nothing."""
-    if not chain:
-        return choices[0]
-    caller = chain[0].extent
+    """The self-hosted choice that the calls of `chain` can lead to: one each of whose labels is written in a
+    workflow of the chain and passed down by the callers below it; a chain whose callers pass only GitHub-hosted
+    labels exposes nothing. A label's notes say which caller passed it at each call (by the place of its `with:`
+    value, not inside the caller where a YAML alias is used)."""
+    passes = [{passed_input(caller, entry) for entry in caller.with_.values()} for caller in chain]
     for choice in choices:
-        passed = [related.span for label in choice.labels for related in label.via]
-        if not passed or any(_inside(span, caller) for span in passed):
+        if all(_passed_along(label.via, passes) for label in choice.labels):
             return choice
     return None
 
 
-def _inside(span: Span, outer: Span) -> bool:
-    return span.path == outer.path and (outer.line, outer.column) <= (span.line, span.column) <= (
-        outer.end_line,
-        outer.end_column,
-    )
+def _passed_along(via: tuple[Related, ...], passes: list[set[Related]]) -> bool:
+    """Whether the calls a label went through, nearest first, are those of a chain (or its first ones)."""
+    return len(via) <= len(passes) and all(hop in passed for hop, passed in zip(via, passes, strict=False))
 
 
 def _gated(job: Job) -> bool:

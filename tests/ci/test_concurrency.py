@@ -116,3 +116,104 @@ def test_a_reusable_workflow_takes_its_callers_workflow_name(make_repo) -> None:
     assert "`Release-${{ github.ref }}`" in found[0][2] and "one run of `.github/workflows/rel.yml`" in found[0][2]
     (root / ".github" / "workflows" / "rel.yml").write_text(caller.replace("rocm: {", "rocm: {needs: cuda, "))
     assert _findings(root) == []  # one after the other: nothing is cancelled
+
+
+JOBS = """name: GPU
+on: push
+jobs:
+  cuda:
+    runs-on: ubuntu-latest
+    concurrency: {group: "gpu-${{ github.ref }}", cancel-in-progress: CUDA}
+    steps: [{run: pytest}]
+  build:
+    runs-on: ubuntu-latest
+    steps: [{run: make}]
+  rocm:
+    runs-on: ubuntu-latest
+    concurrency: {group: "gpu-${{ github.ref }}", cancel-in-progress: ROCM}
+    steps: [{run: pytest}]
+"""
+
+
+def _findings_with_notes(root: Path) -> list[tuple[str, int, int, str, list[tuple[str, int, int, str]]]]:
+    result = run_cli("check", root, "--select", "CC049", "--output-format", "json")
+    return [
+        (
+            d["path"],
+            d["line"],
+            d["column"],
+            d["message"],
+            [(r["path"], r["line"], r["column"], r["message"]) for r in d["related"]],
+        )
+        for d in json.loads(result.out)["diagnostics"]
+    ]
+
+
+@pytest.mark.parametrize(
+    ("cancels", "needs", "found"),
+    [
+        (("true", "true"), {}, True),
+        (("true", "false"), {}, True),  # either one cancelling is enough
+        (("false", "true"), {}, True),
+        (("false", "false"), {}, False),  # both wait their turn: nothing is cancelled
+        (("true", "true"), {"rocm": "cuda"}, False),
+        (("true", "true"), {"cuda": "rocm"}, False),
+        (("true", "true"), {"rocm": "build", "build": "cuda"}, False),  # one after the other, through `build`
+        (("true", "true"), {"rocm": "build"}, True),
+    ],
+)
+def test_two_jobs_of_one_run_collide_where_they_run_side_by_side_and_one_cancels(
+    make_repo,  # type: ignore[no-untyped-def]
+    cancels: tuple[str, str],
+    needs: dict[str, str],
+    found: bool,
+) -> None:
+    workflow = JOBS.replace("CUDA", cancels[0]).replace("ROCM", cancels[1])
+    for job, needed in needs.items():
+        workflow = workflow.replace(f"  {job}:\n", f"  {job}:\n    needs: {needed}\n")
+    root = make_repo({".github/workflows/gpu.yml": workflow})
+    rocm_line = 13 + len(needs)
+    expected = [
+        (
+            ".github/workflows/gpu.yml",
+            rocm_line,
+            26,
+            "job 'cuda' of `.github/workflows/gpu.yml` and job 'rocm' of `.github/workflows/gpu.yml` run side by side "
+            "in one run of `.github/workflows/gpu.yml` (`push`) and ask for the same concurrency group, "
+            "`gpu-${{ github.ref }}`, with `cancel-in-progress`: one cancels the other",
+            [(".github/workflows/gpu.yml", 6 + ("cuda" in needs), 26, "`gpu-${{ github.ref }}` asked for here")],
+        )
+    ]
+    assert _findings_with_notes(root) == (expected if found else [])
+
+
+def test_a_job_that_asks_for_the_group_its_run_holds_waits_for_itself(make_repo) -> None:  # type: ignore[no-untyped-def]
+    """A job's group that its own workflow holds, and a called workflow's job's group that its caller holds (neither
+    job cancels: the two wait, side by side, for each other's turn, and for the workflow's)."""
+    caller = JOBS.replace("name: GPU\n", 'name: GPU\nconcurrency: "gpu-${{ github.ref }}"\n')
+    caller = caller.replace("CUDA", "false").split("  build:")[0] + "  tests: {uses: ./.github/workflows/called.yml}\n"
+    called = (
+        "on: workflow_call\njobs:\n  inner:\n    runs-on: ubuntu-latest\n"
+        '    concurrency: {group: "gpu-${{ github.ref }}"}\n    steps: [{run: pytest}]\n'
+    )
+    root = make_repo({".github/workflows/gpu.yml": caller, ".github/workflows/called.yml": called})
+    held = (".github/workflows/gpu.yml", 2, 14, "`gpu-${{ github.ref }}` held here")
+    assert _findings_with_notes(root) == [
+        (
+            ".github/workflows/called.yml",
+            5,
+            26,
+            "job 'inner' of `.github/workflows/called.yml` (called by job 'tests') asks for the concurrency group "
+            "`gpu-${{ github.ref }}`, which its caller's run already holds (`.github/workflows/gpu.yml`): GitHub "
+            "cancels it as a deadlock",
+            [held, (".github/workflows/gpu.yml", 9, 3, "job 'tests' calls `./.github/workflows/called.yml`")],
+        ),
+        (
+            ".github/workflows/gpu.yml",
+            7,
+            26,
+            "job 'cuda' of `.github/workflows/gpu.yml` asks for the concurrency group `gpu-${{ github.ref }}`, which "
+            "its own workflow's run already holds (`.github/workflows/gpu.yml`): GitHub cancels it as a deadlock",
+            [held],
+        ),
+    ]

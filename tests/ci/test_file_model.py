@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -776,3 +777,99 @@ def test_copy_and_add_put_each_source_at_its_destination_or_in_it(
     ]
     moved = set(from_docker.places()) - set(from_root.places())
     assert moved == {Place(ROOT, "opt/both/tools")}  # `tools` is no folder of the context `docker`
+
+
+STALE_INSTALLS = """on: push
+jobs:
+  here:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+      - run: |
+          git fetch origin "$PR"
+          pip install -e . --no-deps --no-build-isolation --prefix=/opt
+          git checkout -f FETCH_HEAD
+  sub:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+      - run: |
+          git clone https://github.com/NVIDIA/Megatron-LM megatron
+          git -C megatron fetch origin "$MEGATRON_PR_NUMBER_FROM_CALLER"
+          pip install -e megatron
+          git -C megatron checkout FETCH_HEAD
+  home:
+    runs-on: ubuntu-latest
+    steps:
+      - run: |
+          cd "$HOME"
+          git fetch origin "$PR"
+          pip install -e .
+          git checkout FETCH_HEAD
+"""
+
+
+def test_an_install_between_a_fetch_and_its_checkout_names_the_tree_and_both_commands(make_repo) -> None:  # type: ignore[no-untyped-def]
+    """CC047 names the tree installed (the workspace itself, a folder in it, a folder elsewhere) and shows each
+    command whole up to 60 characters (the fetch of `sub` has 60), cut to 57 and `...` beyond (the install of `here`
+    has 61)."""
+    root = make_repo({".github/workflows/ci.yml": STALE_INSTALLS})
+    result = run_cli("check", root, "--select", "CC047", "--output-format", "json")
+    found = [
+        (d["line"], d["column"], d["message"], [(r["line"], r["column"], r["message"]) for r in d["related"]])
+        for d in json.loads(result.out)["diagnostics"]
+    ]
+    stale = "it installs the tree as it was before the fetch; check the fetched ref out first"
+    sub_fetch = "git -C megatron fetch origin $MEGATRON_PR_NUMBER_FROM_CALLER"
+    assert found == [
+        (
+            9,
+            26,
+            "`pip install -e . --no-deps --no-build-isolation --prefix=...` installs the tree in the workspace after "
+            f"`git fetch origin $PR` and before `git checkout -f FETCH_HEAD`: {stale}",
+            [
+                (8, 11, "`git fetch origin $PR` fetches the ref here"),
+                (10, 11, "`git checkout -f FETCH_HEAD` checks it out only here"),
+            ],
+        ),
+        (
+            18,
+            26,
+            f"`pip install -e megatron` installs the tree in `megatron` after `{sub_fetch}` and before "
+            f"`git -C megatron checkout FETCH_HEAD`: {stale}",
+            [
+                (17, 11, f"`{sub_fetch}` fetches the ref here"),
+                (19, 11, "`git -C megatron checkout FETCH_HEAD` checks it out only here"),
+            ],
+        ),
+        (
+            26,
+            26,
+            f"`pip install -e .` installs the tree in `$HOME` after `git fetch origin $PR` and before "
+            f"`git checkout FETCH_HEAD`: {stale}",
+            [
+                (25, 11, "`git fetch origin $PR` fetches the ref here"),
+                (27, 11, "`git checkout FETCH_HEAD` checks it out only here"),
+            ],
+        ),
+    ]
+
+
+def test_a_path_outside_the_repository_is_reported_only_after_the_step_that_checks_the_repository_out(
+    make_repo: Callable[[dict[str, str | bytes]], Path],
+) -> None:
+    """Before this repository's checkout (or after another repository's) `../` leads where nothing is known."""
+    steps = (
+        "      - run: bash ../before.sh\n"
+        "      - uses: actions/checkout@v4\n        with: {repository: other/tools}\n"
+        "      - run: bash ../after-other.sh\n"
+        "      - uses: actions/checkout@v4\n"
+        "      - run: bash ../after.sh\n"
+    )
+    job = f"  a:\n    runs-on: ubuntu-latest\n    steps:\n{steps}"
+    root = make_repo({".github/workflows/ci.yml": f"on: push\njobs:\n{job}"})
+    result = run_cli("check", root, "--select", "CC041", "--backends", "none", "--output-format", "concise")
+    assert result.headers == [
+        ".github/workflows/ci.yml:11:19: CC041 `bash ../after.sh` names `../after.sh`, outside the repository; "
+        "ci-checks does not read it [dangling-reference]"
+    ]

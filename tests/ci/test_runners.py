@@ -311,6 +311,48 @@ def test_a_label_written_once_one_edit_from_a_label_written_elsewhere_is_a_typo(
     assert not context.runners.knows("mi300") and context.runners.knows("amd") and context.runners.knows("box-onee")
 
 
+AGAINST_THE_INVENTORY = """on: push
+jobs:
+  known: {runs-on: [self-hosted, Linux, AMD, MI300X], steps: [{run: a}]}
+  declared: {runs-on: [self-hosted, old-BOX], steps: [{run: a}]}
+  hosted: {runs-on: ubuntu-24.04, steps: [{run: a}]}
+  typo: {runs-on: [self-hosted, MI300], steps: [{run: a}]}
+  near: {runs-on: [self-hosted, Mi3], steps: [{run: a}]}
+  unknown: {runs-on: &far [self-hosted, mi], steps: [{run: a}]}
+  same: {runs-on: *far, steps: [{run: a}]}
+  matrix:
+    strategy: {matrix: {gpu: [amd, mi300x]}}
+    runs-on: [self-hosted, box9, "${{ matrix.gpu }}"]
+    steps: [{run: a}]
+"""
+
+
+def test_with_an_inventory_a_label_no_runner_has_is_reported_once_where_it_is_written(make_repo) -> None:  # type: ignore[no-untyped-def]
+    """Labels compare without case, with the inventory's and those `.github/actionlint.yaml` declares; a
+    GitHub-hosted one is known; the hint is the closest inventory label at least 0.6 alike (`mi3` is 0.67 alike
+    `mi300x`, `mi` 0.5); a label written once is reported once, for the first job that asks for it (a YAML alias
+    asks again) and whichever matrix choice takes it; a workflow with no `on:` (here before the others) is passed
+    over."""
+    root = make_repo(
+        {
+            ".github/ci-checks.yml": "runners:\n  mi300x:\n    vendor: amd\n    labels: [self-hosted, amd, mi300x]\n",
+            ".github/actionlint.yaml": "self-hosted-runner:\n  labels: [Old-Box]\n",
+            ".github/workflows/a.yml": "jobs:\n  t: {runs-on: [self-hosted, never-run], steps: [{run: a}]}\n",
+            ".github/workflows/b.yml": AGAINST_THE_INVENTORY,
+        }
+    )
+    result = run_cli("check", root, "--select", "CC044")
+    unknown = "which no runner in the `runners:` inventory has"
+    assert result.headers == [
+        f".github/workflows/b.yml:6:33: CC044 job 'typo' asks for runner label `MI300`, {unknown} (did you mean "
+        "`mi300x`?)",
+        f".github/workflows/b.yml:7:33: CC044 job 'near' asks for runner label `Mi3`, {unknown} (did you mean "
+        "`mi300x`?)",
+        f".github/workflows/b.yml:8:41: CC044 job 'unknown' asks for runner label `mi`, {unknown}",
+        f".github/workflows/b.yml:12:28: CC044 job 'matrix' asks for runner label `box9`, {unknown}",
+    ]
+
+
 def test_a_workflow_with_no_trigger_is_not_judged(make_repo) -> None:  # type: ignore[no-untyped-def]
     never = "jobs:\n  t:\n    runs-on: [self-hosted, mi300]\n    container: rocm/pytorch\n    steps: [{run: a}]\n"
     root = make_repo({".github/workflows/a.yml": TYPOS, ".github/workflows/never.yml": never})
@@ -349,6 +391,131 @@ def test_only_the_callers_that_pass_a_self_hosted_runner_expose_it(make_repo) ->
     found = [(d["line"], [r["line"] for r in d["related"]]) for d in json.loads(result.out)["diagnostics"]]
     # Each finding at the calling job, with the labels that caller passes; the caller of `ubuntu-latest` is safe.
     assert found == [(3, [1, 5, 5]), (9, [1, 11, 11])]
+
+
+ALIASED_CALLS = PULL_REQUEST_CALLS.replace("""'["h100", "8gpu"]'""", """&gpus '["h100", "8gpu"]'""").replace(
+    """'["h200", "8gpu"]'""", "*gpus"
+)
+
+
+def test_a_caller_that_passes_a_self_hosted_runner_through_a_yaml_alias_exposes_it(make_repo) -> None:  # type: ignore[no-untyped-def]
+    """`*gpus` is the value written in another job: the caller that passes it is still told by its `with:`, and the
+    note names it."""
+    root = make_repo({".github/workflows/pr.yml": ALIASED_CALLS, ".github/workflows/_run.yml": RUN})
+    result = run_cli("check", root, "--select", "CC045", "--output-format", "json")
+    found = [
+        (d["line"], d["column"], d["message"], [(r["line"], r["column"], r["message"]) for r in d["related"]])
+        for d in json.loads(result.out)["diagnostics"]
+    ]
+    exposed = (
+        "runs on a self-hosted runner and `pull_request` runs it for pull requests from forks, with no gate that "
+        "excludes forks (a head-repository, label or author check, or an environment with required reviewers)"
+    )
+    assert found == [
+        (
+            line,
+            3,
+            f"job '{caller}' (calling 'run') {exposed}",
+            [
+                (1, 5, "`pull_request` triggers it here"),
+                (5, 30, "runner label `h100`"),
+                (5, 21, f"passed as input `runs_on` by job '{caller}'"),
+            ],
+        )
+        for line, caller in ((3, "gpu"), (9, "other-gpu"))
+    ]
+
+
+CHAINED_CALLS = {
+    ".github/workflows/pr.yml": """on: pull_request
+jobs:
+  through: {uses: ./.github/workflows/_middle.yml, with: {runs_on: '["self-hosted", "h100"]'}}
+  hosted: {uses: ./.github/workflows/_middle.yml, with: {runs_on: '["ubuntu-latest"]'}}
+  fixed: {uses: ./.github/workflows/_fixed.yml}
+  own: {uses: ./.github/workflows/_own.yml}
+  paired: {uses: ./.github/workflows/_pair.yml, with: {kind: self-hosted, gpu: h100}}
+  paired-too: {uses: ./.github/workflows/_pair.yml, with: {kind: self-hosted, gpu: mi300x}}
+""",
+    ".github/workflows/_pair.yml": """on:
+  workflow_call:
+    inputs:
+      kind: {type: string, required: true}
+      gpu: {type: string, required: true}
+jobs:
+  pair: {runs-on: ['${{ inputs.kind }}', '${{ inputs.gpu }}'], steps: [{run: pytest}]}
+""",
+    ".github/workflows/_middle.yml": """on:
+  pull_request:
+  workflow_call:
+    inputs:
+      runs_on: {type: string, required: true}
+jobs:
+  pass:
+    uses: ./.github/workflows/_run.yml
+    with: {runs_on: '${{ inputs.runs_on }}'}
+""",
+    ".github/workflows/_fixed.yml": """on: workflow_call
+jobs:
+  fixed:
+    uses: ./.github/workflows/_run.yml
+    with: {runs_on: '["self-hosted", "mi300x"]'}
+""",
+    ".github/workflows/_own.yml": """on: workflow_call
+jobs:
+  gpu: {runs-on: [self-hosted, h100], steps: [{run: pytest}]}
+""",
+    ".github/workflows/_run.yml": RUN,
+}
+
+
+def test_a_chain_of_calls_exposes_a_runner_only_where_each_caller_passes_it_down(make_repo) -> None:  # type: ignore[no-untyped-def]
+    """`through` passes a self-hosted runner down through `_middle.yml`; `hosted` passes `ubuntu-latest` down the
+    same call, and exposes nothing; `_fixed.yml` passes one of its own, `_own.yml` runs on one. `_middle.yml`'s own
+    pull requests pass no input: the labels `through` passes are not theirs. Each caller of `_pair.yml` is shown
+    the labels it passes itself, not another caller's."""
+    root = make_repo(CHAINED_CALLS)
+    result = run_cli("check", root, "--select", "CC045", "--output-format", "json")
+    found = [
+        (d["line"], d["message"].split(" runs on ")[0], [(r["path"], r["line"], r["message"]) for r in d["related"]])
+        for d in json.loads(result.out)["diagnostics"]
+        if d["path"] == ".github/workflows/pr.yml"
+    ]
+    trigger = (".github/workflows/pr.yml", 1, "`pull_request` triggers it here")
+    assert found == [
+        (
+            3,
+            "job 'through' (calling 'run')",
+            [
+                trigger,
+                (".github/workflows/pr.yml", 3, "runner label `self-hosted`"),
+                (".github/workflows/_middle.yml", 9, "passed as input `runs_on` by job 'pass'"),
+                (".github/workflows/pr.yml", 3, "passed as input `runs_on` by job 'through'"),
+            ],
+        ),
+        (
+            5,
+            "job 'fixed' (calling 'run')",
+            [
+                trigger,
+                (".github/workflows/_fixed.yml", 5, "runner label `self-hosted`"),
+                (".github/workflows/_fixed.yml", 5, "passed as input `runs_on` by job 'fixed'"),
+            ],
+        ),
+        (6, "job 'own' (calling 'gpu')", [trigger, (".github/workflows/_own.yml", 3, "runner label `self-hosted`")]),
+        *(
+            (
+                line,
+                f"job '{caller}' (calling 'pair')",
+                [
+                    trigger,
+                    (".github/workflows/pr.yml", line, "runner label `self-hosted`"),
+                    (".github/workflows/pr.yml", line, f"passed as input `kind` by job '{caller}'"),
+                ],
+            )
+            for line, caller in ((7, "paired"), (8, "paired-too"))
+        ),
+    ]
+    assert [d["path"] for d in json.loads(result.out)["diagnostics"]] == [".github/workflows/pr.yml"] * 5
 
 
 def test_the_repositorys_own_actionlint_labels_are_kept(make_repo) -> None:  # type: ignore[no-untyped-def]
