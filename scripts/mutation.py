@@ -336,10 +336,11 @@ def _in_sample(mutant: str, percent: int) -> bool:
     return int(hashlib.sha256(mutant.encode()).hexdigest(), 16) % 100 < percent
 
 
-def _sampled(name: str, module: str, percent: int) -> list[str]:
-    mutants = _results(name, module)
+def _sampled(name: str, modules: list[str], percent: int) -> list[str]:
+    """The sampled mutants of the modules; a module without mutants (no code to mutate) adds none."""
+    mutants = [mutant for module in modules for mutant in _results(name, module)]
     if not mutants:
-        raise SystemExit(f"{module}: no mutants known yet; run it once without --sample")
+        raise SystemExit(f"{', '.join(modules)}: no mutants known yet; run once without --sample")
     return sorted(mutant for mutant in mutants if _in_sample(mutant, percent))
 
 
@@ -362,7 +363,7 @@ def run(names: list[str], changed: str | None, survivors: bool, children: int, s
             if not patterns:
                 continue
         elif sample is not None:
-            patterns = [mutant for module in chosen for mutant in _sampled(name, module, sample)]
+            patterns = _sampled(name, chosen, sample)
         else:
             patterns = [pattern for module in chosen for pattern in _mutant_patterns(module)]
         print(f"== {name}: {len(chosen)} module(s), tests: {' '.join(GROUPS[name].tests)}", flush=True)

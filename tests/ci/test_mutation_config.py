@@ -4,6 +4,7 @@ runs exists, and every mutant listed as equivalent belongs to a module it mutate
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import re
 import subprocess
@@ -12,6 +13,8 @@ from collections import Counter
 from fnmatch import fnmatch
 from pathlib import Path
 from types import ModuleType
+
+import pytest
 
 from tests.ci.conftest import PROJECT
 
@@ -103,3 +106,17 @@ def test_a_sample_is_the_same_on_every_run_and_a_larger_one_contains_a_smaller()
         check=True,
     )
     assert int(elsewhere.stdout) == len(fifth)
+
+
+def test_a_sample_of_a_group_passes_over_a_module_without_mutants(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(MUTATION, "WORK", tmp_path)
+    folder = tmp_path / "policy" / "mutants" / "ci_checks" / "policy"
+    folder.mkdir(parents=True)
+    (folder / "__init__.py.meta").write_text('{"exit_code_by_key": {}}')
+    mutants = {f"ci_checks.policy.scopes.x_scope__mutmut_{number}": None for number in range(1, 201)}
+    (folder / "scopes.py.meta").write_text(json.dumps({"exit_code_by_key": mutants}))
+    modules = ["ci_checks/policy/__init__.py", "ci_checks/policy/scopes.py"]
+    sample = MUTATION._sampled("policy", modules, 50)
+    assert sample == sorted(mutant for mutant in mutants if MUTATION._in_sample(mutant, 50)) and 60 < len(sample) < 140
+    with pytest.raises(SystemExit, match="no mutants known yet"):
+        MUTATION._sampled("policy", modules[:1], 50)
