@@ -209,6 +209,12 @@ def _prepare(name: str) -> Path:
             f"pytest_add_cli_args_test_selection = {_toml_list(group.tests)}",
             'pytest_add_cli_args = ["-p", "no:cacheprovider"]',
             'type_check_command = ["mypy", "--strict", "--no-warn-unused-ignores", "--output", "json", "ci_checks"]',
+            # A mutant's tests are stopped after (estimated seconds + constant) * multiplier of wall time, the
+            # estimate being what they took unmutated. mutmut's 1 s and 15 times stop, as timeouts, mutants whose
+            # first test builds what the unmutated run found cached (the schema validators) or that run on a busy
+            # machine; 30 s and 5 times leave those to pass or fail, and still stop a mutant that loops.
+            "timeout_constant = 30.0",
+            "timeout_multiplier = 5.0",
             "",
         ]
     )
