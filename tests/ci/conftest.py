@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import os
 import shutil
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,6 +39,26 @@ def run_cli(*args: str | Path) -> Result:
     out, err = io.StringIO(), io.StringIO()
     code = cli.main([str(a) for a in args], out=out, err=err)
     return Result(code, out.getvalue(), err.getvalue())
+
+
+@pytest.fixture(autouse=True, scope="session")
+def caches_built_by_the_mutant_under_test() -> None:
+    """Mutation testing (scripts/mutation.py) runs each mutant's tests in a process forked after the unmutated
+    code filled ci-checks' caches (the configuration schema, the schema validators): a mutant in a cached
+    function would never run, and survive. Its caches are emptied before the mutant's first test, so that they
+    are built again by the mutant."""
+    if os.environ.get("MUTANT_UNDER_TEST", "") not in ("", "stats", "fail", "list_all_tests", "mutant_generation"):
+        empty_caches()
+
+
+def empty_caches() -> None:
+    """Empty every `functools.cache` of ci-checks' loaded modules."""
+    for module in list(sys.modules.values()):
+        if getattr(module, "__name__", "").startswith("ci_checks"):
+            for value in list(vars(module).values()):
+                clear = getattr(value, "cache_clear", None)
+                if callable(clear):
+                    clear()
 
 
 @pytest.fixture(autouse=True)

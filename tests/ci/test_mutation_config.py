@@ -120,3 +120,13 @@ def test_a_sample_of_a_group_passes_over_a_module_without_mutants(tmp_path: Path
     assert sample == sorted(mutant for mutant in mutants if MUTATION._in_sample(mutant, 50)) and 60 < len(sample) < 140
     with pytest.raises(SystemExit, match="no mutants known yet"):
         MUTATION._sampled("policy", modules[:1], 50)
+
+
+def test_a_mutants_tests_start_with_ci_checks_caches_empty() -> None:
+    from ci_checks import config_schema
+    from tests.ci.conftest import empty_caches
+
+    config_schema.build(precise=True)
+    assert config_schema.build.cache_info().currsize >= 1
+    empty_caches()
+    assert config_schema.build.cache_info().currsize == 0
