@@ -116,6 +116,50 @@ def rule(kind: str, body: str, where: str = "{workflow: .github/workflows/ci.yml
             rule("forbid", "    forbid: [{text: x}]\n", "{}"),
             "5:12: error: rules.0.where cannot be empty",
         ),
+        (
+            rule("forbid", "    forbid: [{text: x}]\n", "{action: a/action.yml, job: build}"),
+            "5:35: error: composite actions have no jobs: `job` needs `workflow`",
+        ),
+        (
+            rule("forbid", "    forbid: [{text: x}]\n", "{action: a/action.yml, trigger: push}"),
+            "5:35: error: composite actions have no triggers: `trigger` needs `workflow`",
+        ),
+        (
+            rule("forbid", "    forbid: [{text: x}]\n", "{workflow: '*', trigger: push, job: build}"),
+            "5:48: error: a trigger has no jobs: `trigger` and `job` select different parts",
+        ),
+        (
+            rule("forbid", "    forbid: [{text: x}]\n", "{workflow: '*', trigger: push, step: Install}"),
+            "5:49: error: a trigger has no steps: `trigger` and `step` select different parts",
+        ),
+        (
+            rule("forbid", "    forbid: [{text: x}]\n", "{workflow: '*', trigger: push, branch: 'true'}"),
+            "5:51: error: a trigger has no branches: `trigger` and `branch` select different parts",
+        ),
+        (
+            rule("forbid", "    forbid: [{text: x}]\n", "{workflow: '*', branch: {case: x}}"),
+            "5:36: error: a case branch names both `case` and `arm`; `arm` is missing",
+        ),
+        (
+            rule("forbid", "    forbid: [{text: x}]\n", "{workflow: '*', branch: {arm: x}}"),
+            "5:36: error: a case branch names both `case` and `arm`; `case` is missing",
+        ),
+        (
+            rule("forbid", "    forbid: [{text: x}]\n", "{workflow: '*', branch: {case: x, arm: y, if: 'true'}}"),
+            "5:36: error: a branch is an `if` or a `case` arm, not both",
+        ),
+        (
+            rule("forbid", "    forbid: [{text: x}]\n", "{workflow: '*', branch: {case: '\"$A', arm: y}}"),
+            "5:43: error: invalid case '\"$A': No closing quotation",
+        ),
+        (
+            rule("forbid", "    forbid: [{text: x}]\n", "{workflow: '*', branch: {case: x, arm: 'a b'}}"),
+            "5:51: error: `arm` is one shell word; 'a b' is not",
+        ),
+        (
+            rule("forbid", "    forbid: [{text: x}]\n", "{workflow: '*', branch: {else: true}}"),
+            "5:36: error: a branch names its condition: `branch: COND`, `{if: COND, else: true}` or a `case` arm",
+        ),
     ],
     # One line each: pytest escapes a newline in an id, and escapes it again in a second run in one process
     # (mutmut's), where the escaped id then names no test.
