@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from ci_checks import config
+from ci_checks.config import ConfigError
+from ci_checks.source import SourceFile
 from tests.ci.conftest import run_cli
 
 WORKFLOW = """name: CI
@@ -228,6 +231,7 @@ def test_values_can_be_read_from_a_python_constant_never_run(make_repo) -> None:
         ("X = compute()\n", "X", "8:55: CC106 cannot read X: tools/ci_config.py:1 calls compute(), which only"),
         ("Y = [1]\n", "X", "8:55: CC106 cannot read X: tools/ci_config.py assigns no module-level 'X'"),
         ("def broken(:\n", "X", "8:55: CC106 cannot read X: tools/ci_config.py:1 has a Python syntax error"),
+        (b"X = [1]\n\xff\n", "X", "8:29: CC106 cannot read X: tools/ci_config.py: file is not valid UTF-8 (byte"),
     ],
 )
 def test_a_value_that_cannot_be_read_from_python_is_a_finding_of_its_rule(make_repo, config, name, error) -> None:  # type: ignore[no-untyped-def]
@@ -366,6 +370,10 @@ def test_a_comparator_of_text_or_keys_on_a_value_of_another_shape_says_what_the_
         ("matches: '(a{1000}){1000}'", "8:18: error: regular expression '(a{1000}){1000}' repeats too much"),
         ("in: {from: {python: tools/values.py, name: TIMEOUT}}", "8:13: error: `in` takes a list of values"),
         ("has: {from: {python: tools/values.py, name: TIMEOUT}}", None),
+        (
+            "in: {from: {python: ../values.py, name: X}}",
+            "8:29: error: invalid path '../values.py': a path glob cannot leave the repository ('..')",
+        ),
     ],
 )
 def test_a_comparator_that_cannot_judge_anything_is_a_positioned_error(make_repo, comparator: str, error) -> None:  # type: ignore[no-untyped-def]
@@ -394,3 +402,14 @@ def test_a_path_that_stops_at_a_list_says_there_are_no_keys_there(make_repo) -> 
     assert headers(result) == [
         "20:3: CC102 job 'build' lacks `steps[3]`: nothing matches '[3]' under `steps` (keys there: none) [r]"
     ]
+
+
+def test_a_policy_read_without_a_repository_cannot_take_values_from_python() -> None:
+    text = (
+        "version: 1\nrules:\n  - id: r\n    kind: require\n    where: {workflow: ci.yml}\n    require:\n"
+        "      - key: on\n        in: {from: {python: tools/values.py, name: X}}\n"
+    )
+    with pytest.raises(ConfigError) as raised:
+        config.parse(SourceFile(".github/ci-checks.yml", text))
+    assert str(raised.value) == "`from` reads a file of the repository, and there is none here"
+    assert (raised.value.span.line, raised.value.span.column) == (8, 20)

@@ -121,6 +121,10 @@ TWICE = ("new",)
         ("from elsewhere import X\n", "X in m.py is imported from a module not in the repository"),
         ("def X():\n    pass\n", "X in m.py is bound by a `def`, which only running it would tell"),
         ("class X:\n    pass\n", "X in m.py is a class, not a value"),
+        (
+            "from enum import Enum\nclass Arch(Enum):\n    MI300 = 'gfx942'\nX = list(Arch)\n",
+            "m.py:4 iterates the class Arch",
+        ),
         ("A = 'ab'\n" + "".join(f"A{i + 1} = A{i or ''} + A{i or ''}\n" for i in range(20)), "more than 1,000,000"),
         ("X = [\n" * 2000 + "]" * 2000 + "\n", "m.py:201 has a Python syntax error: too many nested parentheses"),
         ("".join(f"X{i} = X{i + 1}\n" for i in range(5000)) + "X5000 = 1\n", "nested too deeply to be read"),
