@@ -117,6 +117,23 @@ def rule(kind: str, body: str, where: str = "{workflow: .github/workflows/ci.yml
             "5:12: error: rules.0.where cannot be empty",
         ),
         (
+            rule("forbid", "    forbid: [{python: {import: os, name: os.system}}]\n", "{files: '*.py'}"),
+            "6:23: error: rules.0.forbid.0.python takes exactly one key",
+        ),
+        (
+            rule("require", "    require: [{text: x, count: {min: -1}}]\n"),
+            "6:38: error: rules.0.require.0.count.min must be at least 0",
+        ),
+        (
+            rule("require", "    require: [{key: 'jobs[0]'}]\n"),
+            "6:21: error: invalid PATH 'jobs[0]': `jobs` is a mapping, not a list; [0] selects nothing there",
+        ),
+        (
+            rule("forbid", "    forbid: [{regex: '[^]a]{60000}'}]\n"),
+            "6:22: error: regular expression '[^]a]{60000}' repeats too much (about 60,000 pieces when compiled; "
+            "at most 50,000): use `+`, `*` or a smaller count",
+        ),
+        (
             rule("forbid", "    forbid: [{text: x}]\n", "{action: a/action.yml, job: build}"),
             "5:35: error: composite actions have no jobs: `job` needs `workflow`",
         ),
@@ -238,6 +255,12 @@ def test_regex_matches_are_positioned_and_multiline(make_repo) -> None:  # type:
         ".github/workflows/ci.yml:23:1: CC101 /^ +pytest .*$/ is forbidden here "
         """(found '            pytest "tests/$suite" | tee log.txt') [r]"""
     ]
+
+
+def test_a_regex_that_also_matches_empty_text_reports_only_its_non_empty_matches(make_repo) -> None:  # type: ignore[no-untyped-def]
+    policy = rule("forbid", "    forbid: [{regex: 'x*'}]\n", "{files: notes.txt}")
+    result = check(make_repo, policy, {"notes.txt": "ab\nxx\n"})
+    assert result.headers == ["notes.txt:2:1: CC101 /x*/ is forbidden here (found 'xx') [r]"]
 
 
 def test_a_catastrophic_regex_times_out_instead_of_hanging(make_repo) -> None:  # type: ignore[no-untyped-def]
