@@ -108,6 +108,10 @@ def rule(kind: str, body: str, where: str = "{workflow: .github/workflows/ci.yml
             "3:9: error: rule id 'duplicate-key' is taken by a built-in rule; choose another",
         ),
         (
+            rule("forbid", "    forbid: [{text: x}]\n").replace("id: r", "id: cc001"),
+            "3:9: error: rule id 'cc001' is taken by a built-in rule; choose another",
+        ),
+        (
             rule("require", "    forbid: [{text: x}]\n"),
             "6:5: error: unknown configuration key 'forbid'; known keys: id, kind, message, require, severity, where",
         ),
