@@ -214,7 +214,10 @@ class _Lazy:
 
 def constant(read: Read, path: str, name: str) -> object:
     """`list(NAME)` of a module-level constant of the Python file at `path`: a dict's keys, a set's or a tuple's
-    elements; a string or a number is itself. Raises ConstantError saying why it cannot be read."""
+    elements; a string or a number is itself. Raises ConstantError saying why it cannot be read.
+
+    What it gives is made of None, str, int, float, bool, lists and dicts with str keys (`yamlpos.Plain`): a
+    literal is one of those scalars, and every container is made a list or such a dict."""
     try:
         value = _Modules(read).module(path).value(name)
         value = _unwrapped(value)
@@ -507,6 +510,8 @@ _SIGNS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Mod: "%",
 
 
 def _a(value: object) -> str:
+    if isinstance(value, _Class):
+        return f"the class {value.node.name}"
     name = type(value).__name__
     return f"{'an' if name[0] in 'aeiou' else 'a'} {name}"
 

@@ -8,7 +8,7 @@ from the repository) and raises a `PolicyError` at the exact place.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from ci_checks.globs import Glob, GlobError, compile_glob, compile_name_glob, compile_ref_glob, literal
 from ci_checks.policy.model import Count, Place, StepSelector, Unreadable
@@ -135,17 +135,6 @@ def python_constant(relative: str, name: str, place: Place) -> Plain:
     if source.problem is not None:
         raise Unreadable(f"cannot read {name}: {relative}: {source.problem.message}", place.span("python"))
     try:
-        return _plain(constant(read, relative, name), name, relative, place)
+        return cast(Plain, constant(read, relative, name))
     except ConstantError as error:
         raise Unreadable(f"cannot read {name}: {error}", place.span("name")) from None
-
-
-def _plain(value: object, name: str, relative: str, place: Place) -> Plain:
-    if isinstance(value, list):
-        return [_plain(item, name, relative, place) for item in value]
-    if isinstance(value, dict):
-        return {str(key): _plain(item, name, relative, place) for key, item in value.items()}
-    if value is None or isinstance(value, str | int | float | bool):
-        return value
-    message = f"{name} in {relative} holds {type(value).__name__} values, which a policy cannot compare"
-    raise Unreadable(message, place.span("name"))

@@ -62,9 +62,8 @@ class Referrers:
         return frozenset(found)
 
     def add(self, path: str, referrer: str) -> None:
-        normal = posixpath.normpath(path)
-        if normal not in (".", "") and not normal.startswith("../") and normal != "..":
-            self.named.setdefault(normal, set()).add(referrer)
+        """A path outside the repository (`..`) or its root (`.`) may be added: `of` never asks for one."""
+        self.named.setdefault(posixpath.normpath(path), set()).add(referrer)
 
 
 _BUILT: weakref.WeakKeyDictionary[Workspace, Referrers] = weakref.WeakKeyDictionary()
@@ -207,7 +206,7 @@ def _python(file: LoadedFile, existing: frozenset[str]) -> Iterator[str]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and 0 < len(node.value) < 300:
             text = node.value.strip().removeprefix("./")
-            if "\n" in text or text.startswith("/") or not ("/" in text or "." in text):
+            if "\n" in text or not ("/" in text or "." in text):  # an absolute path is in no repository: not found
                 continue
             for candidate in _either(file, text):
                 normal = posixpath.normpath(candidate)

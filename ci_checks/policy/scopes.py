@@ -105,9 +105,9 @@ def compile_where(raw: Mapping[str, Any], place: Place) -> Where:
     if "trigger" in raw:
         if "action" in raw:
             raise place.error("composite actions have no triggers: `trigger` needs `workflow`", "trigger", key=True)
-        for other in ("job", "step", "branch"):
+        for other, plural in (("job", "jobs"), ("step", "steps"), ("branch", "branches")):
             if other in raw:
-                raise place.error(f"a trigger has no {other}s: `trigger` and `{other}` select different parts", other)
+                raise place.error(f"a trigger has no {plural}: `trigger` and `{other}` select different parts", other)
     branch = _branch(raw["branch"], place.at("branch")) if "branch" in raw else None
     jobs = raw.get("job")
     job_list = [jobs] if isinstance(jobs, str | dict) else list(jobs or [])

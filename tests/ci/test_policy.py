@@ -108,6 +108,10 @@ def rule(kind: str, body: str, where: str = "{workflow: .github/workflows/ci.yml
             "3:9: error: rule id 'duplicate-key' is taken by a built-in rule; choose another",
         ),
         (
+            rule("forbid", "    forbid: [{text: x}]\n").replace("id: r", "id: cc001"),
+            "3:9: error: rule id 'cc001' is taken by a built-in rule; choose another",
+        ),
+        (
             rule("require", "    forbid: [{text: x}]\n"),
             "6:5: error: unknown configuration key 'forbid'; known keys: id, kind, message, require, severity, where",
         ),
@@ -115,6 +119,67 @@ def rule(kind: str, body: str, where: str = "{workflow: .github/workflows/ci.yml
         (
             rule("forbid", "    forbid: [{text: x}]\n", "{}"),
             "5:12: error: rules.0.where cannot be empty",
+        ),
+        (
+            rule("forbid", "    forbid: [{python: {import: os, name: os.system}}]\n", "{files: '*.py'}"),
+            "6:23: error: rules.0.forbid.0.python takes exactly one key",
+        ),
+        (
+            rule("require", "    require: [{text: x, count: {min: -1}}]\n"),
+            "6:38: error: rules.0.require.0.count.min must be at least 0",
+        ),
+        (
+            rule("require", "    require: [{key: 'jobs[0]'}]\n"),
+            "6:21: error: invalid PATH 'jobs[0]': `jobs` is a mapping, not a list; [0] selects nothing there",
+        ),
+        (
+            rule("forbid", "    forbid: [{regex: '[^]a]{60000}'}]\n"),
+            "6:22: error: regular expression '[^]a]{60000}' repeats too much (about 60,000 pieces when compiled; "
+            "at most 50,000): use `+`, `*` or a smaller count",
+        ),
+        (
+            rule("forbid", "    forbid: [{text: x}]\n", "{action: a/action.yml, job: build}"),
+            "5:35: error: composite actions have no jobs: `job` needs `workflow`",
+        ),
+        (
+            rule("forbid", "    forbid: [{text: x}]\n", "{action: a/action.yml, trigger: push}"),
+            "5:35: error: composite actions have no triggers: `trigger` needs `workflow`",
+        ),
+        (
+            rule("forbid", "    forbid: [{text: x}]\n", "{workflow: '*', trigger: push, job: build}"),
+            "5:48: error: a trigger has no jobs: `trigger` and `job` select different parts",
+        ),
+        (
+            rule("forbid", "    forbid: [{text: x}]\n", "{workflow: '*', trigger: push, step: Install}"),
+            "5:49: error: a trigger has no steps: `trigger` and `step` select different parts",
+        ),
+        (
+            rule("forbid", "    forbid: [{text: x}]\n", "{workflow: '*', trigger: push, branch: 'true'}"),
+            "5:51: error: a trigger has no branches: `trigger` and `branch` select different parts",
+        ),
+        (
+            rule("forbid", "    forbid: [{text: x}]\n", "{workflow: '*', branch: {case: x}}"),
+            "5:36: error: a case branch names both `case` and `arm`; `arm` is missing",
+        ),
+        (
+            rule("forbid", "    forbid: [{text: x}]\n", "{workflow: '*', branch: {arm: x}}"),
+            "5:36: error: a case branch names both `case` and `arm`; `case` is missing",
+        ),
+        (
+            rule("forbid", "    forbid: [{text: x}]\n", "{workflow: '*', branch: {case: x, arm: y, if: 'true'}}"),
+            "5:36: error: a branch is an `if` or a `case` arm, not both",
+        ),
+        (
+            rule("forbid", "    forbid: [{text: x}]\n", "{workflow: '*', branch: {case: '\"$A', arm: y}}"),
+            "5:43: error: invalid case '\"$A': No closing quotation",
+        ),
+        (
+            rule("forbid", "    forbid: [{text: x}]\n", "{workflow: '*', branch: {case: x, arm: 'a b'}}"),
+            "5:51: error: `arm` is one shell word; 'a b' is not",
+        ),
+        (
+            rule("forbid", "    forbid: [{text: x}]\n", "{workflow: '*', branch: {else: true}}"),
+            "5:36: error: a branch names its condition: `branch: COND`, `{if: COND, else: true}` or a `case` arm",
         ),
     ],
     # One line each: pytest escapes a newline in an id, and escapes it again in a second run in one process
@@ -194,6 +259,12 @@ def test_regex_matches_are_positioned_and_multiline(make_repo) -> None:  # type:
         ".github/workflows/ci.yml:23:1: CC101 /^ +pytest .*$/ is forbidden here "
         """(found '            pytest "tests/$suite" | tee log.txt') [r]"""
     ]
+
+
+def test_a_regex_that_also_matches_empty_text_reports_only_its_non_empty_matches(make_repo) -> None:  # type: ignore[no-untyped-def]
+    policy = rule("forbid", "    forbid: [{regex: 'x*'}]\n", "{files: notes.txt}")
+    result = check(make_repo, policy, {"notes.txt": "ab\nxx\n"})
+    assert result.headers == ["notes.txt:2:1: CC101 /x*/ is forbidden here (found 'xx') [r]"]
 
 
 def test_a_catastrophic_regex_times_out_instead_of_hanging(make_repo) -> None:  # type: ignore[no-untyped-def]

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from ci_checks import config
+from ci_checks.config import ConfigError
+from ci_checks.source import SourceFile
 from tests.ci.conftest import run_cli
 
 WORKFLOW = """name: CI
@@ -228,6 +231,7 @@ def test_values_can_be_read_from_a_python_constant_never_run(make_repo) -> None:
         ("X = compute()\n", "X", "8:55: CC106 cannot read X: tools/ci_config.py:1 calls compute(), which only"),
         ("Y = [1]\n", "X", "8:55: CC106 cannot read X: tools/ci_config.py assigns no module-level 'X'"),
         ("def broken(:\n", "X", "8:55: CC106 cannot read X: tools/ci_config.py:1 has a Python syntax error"),
+        (b"X = [1]\n\xff\n", "X", "8:29: CC106 cannot read X: tools/ci_config.py: file is not valid UTF-8 (byte"),
     ],
 )
 def test_a_value_that_cannot_be_read_from_python_is_a_finding_of_its_rule(make_repo, config, name, error) -> None:  # type: ignore[no-untyped-def]
@@ -315,3 +319,97 @@ def test_equals_from_that_is_not_a_python_constant_is_a_positioned_error(make_re
     assert result.err == (
         ".github/ci-checks.yml:8:24: error: `from` takes {python: FILE, name: NAME}: a constant of a Python file\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("item", "holds"),
+    [
+        ("- key: jobs.stage-a-gpu-1.continue-on-error\n        in: [true]", True),
+        ("- key: jobs.stage-a-gpu-1.continue-on-error\n        in: [1]", False),
+        ("- key: jobs.stage-a-gpu-1.runs-on\n        in: [[self-hosted, mi300x]]", True),
+        ("- key: jobs.stage-a-gpu-1.runs-on\n        in: [[mi300x, self-hosted]]", False),
+        ("- key: permissions\n        in: [{contents: read}]", True),
+        ("- key: permissions\n        in: [{contents: write}]", False),
+        ("- key: on.workflow_dispatch.inputs.arch.options\n        has: [gfx950, gfx942]", True),
+    ],
+)
+def test_in_and_has_compare_booleans_lists_and_mappings_as_github_reads_them(make_repo, item: str, holds: bool) -> None:  # type: ignore[no-untyped-def]
+    result = check(make_repo, f"      {item}\n")
+    assert result.err == ""
+    assert result.code == (0 if holds else 1), result.out
+
+
+def test_an_empty_value_is_one_of_an_empty_text_and_a_null(make_repo) -> None:  # type: ignore[no-untyped-def]
+    workflow = WORKFLOW.replace("  LOG: |\n    verbose\n", "  LOG:\n  EMPTY: ''\n")
+    assert check(make_repo, "      - key: env.LOG\n        in: ['']\n", workflow=workflow).code == 0
+    assert check(make_repo, "      - key: env.EMPTY\n        in: [null]\n", workflow=workflow).code == 0
+    assert headers(check(make_repo, "      - key: env.LOG\n        in: [x]\n", workflow=workflow)) == [
+        "17:7: CC102 `env.LOG` is null, not one of 'x' [r]"
+    ]
+
+
+def test_a_comparator_of_text_or_keys_on_a_value_of_another_shape_says_what_the_value_is(make_repo) -> None:  # type: ignore[no-untyped-def]
+    items = (
+        "      - key: jobs.build.runs-on\n        keys: [label]\n"
+        "      - key: permissions\n        matches: read\n"
+        "      - key: on.push\n        contains: main\n"
+        "      - key: jobs.stage-b-gpu-1.needs\n        matches: build\n"
+    )
+    assert headers(check(make_repo, items)) == [
+        "4:5: CC102 `on.push` is {branches: ['main']}, not a single value [r]",
+        "14:3: CC102 `permissions` is {contents: 'read'}, not a single value [r]",
+        "21:5: CC102 `jobs.build.runs-on` is ['ubuntu-latest'], not a mapping [r]",
+        "31:12: CC102 `jobs.stage-b-gpu-1.needs` is ['build', 'stage-a-gpu-1'], not a single value [r]",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("comparator", "error"),
+    [
+        ("matches: 'a(b'", "8:18: error: invalid regular expression 'a(b': missing ) at position 3"),
+        ("matches: '(a{1000}){1000}'", "8:18: error: regular expression '(a{1000}){1000}' repeats too much"),
+        ("in: {from: {python: tools/values.py, name: TIMEOUT}}", "8:13: error: `in` takes a list of values"),
+        ("has: {from: {python: tools/values.py, name: TIMEOUT}}", None),
+        (
+            "in: {from: {python: ../values.py, name: X}}",
+            "8:29: error: invalid path '../values.py': a path glob cannot leave the repository ('..')",
+        ),
+    ],
+)
+def test_a_comparator_that_cannot_judge_anything_is_a_positioned_error(make_repo, comparator: str, error) -> None:  # type: ignore[no-untyped-def]
+    files = {"tools/values.py": "TIMEOUT = 60\n"}
+    result = check(make_repo, f"      - key: jobs.*.timeout-minutes\n        {comparator}\n", files=files)
+    if error is None:  # `has` reads a single value as a list of one
+        assert (result.code, result.err) == (1, "")
+    else:
+        assert (result.code, result.err) == (2, f".github/ci-checks.yml:{error}\n")
+
+
+def test_a_key_that_matches_too_slowly_is_reported_not_judged(make_repo, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    from ci_checks.policy.items import key
+
+    monkeypatch.setattr(key, "TIMEOUT_S", 0.01)
+    workflow = WORKFLOW.replace("name: CI", "name: " + "a" * 40 + "!")
+    result = check(make_repo, "      - key: name\n        matches: '(a|aa)+$'\n", kind="forbid", workflow=workflow)
+    assert result.headers == [
+        ".github/ci-checks.yml:7:14: CC106 `name` matches /(a|aa)+$/ took over 0.01 s on .github/workflows/ci.yml; "
+        "the rule is not fully checked [r]"
+    ]
+
+
+def test_a_path_that_stops_at_a_list_says_there_are_no_keys_there(make_repo) -> None:  # type: ignore[no-untyped-def]
+    result = check(make_repo, "      - key: steps[3]\n", where="{workflow: .github/workflows/ci.yml, job: build}")
+    assert headers(result) == [
+        "20:3: CC102 job 'build' lacks `steps[3]`: nothing matches '[3]' under `steps` (keys there: none) [r]"
+    ]
+
+
+def test_a_policy_read_without_a_repository_cannot_take_values_from_python() -> None:
+    text = (
+        "version: 1\nrules:\n  - id: r\n    kind: require\n    where: {workflow: ci.yml}\n    require:\n"
+        "      - key: on\n        in: {from: {python: tools/values.py, name: X}}\n"
+    )
+    with pytest.raises(ConfigError) as raised:
+        config.parse(SourceFile(".github/ci-checks.yml", text))
+    assert str(raised.value) == "`from` reads a file of the repository, and there is none here"
+    assert (raised.value.span.line, raised.value.span.column) == (8, 20)

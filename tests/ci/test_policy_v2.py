@@ -329,6 +329,8 @@ def test_a_rule_that_cannot_read_a_workflow_is_an_error_for_each_rule(make_repo)
 def test_step_and_job_names_with_glob_characters_are_selected_literally(make_repo) -> None:  # type: ignore[no-untyped-def]
     literal = "{workflow: .github/workflows/ci.yml, step: {literal: 'Test [fast] *'}}"
     assert check(make_repo, rule("require", "      - command: pytest\n", literal)).code == 0
+    by_name = "{workflow: .github/workflows/ci.yml, step: {name: {literal: 'Test [fast] *'}}}"
+    assert check(make_repo, rule("require", "      - command: pytest\n", by_name)).headers == []
     escaped = "{workflow: .github/workflows/ci.yml, step: 'Test \\[fast\\] \\*'}"
     assert check(make_repo, rule("require", "      - command: pytest\n", escaped)).code == 0
     as_glob = "{workflow: .github/workflows/ci.yml, step: 'Test [fast] *'}"
@@ -375,3 +377,77 @@ def test_a_yaml_syntax_error_names_where_its_construct_starts_in_a_note_not_in_t
         ".github/workflows/ci.yml:4:4: CC010 did not find expected ',' or ']' (while parsing a flow sequence)"
     ]
     assert "  = note: a flow sequence starts here at 3:6" in result.out.splitlines()
+
+
+ACTION = """name: Setup
+runs:
+  using: composite
+  steps:
+    - name: Install
+      shell: bash
+      run: pip install .
+"""
+INSTALL = """on: push
+jobs:
+  build:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+      - name: Install
+        run: pip install .
+"""
+
+
+def test_a_where_without_globs_reads_workflows_and_actions_for_a_step_and_workflows_for_a_job(make_repo) -> None:  # type: ignore[no-untyped-def]
+    files = {"setup/action.yml": ACTION, "broken/action.yml": "runs: [\n"}
+    steps = rule("forbid", "      - command: pip install\n", "{step: Install}", rule_id="steps")
+    jobs = rule("forbid", "      - command: pip install\n", "{job: build}", rule_id="jobs")
+    result = check(make_repo, steps + jobs, INSTALL, files)
+    assert result.headers == [
+        ".github/workflows/ci.yml:8:14: CC101 `pip install` is forbidden here [jobs]",
+        ".github/workflows/ci.yml:8:14: CC101 `pip install` is forbidden here [steps]",
+        "broken/action.yml:1:8: CC010 did not find expected node content (while parsing a flow node)",
+        "broken/action.yml:1:8: CC106 not a usable action (did not find expected node content (while parsing a flow "
+        "node)); not checked by this rule [steps]",
+        "setup/action.yml:7:12: CC101 `pip install` is forbidden here [steps]",
+    ]
+
+
+def test_an_action_is_a_whole_file_scope_and_has_no_jobs_in_a_where_that_also_names_workflows(make_repo) -> None:  # type: ignore[no-untyped-def]
+    files = {"setup/action.yml": ACTION}
+    whole = rule("require", "      - text: 'using: composite'\n", "{action: setup/action.yml}", rule_id="whole")
+    both = "{workflow: .github/workflows/ci.yml, action: setup/action.yml, job: {literal: build}}"
+    jobs = rule("require", "      - text: runs-on\n", both, rule_id="jobs")
+    assert check(make_repo, whole + jobs, INSTALL, files).headers == []
+    assert check(make_repo, whole + jobs, INSTALL.replace("build:", "test:"), files).headers == [
+        ".github/ci-checks.yml:10:5: CC104 `where` selects nothing: no job in .github/workflows/ci.yml matches "
+        "'build' (jobs: test) [jobs]",
+    ]
+    result = check(make_repo, whole, INSTALL, {"setup/action.yml": ACTION.replace("composite", "node20")})
+    assert result.headers == ["setup/action.yml:1:1: CC102 setup/action.yml lacks 'using: composite' [whole]"]
+
+
+def test_a_missing_else_branch_says_so_and_lists_the_branches_of_every_step_with_a_script(make_repo) -> None:  # type: ignore[no-untyped-def]
+    else_ = "{workflow: .github/workflows/ci.yml, job: build, branch: {if: '[ -n \"$PATCH\" ]', else: true}}"
+    result = check(make_repo, rule("forbid", "      - command: make\n", else_))
+    assert result.headers == [
+        ".github/ci-checks.yml:5:5: CC104 `where` selects nothing: no step script in .github/workflows/ci.yml has an "
+        "if with the condition '[ -n \"$PATCH\" ]' and an else (the selected steps have no branches) [r]"
+    ]
+    # The first steps selected (build's) use an action and have no script: the test job's branches are still listed.
+    every_job = "{workflow: .github/workflows/ci.yml, branch: {if: '[ -n \"$REF\" ]', else: true}}"
+    result = check(make_repo, rule("forbid", "      - command: make\n", every_job))
+    assert result.headers == [
+        ".github/ci-checks.yml:5:5: CC104 `where` selects nothing: no step script in .github/workflows/ci.yml has an "
+        "if with the condition '[ -n \"$REF\" ]' and an else (branches there: '[ -n \"$PATCH\" ]', "
+        'case "$GPU_ARCH": gfx94* | gfx95* | *) [r]'
+    ]
+
+
+def test_a_listed_trigger_that_is_not_there_is_named(make_repo) -> None:  # type: ignore[no-untyped-def]
+    triggers = "{workflow: .github/workflows/ci.yml, trigger: [push, pull_request]}"
+    result = check(make_repo, rule("require", "      - key: branches\n", triggers))
+    assert result.headers[0] == (
+        ".github/ci-checks.yml:5:65: CC104 `where` names trigger 'pull_request', which matches nothing "
+        "(triggers there: push, schedule) [r]"
+    )

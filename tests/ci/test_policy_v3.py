@@ -121,6 +121,10 @@ TWICE = ("new",)
         ("from elsewhere import X\n", "X in m.py is imported from a module not in the repository"),
         ("def X():\n    pass\n", "X in m.py is bound by a `def`, which only running it would tell"),
         ("class X:\n    pass\n", "X in m.py is a class, not a value"),
+        (
+            "from enum import Enum\nclass Arch(Enum):\n    MI300 = 'gfx942'\nX = list(Arch)\n",
+            "m.py:4 iterates the class Arch",
+        ),
         ("A = 'ab'\n" + "".join(f"A{i + 1} = A{i or ''} + A{i or ''}\n" for i in range(20)), "more than 1,000,000"),
         ("X = [\n" * 2000 + "]" * 2000 + "\n", "m.py:201 has a Python syntax error: too many nested parentheses"),
         ("".join(f"X{i} = X{i + 1}\n" for i in range(5000)) + "X5000 = 1\n", "nested too deeply to be read"),
@@ -389,9 +393,9 @@ jobs:
 }
 
 
-def _files_that(make_repo, condition: str, glob: str = "**") -> list[str]:  # type: ignore[no-untyped-def]
+def _files_that(make_repo, condition: str, glob: str = "**", more: dict[str, str] | None = None) -> list[str]:  # type: ignore[no-untyped-def]
     rules = f"  - id: r\n    kind: forbid\n    forbid:\n      - file: '{glob}'\n        referenced_by: {condition}\n"
-    root = make_repo({**ORPHANS, ".github/ci-checks.yml": f"version: 1\nrules:\n{rules}"})
+    root = make_repo({**ORPHANS, **(more or {}), ".github/ci-checks.yml": f"version: 1\nrules:\n{rules}"})
     result = run_cli("check", root, "--select", "CC1")
     assert result.err == ""
     return [h.split(":", 1)[0] for h in result.headers]
@@ -407,6 +411,16 @@ def test_referenced_by_false_finds_the_files_nothing_in_the_repository_refers_to
         "patches/orphan.patch",
         "scripts/stale.sh",
     ]
+
+
+def test_a_script_refers_to_a_file_beside_it_and_a_copy_from_another_stage_to_none(make_repo) -> None:  # type: ignore[no-untyped-def]
+    more = {
+        "scripts/nightly.sh": "#!/bin/sh\nbash lib.sh\n",
+        "scripts/lib.sh": "#!/bin/sh\n",
+        "docker/Dockerfile.multi": "FROM a AS build\nFROM b\nCOPY --from=build patches/orphan.patch /x.patch\n",
+    }
+    assert _files_that(make_repo, "scripts/nightly.sh", more=more) == ["scripts/lib.sh"]
+    assert _files_that(make_repo, "docker/Dockerfile.multi", more=more) == []
 
 
 def test_referenced_by_a_glob_or_true_finds_the_files_those_refer_to(make_repo) -> None:  # type: ignore[no-untyped-def]

@@ -340,27 +340,29 @@ class KeyItem(Item):
         if scope.node is None:
             return ""  # a trigger with no settings (`push:`) lacks every key
         stop, where = _keys_there(self.key_path, scope)
-        if stop is None or shapes.names_a_setting(self.key_path, stop, self.roots):
+        if shapes.names_a_setting(self.key_path, stop, self.roots):
             return ""  # an absent setting GitHub defines is a state, not a drifted name
         return where
 
 
-def _keys_there(key_path: KeyPath, scope: Scope) -> tuple[int | None, str]:
-    """The segment where the PATH stops selecting in a scope, and which keys there are there instead."""
-    deepest, keys = -1, set[str]()
-    for length in range(len(key_path.segments), -1, -1):
-        prefix = KeyPath(key_path.text, key_path.segments[:length])
-        found = select(scope.node, scope.node_path, prefix, scope.node_span)
-        if found:
-            deepest = length
-            for selected in found:
-                if reading.is_events(selected.path) and selected.node is not None:
-                    keys.update(name for name, _, _ in reading.events(selected.node))
-                elif isinstance(selected.node, YamlMapping):
-                    keys.update(key.value for key, _ in selected.node.items())
-            break
-    if deepest < 0 or deepest >= len(key_path.segments):
-        return None, ""
+def _keys_there(key_path: KeyPath, scope: Scope) -> tuple[int, str]:
+    """The segment where the PATH stops selecting in a scope, and which keys there are there instead.
+
+    Asked where the whole PATH selects nothing in a scope that has a node: its empty prefix selects that node, so
+    a shorter prefix selects something.
+    """
+    shorter = (key_path.segments[:length] for length in range(len(key_path.segments) - 1, -1, -1))
+    deepest, found = next(
+        (len(prefix), nodes)
+        for prefix in shorter
+        if (nodes := select(scope.node, scope.node_path, KeyPath(key_path.text, prefix), scope.node_span))
+    )
+    keys = set[str]()
+    for selected in found:
+        if reading.is_events(selected.path) and selected.node is not None:
+            keys.update(name for name, _, _ in reading.events(selected.node))
+        elif isinstance(selected.node, YamlMapping):
+            keys.update(key.value for key, _ in selected.node.items())
     segment = key_path.segments[deepest]
     walked = key_path.text[: segment.offset].rstrip(".")
     listed = ", ".join(sorted(keys)) or "none"
