@@ -182,9 +182,23 @@ def _effects(script: str) -> list[str]:
             " git clone git@host:r.git; git clone --depth 1; git clone https://x/",
             "clone /opt/r; clone /opt/d; clone r; clone r; clone x",
         ),
-        (
-            "git worktree add -b b ../wt main; git -C /opt worktree add w; git worktree list; git worktree",
-            "clone ../wt; clone /opt/w",
+        (  # only `git worktree add` adds a tree, at its first operand
+            "git worktree add -b b ../wt main; git -C /opt worktree add w; git worktree list; git worktree;"
+            " git remote add origin https://x; git worktree add -B b2 ../wt2; git worktree add --reason r ../wt3",
+            "clone ../wt; clone /opt/w; clone ../wt2; clone ../wt3",
+        ),
+        (  # the values of options are no refs, in each spelling
+            "git --git-dir y checkout v; git --work-tree=z reset; git checkout -B b origin/x; git switch -c new main;"
+            " git switch -C new2 base; git fetch --depth 1 origin v3; git merge -m msg feature;"
+            " git merge --message msg feature2; git pull -o opt origin main; git pull --origin o2 origin dev",
+            "git checkout in None at v; git None; git reset in None at None; git None; git checkout in . at origin/x;"
+            " git .; git switch in . at main; git .; git switch in . at base; git .; git fetch in . at v3;"
+            " git merge in . at feature; git .; git merge in . at feature2; git .; git pull in . at main; git .;"
+            " git pull in . at dev; git .",
+        ),
+        (  # a name ending in a letter the URL's slashes are stripped around keeps it
+            "git clone https://x/o/MLX; gh repo clone o/MLX; wget https://x/MLX",
+            "clone MLX; clone MLX; download MLX",
         ),
         (
             "gh repo clone o/r dir; gh repo clone o/r/; gh pr checkout 12; gh pr checkout; gh run list",
@@ -203,7 +217,7 @@ def _effects(script: str) -> list[str]:
             "download dl/a.tgz; download dl/f; download f; download g; download h; download z",
         ),
         (  # `-O` in each spelling names the file after the URL, less its query; a value option's value is no URL
-            "curl -sLO https://x/b; curl --remote-name https://x/c --remote-name-all https://x/d;"
+            "curl -sLO https://x/b; curl --remote-name https://x/c; curl --remote-name-all https://x/d;"
             " curl -H 'X: https://h/y' -O https://x/e?v=1; curl -O https://x/$F; curl -O --output-dir $D https://x/g",
             "download b; download c; download d; download e; download .; download None",
         ),
@@ -261,8 +275,9 @@ def _effects(script: str) -> list[str]:
         ),
         (  # a pipeline's last stage `tee`s what its first prints
             'echo x=1 | cat | tee -a $GITHUB_OUTPUT; echo y=2 | tee -a "$GITHUB_ENV"; echo z=3 | tee out.txt;'
-            " echo u=5 | tee -a $GITHUB_OUTPUT | cat; echo t=6 | (tee -a $GITHUB_OUTPUT)",
-            "output x=1; output y=2 to env; create out.txt",
+            " echo u=5 | tee -a $GITHUB_OUTPUT | cat; echo t=6 | (tee -a $GITHUB_OUTPUT);"
+            ' echo w=8 | (cat) | tee -a $GITHUB_OUTPUT; echo s=7 | tee "$GITHUB_OUTPUT"',
+            "output x=1; output y=2 to env; create out.txt; output s=7",
         ),
         (  # `docker cp` out of a container downloads; a volume names the host path it mounts
             "docker cp c:/x out; docker cp out c:/x; docker cp a b c; docker run -v ./data:/data img;"
