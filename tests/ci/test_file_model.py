@@ -237,12 +237,23 @@ def _effects(script: str) -> list[str]:
             "cp -t out a.txt; cp --target-directory=out a b; cp -t out/ c; cp -t out",
             "copy out/a.txt from a.txt; copy out/a from a; copy out/b from b; copy out/c from c",
         ),
-        (  # the values of options are no sources
+        (  # the values of each program's options are no sources
             "install -o root -g root -m 755 a.sh /usr/bin/; install --mode=644 --owner root b.txt /etc/;"
             " rsync -a --chmod 755 a dest/; rsync --chown u b dest/; rsync --filter f --include i c dir/;"
-            " mv --suffix .bak -S .old d dir/; rsync -e ssh --exclude x e dir/; cp -f x y",
+            " mv --suffix .bak -S .old d dir/; rsync -e ssh --exclude x e dir/; install --mode 644 --group g f /etc/;"
+            " cp --target-directory out g",
             "copy /usr/bin/a.sh from a.sh; copy /etc/b.txt from b.txt; copy dest/a from a; copy dest/b from b; "
-            "copy dir/c from c; copy dir/d from d; copy dir/e from e",
+            "copy dir/c from c; copy dir/d from d; copy dir/e from e; copy /etc/f from f; copy out/g from g",
+        ),
+        (  # options that take no value: `cp -f` forces, `cp -P` and `rsync -P` take none, `rsync -t` keeps times
+            "cp -f x y; cp -rf a b/; rsync -P c d; rsync -avt src/ dest/; rsync -t e f; cp -P g h; rsync -avS i j",
+            "copy y from x; copy b/a from a; copy d from c; copy dest from src; copy f from e; copy h from g;"
+            " copy j from i",
+        ),
+        (  # a source or target ending in a letter the slashes are stripped around keeps it; `/` is the root
+            "cp a dirX/; cp a /; rsync a.txt b.txt; scp h:/x/fileX out/; cp aX b/; rsync -a / b/; rsync ./x:y out/",
+            "copy dirX/a from a; copy /a from a; copy b.txt from a.txt; download out/fileX; copy b/aX from aX;"
+            " copy b from /; copy out/x:y from x:y",
         ),
         (  # a source ending in `/` is copied as the folder's contents; several go into the target by name
             "rsync -a src/ dest/; rsync -a src/ b dest; cp a.txt $D/x; cp a $D/; cp x",
@@ -282,8 +293,8 @@ def _effects(script: str) -> list[str]:
         (  # `docker cp` out of a container downloads; a volume names the host path it mounts
             "docker cp c:/x out; docker cp out c:/x; docker cp a b c; docker run -v ./data:/data img;"
             " docker run --volume $PWD/x:/x img; docker run -v vol:/x img; docker create -v /opt/y:/y img; "
-            "docker build .",
-            "download out; named data; named x; named /opt/y",
+            "docker build .; docker run -v ~/cache:/c img",
+            "download out; named data; named x; named /opt/y; named $HOME/cache",
         ),
         (  # tar unpacks in `-C`'s folder in each spelling, or here
             "tar -xzf a.tgz -C deps; tar --extract -f b.tar --directory=d2; tar xf c.tar; tar --get -f x;"
@@ -293,7 +304,7 @@ def _effects(script: str) -> list[str]:
         (  # tar creates its `-f` archive in each spelling (`-`: standard output); listing or comparing only reads it
             "tar -cf out.tar src; tar czf out.tgz src; tar --create --file=f.tar src; tar -c -f - src; tar -cvf;"
             " tar --list -f x.tar; tar -c --file g.tar s; tar; tar -tf z.tar; tar tvf y.tar; tar -d -f w.tar;"
-            " tar --compare --file=v.tar; tar --diff -f v2.tar; tar -rf u.tar more",
+            " tar --compare --file=v.tar; tar --diff -f v2.tar; tar df w2.tar; tar cz src; tar -rf u.tar more",
             "create out.tar; create out.tgz; create f.tar; create g.tar; create u.tar",
         ),
         (  # 7z unpacks only with `x` or `e`, into its `-o` folder; unzip into its `-d` folder

@@ -78,7 +78,20 @@ _CURL_VALUE_OPTIONS = {"-H", "--header", "-d", "--data", "--data-raw", "--data-b
 _WGET_VALUE_OPTIONS = {"-t", "--tries", "-T", "--timeout", "--header", "-U", "--user-agent", "--user", "--password",
                        "-e", "--execute", "-a", "--append-output", "-o", "--output-file", "-w", "--wait",
                        "-i", "--input-file", "-Q", "--quota", "--limit-rate"}  # fmt: skip
-_COPIERS = {"cp", "mv", "rsync", "install", "scp", "ln"}
+_CP_VALUE_OPTIONS = {"-t", "--target-directory", "-S", "--suffix"}
+_COPIERS = {
+    "cp": _CP_VALUE_OPTIONS,
+    "mv": _CP_VALUE_OPTIONS,
+    "ln": _CP_VALUE_OPTIONS,
+    "install": _CP_VALUE_OPTIONS | {"-m", "--mode", "-o", "--owner", "-g", "--group"},
+    "rsync": {"-e", "--rsh", "--exclude", "--include", "--exclude-from", "--include-from", "--files-from", "--filter",
+              "-f", "--chmod", "--chown", "-T", "--temp-dir", "--partial-dir", "--backup-dir", "--suffix", "--log-file",
+              "--rsync-path", "--compare-dest", "--copy-dest", "--link-dest", "--password-file", "--port", "--timeout",
+              "--bwlimit", "--max-size", "--min-size", "-B", "--block-size", "-M", "--remote-option"},
+    "scp": {"-P", "-i", "-o", "-F", "-J", "-l", "-S", "-c"},
+}  # fmt: skip
+"""Copying programs, with their options that take a value (`cp -f` forces, `rsync -f` filters, `rsync -t` keeps
+times, `cp -t` names the target folder)."""
 _NOT_A_NAME = re.compile(r"\s|^[\d.,:%]*$")
 """A word no program takes as a path it writes: text with spaces, a number, a version."""
 _ASSIGNMENT = re.compile(r"(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<value>.*)\Z", re.DOTALL)
@@ -352,10 +365,11 @@ def _bundles(value: str, flag: str) -> bool:
 
 
 def _copy(name: str, arguments: list[Word], scope: Scope) -> Iterator[Write]:
-    target_word = _option_value(arguments, ("-t", "--target-directory"), ("--target-directory=",))
-    value_options = {"-t", "--target-directory", "-m", "--mode", "-o", "--owner", "-g", "--group", "-e", "-S",
-                     "--suffix", "--exclude", "--include", "--filter", "-f", "--chmod", "--chown", "-P"}  # fmt: skip
-    operands = _operands(arguments, value_options if name != "scp" else {"-P", "-i", "-o", "-F", "-J", "-l", "-S"})
+    value_options = _COPIERS[name]
+    target_word = None
+    if "-t" in value_options:
+        target_word = _option_value(arguments, ("-t", "--target-directory"), ("--target-directory=",))
+    operands = _operands(arguments, value_options)
     if name == "ln" and len(operands) == 1:
         operands = [*operands, Word(operands[0].locator, operands[0].end, operands[0].end, "./", "./", True)]
     if target_word is not None:
