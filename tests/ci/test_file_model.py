@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from ci_checks import source, yamlpos
+from ci_checks import dockerfile, source, yamlpos
 from ci_checks.context import RepositoryContext
 from ci_checks.diagnostics import Span
 from ci_checks.loading import Workspace
 from ci_checks.model import Workflow
+from ci_checks.model.files.docker import image
 from ci_checks.model.files.effects import GitOperation, Output, Write, command_effects
 from ci_checks.model.files.flow import Flow, Walker
 from ci_checks.model.files.jobs import JobFlow, checkout, job_flow
@@ -146,6 +147,178 @@ def test_what_commands_write(script: str, expected: list[tuple[str, str | None]]
     assert _writes(script) == expected
 
 
+def _effects(script: str) -> list[str]:
+    """Each write, git operation and output of a script run in the workspace, as one line."""
+    shown: list[str] = []
+    for event in _flow(script).events:
+        effect = event.effect
+        if isinstance(effect, Write):
+            shown.append(f"{effect.kind} {effect.place}" + (f" from {effect.source}" if effect.source else ""))
+        elif isinstance(effect, GitOperation):
+            shown.append(f"git {effect.operation} in {effect.folder} at {effect.ref}")
+        else:
+            shown.append(f"output {effect.name}={effect.value}" + (" to env" if effect.to_env else ""))
+    return shown
+
+
+@pytest.mark.parametrize(
+    ("script", "expected"),
+    [
+        (  # `-C` moves the tree a git command acts in; `--git-dir`/`--work-tree` make it unknown; a value is skipped
+            "git -C; git --git-dir=x checkout v; git --work-tree y reset --hard; git -C a checkout -- f",
+            "git checkout in None at v; git None; git reset in None at None; git None; "
+            "git checkout in a at None; git a",
+        ),
+        (  # fetch and pull name the remote first, then the ref; init and fetch change no files in place
+            "git -c a=b pull origin main; git fetch origin; git fetch origin v2 --depth 1; git init n; git log -1",
+            "git pull in . at main; git .; git fetch in . at None; git fetch in . at v2; git init in . at n",
+        ),
+        (
+            "git checkout -b new origin/main; git checkout main -- f; git -C sub switch dev",
+            "git checkout in . at origin/main; git .; git checkout in . at main; git .; "
+            "git switch in sub at dev; git sub",
+        ),
+        (  # a clone lands in its folder operand, else in the URL's last name less `.git`, under `git -C`'s folder
+            "git -C /opt clone https://x/r.git; git -C /opt clone https://x/r.git d; git clone https://x/o/r/;"
+            " git clone git@host:r.git; git clone --depth 1; git clone https://x/",
+            "clone /opt/r; clone /opt/d; clone r; clone r; clone x",
+        ),
+        (  # only `git worktree add` adds a tree, at its first operand
+            "git worktree add -b b ../wt main; git -C /opt worktree add w; git worktree list; git worktree;"
+            " git remote add origin https://x; git worktree add -B b2 ../wt2; git worktree add --reason r ../wt3",
+            "clone ../wt; clone /opt/w; clone ../wt2; clone ../wt3",
+        ),
+        (  # the values of options are no refs, in each spelling
+            "git --git-dir y checkout v; git --work-tree=z reset; git checkout -B b origin/x; git switch -c new main;"
+            " git switch -C new2 base; git fetch --depth 1 origin v3; git merge -m msg feature;"
+            " git merge --message msg feature2; git pull -o opt origin main; git pull --origin o2 origin dev",
+            "git checkout in None at v; git None; git reset in None at None; git None; git checkout in . at origin/x;"
+            " git .; git switch in . at main; git .; git switch in . at base; git .; git fetch in . at v3;"
+            " git merge in . at feature; git .; git merge in . at feature2; git .; git pull in . at main; git .;"
+            " git pull in . at dev; git .",
+        ),
+        (  # a name ending in a letter the URL's slashes are stripped around keeps it
+            "git clone https://x/o/MLX; gh repo clone o/MLX; wget https://x/MLX",
+            "clone MLX; clone MLX; download MLX",
+        ),
+        (
+            "gh repo clone o/r dir; gh repo clone o/r/; gh pr checkout 12; gh pr checkout; gh run list",
+            "clone dir; clone r; git checkout in . at 12; git .; git checkout in . at None; git .",
+        ),
+        (  # `gh ... download` writes its `-O` file (`-`: standard output, nothing), else into `-D` or here
+            "gh release download v1 -O x.tgz; gh run download 1 --dir=art; gh attestation download a --output=o.json;"
+            " gh release download v1 --output -; gh release download v1 -D d --output f; gh run download 2 -D d2;"
+            " gh release download v1 --dir d3; gh release download",
+            "download x.tgz; download art; download o.json; download f; download d2; download d3; download .",
+        ),
+        (  # curl writes its `-o` file in each spelling (in `--output-dir`), `-` and a dangling `-o` write nothing
+            "curl --output-dir dl -O https://x/a.tgz; curl --output-dir=dl -o f https://x; curl --output f https://x;"
+            " curl --output=g https://x; curl -oh https://x; curl -o - https://x; curl https://x; curl https://x -o;"
+            " curl -o x https://y -o z",
+            "download dl/a.tgz; download dl/f; download f; download g; download h; download z",
+        ),
+        (  # `-O` in each spelling names the file after the URL, less its query; a value option's value is no URL
+            "curl -sLO https://x/b; curl --remote-name https://x/c; curl --remote-name-all https://x/d;"
+            " curl -H 'X: https://h/y' -O https://x/e?v=1; curl -O https://x/$F; curl -O --output-dir $D https://x/g",
+            "download b; download c; download d; download e; download .; download None",
+        ),
+        (
+            "wget -O a https://x; wget --output-document b https://x; wget --output-document=c https://x;"
+            " wget -Od https://x; wget -O - https://x; wget https://x/n -O",
+            "download a; download b; download c; download d; download n",
+        ),
+        (  # `-P` in each spelling is the folder the URL's last name lands in
+            "wget -P p https://x/a; wget --directory-prefix q https://x/b; wget --directory-prefix=r https://x/c;"
+            " wget -Ps https://x/d; wget https://x/e.tgz?raw=1; wget https://x/f/; wget https://x/$F; "
+            "wget -t 3 https://x/g",
+            "download p/a; download q/b; download r/c; download s/d; download e.tgz; download f; download .; "
+            "download g",
+        ),
+        (  # `-t` names the folder the sources go into
+            "cp -t out a.txt; cp --target-directory=out a b; cp -t out/ c; cp -t out",
+            "copy out/a.txt from a.txt; copy out/a from a; copy out/b from b; copy out/c from c",
+        ),
+        (  # the values of each program's options are no sources
+            "install -o root -g root -m 755 a.sh /usr/bin/; install --mode=644 --owner root b.txt /etc/;"
+            " rsync -a --chmod 755 a dest/; rsync --chown u b dest/; rsync --filter f --include i c dir/;"
+            " mv --suffix .bak -S .old d dir/; rsync -e ssh --exclude x e dir/; install --mode 644 --group g f /etc/;"
+            " cp --target-directory out g",
+            "copy /usr/bin/a.sh from a.sh; copy /etc/b.txt from b.txt; copy dest/a from a; copy dest/b from b; "
+            "copy dir/c from c; copy dir/d from d; copy dir/e from e; copy /etc/f from f; copy out/g from g",
+        ),
+        (  # options that take no value: `cp -f` forces, `cp -P` and `rsync -P` take none, `rsync -t` keeps times
+            "cp -f x y; cp -rf a b/; rsync -P c d; rsync -avt src/ dest/; rsync -t e f; cp -P g h; rsync -avS i j",
+            "copy y from x; copy b/a from a; copy d from c; copy dest from src; copy f from e; copy h from g;"
+            " copy j from i",
+        ),
+        (  # a source or target ending in a letter the slashes are stripped around keeps it; `/` is the root
+            "cp a dirX/; cp a /; rsync a.txt b.txt; scp h:/x/fileX out/; cp aX b/; rsync -a / b/; rsync ./x:y out/",
+            "copy dirX/a from a; copy /a from a; copy b.txt from a.txt; download out/fileX; copy b/aX from aX;"
+            " copy b from /; copy out/x:y from x:y",
+        ),
+        (  # a source ending in `/` is copied as the folder's contents; several go into the target by name
+            "rsync -a src/ dest/; rsync -a src/ b dest; cp a.txt $D/x; cp a $D/; cp x",
+            "copy dest from src; copy dest from src; copy dest/b from b; copy None; copy None",
+        ),
+        (  # scp's value options are its own; a source on another host is downloaded, a target there writes nothing
+            "scp -i id.pem a.txt out/; scp -o Opt=1 -P 22 -F cfg b.txt out/; scp -J j -l 5 c.txt out/;"
+            " scp d.txt host:/x; rsync -a out/ user@h:/x; scp h:e.txt h:f/ ./; rsync user@h:/x/g.txt local.txt",
+            "copy out/a.txt from a.txt; copy out/b.txt from b.txt; copy out/c.txt from c.txt; download e.txt; "
+            "download .; download local.txt",
+        ),
+        (  # `ln -s path` links it here under its own name
+            "ln -s /opt/x; ln -sf /opt/y z",
+            "copy x from /opt/x; copy z from /opt/y",
+        ),
+        (
+            "pip install -t lib x; pip install --target=lib2 x; pip install --target lib3 x; pip install x; pip;"
+            " pip download -d dl x; pip download --dest=dl2 x; pip download --dest dl3 x; pip download x; pip list",
+            "download lib; download lib2; download lib3; download dl; download dl2; download dl3; download .",
+        ),
+        (
+            "pip wheel -w wh .; pip wheel --wheel-dir=wh2 .; pip wheel --wheel-dir wh3 .; pip wheel .;"
+            " uv pip install --target t x; uv pip install x; pip3 download y",
+            "download wh; download wh2; download wh3; download .; download t; download .",
+        ),
+        (  # printf's format is dropped when it holds a `%`; the printed words are the `NAME=value` line
+            "printf 'x=1' >> $GITHUB_OUTPUT; printf >> $GITHUB_OUTPUT; printf '%s' 'y=2' >> $GITHUB_OUTPUT;"
+            " echo z=a  b >> $GITHUB_ENV; echo -n 'w=3' > \"$GITHUB_OUTPUT\"; cat f >> $GITHUB_OUTPUT; echo v=4 < x",
+            "output x=1; output y=2; output z=a b to env; output w=3",
+        ),
+        (  # a pipeline's last stage `tee`s what its first prints
+            'echo x=1 | cat | tee -a $GITHUB_OUTPUT; echo y=2 | tee -a "$GITHUB_ENV"; echo z=3 | tee out.txt;'
+            " echo u=5 | tee -a $GITHUB_OUTPUT | cat; echo t=6 | (tee -a $GITHUB_OUTPUT);"
+            ' echo w=8 | (cat) | tee -a $GITHUB_OUTPUT; echo s=7 | tee "$GITHUB_OUTPUT"',
+            "output x=1; output y=2 to env; create out.txt; output s=7",
+        ),
+        (  # `docker cp` out of a container downloads; a volume names the host path it mounts
+            "docker cp c:/x out; docker cp out c:/x; docker cp a b c; docker run -v ./data:/data img;"
+            " docker run --volume $PWD/x:/x img; docker run -v vol:/x img; docker create -v /opt/y:/y img; "
+            "docker build .; docker run -v ~/cache:/c img",
+            "download out; named data; named x; named /opt/y; named $HOME/cache",
+        ),
+        (  # tar unpacks in `-C`'s folder in each spelling, or here
+            "tar -xzf a.tgz -C deps; tar --extract -f b.tar --directory=d2; tar xf c.tar; tar --get -f x;"
+            " tar -x --directory d3 -f y",
+            "unpack deps; unpack d2; unpack .; unpack .; unpack d3",
+        ),
+        (  # tar creates its `-f` archive in each spelling (`-`: standard output); listing or comparing only reads it
+            "tar -cf out.tar src; tar czf out.tgz src; tar --create --file=f.tar src; tar -c -f - src; tar -cvf;"
+            " tar --list -f x.tar; tar -c --file g.tar s; tar; tar -tf z.tar; tar tvf y.tar; tar -d -f w.tar;"
+            " tar --compare --file=v.tar; tar --diff -f v2.tar; tar df w2.tar; tar cz src; tar -rf u.tar more",
+            "create out.tar; create out.tgz; create f.tar; create g.tar; create u.tar",
+        ),
+        (  # 7z unpacks only with `x` or `e`, into its `-o` folder; unzip into its `-d` folder
+            "7z x a.7z -oout; 7z e a.7z -oout2; 7z a x.7z f; 7za x b.7z; 7z; unzip a.zip -d out; unzip -dout2 a.zip;"
+            " unzip a.zip",
+            "unpack out; unpack out2; unpack .; unpack out; unpack out2; unpack .",
+        ),
+    ],
+)
+def test_what_each_command_does_to_files(script: str, expected: str) -> None:
+    assert "; ".join(_effects(script)) == expected
+
+
 def test_git_operations_name_the_folder_and_ref() -> None:
     command = next(iter(parse_fragment("git -C /opt/m fetch origin refs/pull/1/head").commands()))
     assert list(command_effects(command, Scope(W))) == [GitOperation("fetch", Place(ROOT, "opt/m"), "refs/pull/1/head")]
@@ -177,6 +350,27 @@ bash h.sh
 """
     shown = [str(read.reference.place) for read in _flow(script).reads if read.reference.kind == "script"]
     assert shown == ["sub/a.sh", "b.sh", "/opt/x/c.sh", "d.sh", "/srv/f.sh", "/srv/g.sh", "/srv/h.sh"]
+
+
+def test_cd_pushd_and_popd_move_the_working_directory_or_make_it_unknown() -> None:
+    """`cd` alone goes home and skips its options; `cd -`, two operands, a glob, `pushd` alone (it swaps the stack)
+    and a `popd` with nothing pushed leave the working directory unknown; a value holding `=` is assigned whole."""
+    script = (
+        "cd; mkdir a; cd -P /opt; mkdir b; cd -; mkdir c; cd /opt; cd x y; mkdir d; cd /opt; pushd; mkdir e; popd;"
+        " mkdir f; popd; mkdir g; cd /srv/*; mkdir h; D=/opt/k=v; cd $D; mkdir i; declare E=/e=1; cd $E; mkdir j"
+    )
+    assert _writes(script) == [
+        ("create", "$HOME/a"),
+        ("create", "/opt/b"),
+        ("create", None),
+        ("create", None),
+        ("create", None),
+        ("create", "/opt/f"),
+        ("create", None),
+        ("create", None),
+        ("create", "/opt/k=v/i"),
+        ("create", "/e=1/j"),
+    ]
 
 
 def test_a_shell_fed_a_here_document_runs_it_in_a_process_of_its_own() -> None:
@@ -353,6 +547,23 @@ def apply(name):
     assert PathMention("a/b.patch", False, False) in found
     assert not any(mention.glob and not mention.anchored for mention in found)
     assert not any("utf-8" in mention.path or "name" in mention.path for mention in found)
+
+
+def test_python_mentions_each_path_once_where_it_is_written_not_where_its_name_is_used() -> None:
+    """A name assigned a path mentions nothing where it is assigned or used: the string does, once; `joinpath`
+    joins its arguments; `.parents[N]` is followed for N up to 15 (a deeper one is unknown)."""
+    text = (
+        "from pathlib import Path\nHERE = Path(__file__).parent\nP = 'patches/fix.patch'\nopen(P)\nopen(P)\n"
+        "HERE.joinpath('x', 'y.patch')\nPath(__file__).parents[15] / 'deep.patch'\n"
+        "Path(__file__).parents[16] / 'deeper.patch'\n"
+    )
+    path = "a/b/c/d/e/f/g/h/i/j/k/l/m/n/o/p/q/x.py"
+    assert path_mentions(source.decode(path, text.encode()), path) == [
+        PathMention("a/b/c/d/e/f/g/h/i/j/k/l/m/n/o/p/q", True, False),
+        PathMention("patches/fix.patch", False, False),
+        PathMention("a/b/c/d/e/f/g/h/i/j/k/l/m/n/o/p/q/x/y.patch", True, False),
+        PathMention("a/b/deep.patch", True, False),
+    ]
 
 
 def test_a_function_is_followed_a_bounded_number_of_times() -> None:
@@ -704,7 +915,8 @@ def test_a_bind_mount_copies_a_path_of_the_context_or_of_a_stage_and_another_mou
     """A bind mount's `source` (or `src`) is a path of the context, or with `from=` of that stage's file system
     (by name or index), with or without a leading slash; without one, the whole context or stage. Its `target`
     (`dst`) holds it for the command; a source that cannot be read or an image's holds unknown content, a cache
-    mount whatever an earlier build left, and a mount at a target that cannot be read is nowhere known."""
+    mount whatever an earlier build left, and a mount at a target that cannot be read is nowhere known (the mounts
+    after it still are)."""
     mounts = (
         "FROM ubuntu:24.04 AS build\nCOPY tools /opt/tools\nFROM ubuntu:24.04\n"
         "RUN --mount=type=bind,from=build,source=/opt/tools,target=/mnt/t bash /mnt/t/a.sh\n"
@@ -715,6 +927,7 @@ def test_a_bind_mount_copies_a_path_of_the_context_or_of_a_stage_and_another_mou
         "RUN --mount=type=bind,from=nginx:latest,target=/mnt/n bash /mnt/n/f.sh\n"
         "RUN --mount=type=bind,source=$X,target=/mnt/x --mount=type=cache,target=/mnt/c --mount=type=bind,target=$T"
         " bash /mnt/x/g.sh && bash /mnt/c/h.sh\n"
+        "RUN --mount=type=bind,target=$T --mount=type=bind,source=tools,target=/mnt/u bash /mnt/u/j.sh\n"
         "COPY --from=build /opt/tools/*.sh /usr/bin/\nRUN bash /usr/bin/i.sh\n"
     )
     root = make_repo({"docker/Dockerfile": mounts, "tools/a.sh": ""})
@@ -730,6 +943,7 @@ def test_a_bind_mount_copies_a_path_of_the_context_or_of_a_stage_and_another_mou
         ("/mnt/n/f.sh", "copy", None),
         ("/mnt/x/g.sh", "copy", None),
         ("/mnt/c/h.sh", "named", None),
+        ("/mnt/u/j.sh", "copy", "tools/j.sh"),
         ("/usr/bin/i.sh", "copy", "tools/i.sh"),
     ]
 
@@ -872,4 +1086,25 @@ def test_a_path_outside_the_repository_is_reported_only_after_the_step_that_chec
     assert result.headers == [
         ".github/workflows/ci.yml:11:19: CC041 `bash ../after.sh` names `../after.sh`, outside the repository; "
         "ci-checks does not read it [dangling-reference]"
+    ]
+
+
+def test_an_unknown_context_holds_unknown_content_and_a_from_value_is_one_stage_name() -> None:
+    """Built from a context that cannot be known, a stage's context holds content ci-checks cannot know (not nothing);
+    `--from=a=b` names the stage `a=b`, which no stage is."""
+    text = (
+        "FROM ubuntu:24.04 AS a\nCOPY tools/run.sh /opt/run.sh\nFROM ubuntu:24.04 AS b\n"
+        "COPY --from=a=b /opt/run.sh /opt/x.sh\n"
+    )
+    parsed = dockerfile.parse(source.decode("Dockerfile", text.encode()))
+    origins = []
+    for context in ("", None):
+        built = image(parsed, "Dockerfile", context, lambda path: False)
+        assert [str(found.place) for found in built.sources] == ["tools/run.sh", "None"]
+        origins += [stage.flow.origin(Place(CONTEXT, "tools/run.sh"), stage.flow.end) for stage in built.stages]
+    assert [(origin.kind, origin.repository_path) for origin in origins] == [
+        ("checkout", "tools/run.sh"),
+        ("checkout", "tools/run.sh"),
+        ("opaque", None),
+        ("opaque", None),
     ]

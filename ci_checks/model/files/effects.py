@@ -6,9 +6,9 @@
   and what is there: `clone` (another repository: `git clone`, `gh repo
   clone`, `git worktree add`), `git` (a tree changed in place: `git checkout`,
   `reset`, `pull`, `submodule`), `download` (`curl -o`, `wget`, `gh release
-  download`, `pip download -d`), `create` (`mkdir`, `touch`, `tee`, a
-  redirection), `copy` (`cp`, `mv`, `rsync`, `ln`, `install`, with where the
-  content came from), `unpack` (`tar -x`, `unzip`, `7z x`: unknown names
+  download`, `pip download -d`, `rsync`/`scp` from another host), `create`
+  (`mkdir`, `touch`, `tee`, a redirection), `copy` (`cp`, `mv`, `rsync`,
+  `ln`, `install`, with where the content came from), `unpack` (`tar -x`, `unzip`, `7z x`: unknown names
   under a folder), and `named` (a program ci-checks does not know named the
   place among its arguments: it may have written there). A write whose place
   cannot be read has place None: it may be anywhere.
@@ -78,7 +78,20 @@ _CURL_VALUE_OPTIONS = {"-H", "--header", "-d", "--data", "--data-raw", "--data-b
 _WGET_VALUE_OPTIONS = {"-t", "--tries", "-T", "--timeout", "--header", "-U", "--user-agent", "--user", "--password",
                        "-e", "--execute", "-a", "--append-output", "-o", "--output-file", "-w", "--wait",
                        "-i", "--input-file", "-Q", "--quota", "--limit-rate"}  # fmt: skip
-_COPIERS = {"cp", "mv", "rsync", "install", "scp", "ln"}
+_CP_VALUE_OPTIONS = {"-t", "--target-directory", "-S", "--suffix"}
+_COPIERS = {
+    "cp": _CP_VALUE_OPTIONS,
+    "mv": _CP_VALUE_OPTIONS,
+    "ln": _CP_VALUE_OPTIONS,
+    "install": _CP_VALUE_OPTIONS | {"-m", "--mode", "-o", "--owner", "-g", "--group"},
+    "rsync": {"-e", "--rsh", "--exclude", "--include", "--exclude-from", "--include-from", "--files-from", "--filter",
+              "-f", "--chmod", "--chown", "-T", "--temp-dir", "--partial-dir", "--backup-dir", "--suffix", "--log-file",
+              "--rsync-path", "--compare-dest", "--copy-dest", "--link-dest", "--password-file", "--port", "--timeout",
+              "--bwlimit", "--max-size", "--min-size", "-B", "--block-size", "-M", "--remote-option"},
+    "scp": {"-P", "-i", "-o", "-F", "-J", "-l", "-S", "-c"},
+}  # fmt: skip
+"""Copying programs, with their options that take a value (`cp -f` forces, `rsync -f` filters, `rsync -t` keeps
+times, `cp -t` names the target folder)."""
 _NOT_A_NAME = re.compile(r"\s|^[\d.,:%]*$")
 """A word no program takes as a path it writes: text with spaces, a number, a version."""
 _ASSIGNMENT = re.compile(r"(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<value>.*)\Z", re.DOTALL)
@@ -303,8 +316,9 @@ def _gh(arguments: list[Word], scope: Scope) -> Iterator[Effect]:
     elif values[:2] in (["run", "download"], ["release", "download"], ["attestation", "download"]):
         directory = _option_value(arguments, ("-D", "--dir"), ("--dir=",))
         file = _option_value(arguments, ("-O", "--output"), ("--output=",))
-        if file is not None and file.value != "-":
-            yield Write("download", scope.where(file.value))
+        if file is not None:
+            if file.value != "-":  # `-`: to standard output
+                yield Write("download", scope.where(file.value))
         else:
             yield Write("download", scope.where(directory.value) if directory is not None else scope.cwd)
 
@@ -351,36 +365,47 @@ def _bundles(value: str, flag: str) -> bool:
 
 
 def _copy(name: str, arguments: list[Word], scope: Scope) -> Iterator[Write]:
-    target_word = _option_value(arguments, ("-t", "--target-directory"), ("--target-directory=",))
-    value_options = {"-t", "--target-directory", "-m", "--mode", "-o", "--owner", "-g", "--group", "-e", "-S",
-                     "--suffix", "--exclude", "--include", "--filter", "-f", "--chmod", "--chown", "-P"}  # fmt: skip
-    operands = _operands(arguments, value_options if name != "scp" else {"-P", "-i", "-o", "-F", "-J", "-l", "-S"})
+    value_options = _COPIERS[name]
+    target_word = None
+    if "-t" in value_options:
+        target_word = _option_value(arguments, ("-t", "--target-directory"), ("--target-directory=",))
+    operands = _operands(arguments, value_options)
     if name == "ln" and len(operands) == 1:
-        operands = [*operands, Word(operands[0].locator, operands[0].end, operands[0].end, ".", ".", True)]
+        operands = [*operands, Word(operands[0].locator, operands[0].end, operands[0].end, "./", "./", True)]
     if target_word is not None:
         sources, target = operands, target_word
     elif len(operands) >= 2:
         sources, target = operands[:-1], operands[-1]
     else:
         return
-    if name in ("rsync", "scp"):
-        sources = [word for word in sources if ":" not in word.value.split("/", 1)[0]]
-        if ":" in target.value.split("/", 1)[0]:
-            return  # to another host
+    remote = name in ("rsync", "scp")
+    if remote and _on_host(target.value):
+        return  # to another host
     place = scope.place(target.value.rstrip("/") or target.value)
     if place is None:
         yield Write("copy", scope.where(target.value))  # somewhere ci-checks cannot tell, with unknown content
         return
-    if len(sources) == 1 and not target.value.endswith("/"):
-        yield Write("copy", place, scope.place(sources[0].value))
-    else:
-        for source in sources:
-            source_place = scope.place(source.value.rstrip("/") or source.value)
-            name_there = posixpath.basename(source_place.path) if source_place is not None else ""
-            if not name_there or source.value.endswith("/"):
-                yield Write("copy", place, source_place)
-            else:
-                yield Write("copy", place.joined(name_there), source_place)
+    if len(sources) == 1 and not target.value.endswith("/") and target_word is None:
+        kind: WriteKind = "download" if remote and _on_host(sources[0].value) else "copy"
+        yield Write(kind, place, None if kind == "download" else scope.place(sources[0].value))
+        return
+    for source in sources:
+        if remote and _on_host(source.value):  # from another host: content ci-checks cannot know
+            name_there = posixpath.basename(source.value.split(":", 1)[1].rstrip("/"))
+            downloaded = place if not name_there or source.value.endswith("/") else place.joined(name_there)
+            yield Write("download", downloaded)
+            continue
+        source_place = scope.place(source.value.rstrip("/") or source.value)
+        name_there = posixpath.basename(source_place.path) if source_place is not None else ""
+        if not name_there or source.value.endswith("/"):
+            yield Write("copy", place, source_place)
+        else:
+            yield Write("copy", place.joined(name_there), source_place)
+
+
+def _on_host(value: str) -> bool:
+    """Whether an `rsync`/`scp` operand names a path on another host (`host:path`, `user@host:path`)."""
+    return ":" in value.split("/", 1)[0]
 
 
 def _tar(arguments: list[Word], scope: Scope) -> Iterator[Write]:
@@ -392,6 +417,11 @@ def _tar(arguments: list[Word], scope: Scope) -> Iterator[Write]:
     if extracting:
         yield Write("unpack", scope.where(folder_word.value) if folder_word is not None else scope.cwd)
         return
+    reading = any(
+        value in ("--list", "--diff", "--compare") or _bundles(value, "t") or _bundles(value, "d") for value in values
+    )
+    if reading or (first.isalpha() and ("t" in first or "d" in first)):
+        return  # `tar -tf x.tar` lists, `tar -df x.tar` compares: the archive is only read
     archive = _option_value(arguments, ("-f", "--file"), ("--file=",))
     if archive is None:
         bundled = [word for word in arguments if _bundles(word.value, "f")] or (
