@@ -205,7 +205,7 @@ def _python(file: LoadedFile, existing: frozenset[str]) -> Iterator[str]:
         return
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and 0 < len(node.value) < 300:
-            text = node.value.strip().removeprefix("./")
+            text = node.value.strip()
             if "\n" in text or not ("/" in text or "." in text):  # an absolute path is in no repository: not found
                 continue
             for candidate in _either(file, text):

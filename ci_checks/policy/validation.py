@@ -157,7 +157,13 @@ def _message(error: jsonschema.ValidationError, prefix: list[str | int]) -> str:
 
 def _shapes(error: jsonschema.ValidationError) -> str:
     """What a `oneOf` wanted, from the types of its choices: 'must be a string or a mapping'."""
-    names = {"string": "a string", "object": "a mapping", "array": "a list", "integer": "an integer"}
+    names = {
+        "string": "a string",
+        "object": "a mapping",
+        "array": "a list",
+        "integer": "an integer",
+        "boolean": "true or false",
+    }
     wanted = []
     for choice in cast(list[dict[str, Any]], error.validator_value):
         kind = choice.get("type")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 
 import pytest
@@ -127,6 +128,26 @@ def rule(kind: str, body: str, where: str = "{workflow: .github/workflows/ci.yml
         (
             rule("require", "    require: [{text: x, count: {min: -1}}]\n"),
             "6:38: error: rules.0.require.0.count.min must be at least 0",
+        ),
+        (
+            rule("require", "    require: [{text: x, count: many}]\n"),
+            "6:32: error: rules.0.require.0.count: must be an integer or a mapping",
+        ),
+        (
+            "version: 1\nrules:\n  - id: r\n    kind: forbid\n    forbid: [{file: x, referenced_by: 3}]\n",
+            "5:39: error: rules.0.forbid.0.referenced_by: must be true or false or a string or a list",
+        ),
+        (
+            rule("forbid", "    forbid: [{text: x, where: {job: build}}]\n", "{files: '*.txt'}"),
+            "6:32: error: `where: files` selects whole files and cannot be combined with job",
+        ),
+        (
+            rule("forbid", "    forbid: [{text: x, where: {action: a/action.yml}}]\n", "{job: build}"),
+            "5:13: error: composite actions have no jobs: `job` needs `workflow`",
+        ),
+        (
+            rule("forbid", "    forbid: [{text: x, where: {step: Install}}]\n", "{workflow: '*', job: ['[bad']}"),
+            "5:34: error: invalid glob '[bad': '[' opens a character set that is never closed",
         ),
         (
             rule("require", "    require: [{key: 'jobs[0]'}]\n"),
@@ -438,3 +459,116 @@ def test_parity_reads_a_workflow_template_as_a_workflow_whichever_rule_reads_it_
     assert parity(make_repo, body, files).headers == expected
     text_first = {".github/ci-checks.yml": f"version: 1\nrules:\n{as_text}  - id: p\n    kind: parity\n{body}"}
     assert parity(make_repo, body, {**files, **text_first}).headers == expected
+
+
+CHECKOUTS = """on: push
+jobs:
+  a:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+        with: {fetch-depth: 1}
+      - uses: actions/checkout@v4
+        with: {persist-credentials: true, ref: main}
+      - uses: actions/checkout@v4
+        with: {}
+      - uses: actions/checkout@v4
+        with: x
+      - uses: actions/checkout@v4
+        with:
+          fetch-depth: 1  # kept
+      - uses: actions/checkout@v4
+        with:
+          persist-credentials: 'false'
+          ref: dev
+  b:
+    runs-on: ubuntu-latest
+    steps:
+      - run: make
+"""
+
+
+def test_a_with_fix_sets_each_missing_or_different_pair_where_the_mapping_is_written(make_repo) -> None:  # type: ignore[no-untyped-def]
+    where = "{workflow: .github/workflows/ci.yml, step: {uses: 'actions/*'}}"
+    policy = rule("require", "    require: [{with: {persist-credentials: false, ref: main}}]\n", where)
+    root = make_repo({".github/workflows/ci.yml": CHECKOUTS, ".github/ci-checks.yml": policy})
+    findings = json.loads(run_cli("check", root, "--select", "CC1", "--output-format", "json").out)["diagnostics"]
+    edits = {
+        finding["line"]: [
+            (edit["line"], edit["column"], edit["end_line"], edit["end_column"], edit["replacement"])
+            for edit in finding["fix"]["edits"]
+        ]
+        for finding in findings
+        if "fix" in finding
+    }
+    assert edits == {
+        6: [(7, 30, 7, 30, ", persist-credentials: false, ref: main")],  # before the flow mapping's `}`
+        8: [(9, 37, 9, 41, "false")],  # only the value that differs
+        10: [(11, 16, 11, 16, "persist-credentials: false, ref: main")],
+        # `with: x` is no mapping to complete: the finding at line 12 has no fix.
+        14: [(16, 33, 16, 33, "\n          persist-credentials: false\n          ref: main")],  # after the comment
+        17: [(20, 16, 20, 19, "main")],  # `'false'` already reads as false
+    }
+    assert {finding["fix"]["description"] for finding in findings if "fix" in finding} == {
+        "set with: {persist-credentials: false, ref: main}"
+    }
+    result = run_cli("check", root, "--select", "CC1", "--fix")
+    assert (root / ".github/workflows/ci.yml").read_text() == CHECKOUTS.replace(
+        "with: {fetch-depth: 1}", "with: {fetch-depth: 1, persist-credentials: false, ref: main}"
+    ).replace("{persist-credentials: true, ref: main}", "{persist-credentials: false, ref: main}").replace(
+        "with: {}", "with: {persist-credentials: false, ref: main}"
+    ).replace(
+        "fetch-depth: 1  # kept\n",
+        "fetch-depth: 1  # kept\n          persist-credentials: false\n          ref: main\n",
+    ).replace("ref: dev", "ref: main")
+    assert result.headers == [
+        ".github/workflows/ci.yml:12:9: CC102 step 'actions/checkout@v4' lacks "
+        "`with: {persist-credentials: false, ref: main}` [r]"
+    ]
+
+
+def test_a_fix_writes_each_value_plain_only_where_it_reads_back_the_same(make_repo) -> None:  # type: ignore[no-untyped-def]
+    values = {
+        "WORD": ("Xylo", "Xylo"),
+        "DASH": ("'-y'", '"-y"'),
+        "QUESTION": ("'?q'", '"?q"'),
+        "COLON": ("'a: b'", '"a: b"'),
+        "PADDED": ("' pad'", '" pad"'),
+        "EMPTY": ("''", '""'),
+        "TEXT_TRUE": ("'true'", '"true"'),
+        "TEXT_NUMBER": ("'3.10'", '"3.10"'),
+        "NUMBER": ("3", "3"),
+        "FRACTION": ("1.5", "1.5"),
+        "FLAG": ("false", "false"),
+    }
+    pairs = ", ".join(f"{name}: {written}" for name, (written, _) in values.items())
+    policy = rule("require", f"    require: [{{env: {{{pairs}}}}}]\n", "{workflow: '**', job: b}")
+    root = make_repo({".github/workflows/ci.yml": CHECKOUTS, ".github/ci-checks.yml": policy})
+    shown = ", ".join(f"{name}: {fixed}" for name, (_, fixed) in values.items())
+    assert f"= fix (set env: {{{shown}}}):" in run_cli("check", root, "--select", "CC1").out
+    result = run_cli("check", root, "--select", "CC1", "--fix")
+    lines = "".join(f"      {name}: {fixed}\n" for name, (_, fixed) in values.items())
+    assert (root / ".github/workflows/ci.yml").read_text() == f"{CHECKOUTS}    env:\n{lines}"
+    assert result.code == 0, result.out
+
+
+def test_a_file_that_is_not_utf8_is_reported_at_its_first_bad_byte(make_repo) -> None:  # type: ignore[no-untyped-def]
+    policy = rule("forbid", "    forbid: [{text: x}]\n", "{files: notes.txt}")
+    result = check(make_repo, policy, {"notes.txt": b"ok\nab\xffc\n"})
+    assert result.headers == [
+        "notes.txt:2:3: CC106 file is not valid UTF-8 (byte 0xff cannot be decoded); not checked by this rule [r]"
+    ]
+
+
+def test_a_linked_folder_a_files_glob_could_reach_into_is_reported_as_unread(make_repo) -> None:  # type: ignore[no-untyped-def]
+    policy = rule("forbid", "    forbid: [{text: FROM}]\n", "{files: 'docker/*/Dockerfile'}")
+    root = make_repo(
+        {".github/ci-checks.yml": policy, "shared/Dockerfile": "FROM a\n", "docker/cuda/Dockerfile": "x\n"}
+    )
+    (root / "docker" / "rocm").symlink_to("../shared")
+    (root / "tools").symlink_to("shared")
+    result = run_cli("check", root, "--select", "CC1")
+    assert result.headers == [
+        "docker/rocm:1:1: CC106 symbolic link to a folder; folders are not entered through links, so nothing under "
+        "it is checked; not checked by this rule [r]"
+    ]

@@ -253,6 +253,21 @@ def test_a_value_that_cannot_be_read_from_python_is_a_finding_of_its_rule(make_r
         ("on.pushh", "7:14: error: invalid PATH 'on.pushh': on has no key 'pushh' (did you mean 'push'?)"),
         ("name.first", "7:14: error: invalid PATH 'name.first': `name` is a single value or a list; it has no key"),
         ("jobs..needs", "7:14: error: invalid PATH 'jobs..needs': a PATH segment is missing"),
+        (
+            "jobs.*.strategy.qqq",
+            "7:14: error: invalid PATH 'jobs.*.strategy.qqq': a strategy has no key 'qqq'; "
+            "keys there: fail-fast, matrix, max-parallel\n",
+        ),
+        (
+            "jobs.*.container.imag",
+            "7:14: error: invalid PATH 'jobs.*.container.imag': a container has no key 'imag' (did you mean 'image'?); "
+            "keys there: credentials, env, image, options, ports, volumes\n",
+        ),
+        (
+            "jobs.*.env.MODE.x",
+            "7:14: error: invalid PATH 'jobs.*.env.MODE.x': `jobs.*.env.MODE` is a single value or a list; "
+            "it has no key 'x'\n",
+        ),
         ("jobs.[", "7:14: error: invalid PATH 'jobs.[': invalid key glob '[': '[' opens a character set"),
     ],
 )

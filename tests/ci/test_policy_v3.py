@@ -393,7 +393,7 @@ jobs:
 }
 
 
-def _files_that(make_repo, condition: str, glob: str = "**", more: dict[str, str] | None = None) -> list[str]:  # type: ignore[no-untyped-def]
+def _files_that(make_repo, condition: str, glob: str = "**", more: dict[str, str | bytes] | None = None) -> list[str]:  # type: ignore[no-untyped-def]
     rules = f"  - id: r\n    kind: forbid\n    forbid:\n      - file: '{glob}'\n        referenced_by: {condition}\n"
     root = make_repo({**ORPHANS, **(more or {}), ".github/ci-checks.yml": f"version: 1\nrules:\n{rules}"})
     result = run_cli("check", root, "--select", "CC1")
@@ -421,6 +421,31 @@ def test_a_script_refers_to_a_file_beside_it_and_a_copy_from_another_stage_to_no
     }
     assert _files_that(make_repo, "scripts/nightly.sh", more=more) == ["scripts/lib.sh"]
     assert _files_that(make_repo, "docker/Dockerfile.multi", more=more) == []
+
+
+def test_a_dockerfile_refers_to_its_copy_and_add_sources_and_a_python_file_to_its_path_literals(make_repo) -> None:  # type: ignore[no-untyped-def]
+    more = {
+        "docker/Dockerfile.copy": "FROM a\nLABEL notes/label.txt notes/other.txt x\nCOPY --chown=1 notes/a.txt /a\n"
+        "ADD notes/b.txt https://example.com/c.txt $HOME/d ${X}/e /opt/\nCOPY notes/[ab.txt /x\nCOPY . /src\n",
+        "tools/paths.py": 'A = "./notes/c.txt"\nB = " ./scripts/stale.sh "\n'
+        'C = "notes/label.txt./"\nD = "/notes/d.txt"\n',
+        "tools/broken.py": 'A = "notes/e.txt"\ndef broken(:\n',
+        "notes/label.txt": "",
+        "notes/other.txt": "",
+        "notes/a.txt": "",
+        "notes/b.txt": "",
+        "notes/c.txt": "",
+        "notes/d.txt": "",
+        "notes/e.txt": "",
+        "scripts/unreadable.sh": b"bash notes/other.txt\n\xff\n",
+    }
+    assert _files_that(make_repo, "docker/Dockerfile.copy", more=more) == ["notes/a.txt", "notes/b.txt"]
+    assert _files_that(make_repo, "tools/*.py", more=more) == [
+        "notes/c.txt",
+        "patches/by-python.patch",
+        "scripts/stale.sh",
+    ]
+    assert _files_that(make_repo, "scripts/unreadable.sh", more=more) == []
 
 
 def test_referenced_by_a_glob_or_true_finds_the_files_those_refer_to(make_repo) -> None:  # type: ignore[no-untyped-def]
@@ -455,12 +480,28 @@ def test_a_file_item_says_who_refers_to_what_it_finds(make_repo) -> None:  # typ
       - file: 'patches/*.patch'
         referenced_by: '**/*.py'
         count: 2
+  - id: orphans
+    kind: require
+    require:
+      - file: 'patches/*.patch'
+        referenced_by: false
+        count: 0
+  - id: run
+    kind: require
+    require:
+      - file: 'scripts/*.sh'
+        referenced_by: true
+        count: 2
 """
     root = make_repo({**ORPHANS, ".github/ci-checks.yml": f"version: 1\nrules:\n{rules}"})
     result = run_cli("check", root, "--select", "CC1")
     assert [h.split(": ", 1)[1] for h in result.headers] == [
         "CC102 the repository has a file matching 'patches/*.patch' that '**/*.py' refers to 1 time, not exactly "
         "2: patches/by-python.patch [applied]",
+        "CC102 the repository has a file matching 'patches/*.patch' that nothing refers to 1 time, not exactly 0: "
+        "patches/orphan.patch [orphans]",
+        "CC102 the repository has a file matching 'scripts/*.sh' that something refers to 1 time, not exactly 2: "
+        "scripts/run.sh [run]",
         "CC101 docker/Dockerfile.cuda, which .github/workflows/ci.yml refers to, is forbidden here [built]",
     ]
 
