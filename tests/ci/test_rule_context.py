@@ -1,4 +1,5 @@
-"""What built-in rules say holds in the context of the finding: the shell a fix is written for, a re-enabled command."""
+"""What built-in rules say holds in the context of the finding: the shell a fix is written for, a re-enabled command,
+the text GitHub makes of a number."""
 
 from __future__ import annotations
 
@@ -230,3 +231,73 @@ def test_only_a_true_value_or_an_earlier_write_allows_set_env(make_repo) -> None
     root = make_repo({".github/workflows/ci.yml": workflow})
     message = '`::set-env` is disabled on GitHub runners and fails the step; append to "$GITHUB_ENV" instead'
     assert _lines(root) == [(".github/workflows/ci.yml", 8, 14, "error", message, [], 'echo "A=1" >> "$GITHUB_ENV"')]
+
+
+def test_a_number_is_reported_where_github_would_pass_on_other_text_than_written(make_repo) -> None:  # type: ignore[no-untyped-def]
+    # Every place a value is passed on is looked at: the workflow's, a job's and a step's env, a called workflow's
+    # and a step's with, the matrix. Infinity and not-a-number, booleans, keys, and numbers written as GitHub
+    # writes them (a leading + aside) are passed over.
+    workflow = """on: push
+env:
+  W: 3.10
+jobs:
+  call:
+    uses: ./.github/workflows/r.yml
+    with:
+      v: 1.50
+  t:
+    runs-on: ubuntu-latest
+    env:
+      J: 010
+      INF: .inf
+      NAN: .nan
+      NINF: -.inf
+      PLUS: +12
+      PLUSF: +1.0
+      KEPT: 3.11
+      WHOLE: 12
+      NEGATIVE: -7
+      BOOL: true
+      HEX: 0x1F
+      E: 1e3
+      EDGE: 999999999999999.0
+      LARGE: 1.0e15
+      NEGATIVE_LARGE: -1.0e15
+    strategy:
+      matrix:
+        cuda: [11.8, 12.0]
+        3.0: [a key]
+        include:
+          - {torch: 2.10}
+    steps:
+      - uses: ./.github/actions/a
+        with:
+          x: 2.0
+        env:
+          S: 0.50
+"""
+    action = (
+        "name: a\ndescription: a\nruns:\n  using: composite\n  steps:\n    - uses: ./b\n      with:\n        v: 3.10\n"
+    )
+    root = make_repo({".github/workflows/ci.yml": workflow, ".github/actions/a/action.yml": action})
+    result = run_cli("check", root, "--select", "CC032")
+    shown = [
+        (".github/actions/a/action.yml:8:12", "3.10", "3.1"),
+        (".github/workflows/ci.yml:3:6", "3.10", "3.1"),
+        (".github/workflows/ci.yml:8:10", "1.50", "1.5"),
+        (".github/workflows/ci.yml:12:10", "010", "10"),
+        (".github/workflows/ci.yml:17:14", "+1.0", "1"),
+        (".github/workflows/ci.yml:22:12", "0x1F", "31"),
+        (".github/workflows/ci.yml:23:10", "1e3", "1000"),
+        (".github/workflows/ci.yml:24:13", "999999999999999.0", "999999999999999"),
+        (".github/workflows/ci.yml:25:14", "1.0e15", "1000000000000000.0"),
+        (".github/workflows/ci.yml:26:23", "-1.0e15", "-1000000000000000.0"),
+        (".github/workflows/ci.yml:29:22", "12.0", "12"),
+        (".github/workflows/ci.yml:32:21", "2.10", "2.1"),
+        (".github/workflows/ci.yml:36:14", "2.0", "2"),
+        (".github/workflows/ci.yml:38:14", "0.50", "0.5"),
+    ]
+    assert result.headers == [
+        f"{where}: CC032 {written} is read as the number {number}; quote it to keep it as written"
+        for where, written, number in shown
+    ]
