@@ -543,3 +543,62 @@ def test_labels_declared_to_actionlint_are_self_hosted_runners(make_repo) -> Non
         "job 'legacy'",
         "job 'pool'",
     ]
+
+
+def test_a_self_hosted_job_is_timed_out_only_by_its_own_limit_or_one_on_every_step(make_repo) -> None:  # type: ignore[no-untyped-def]
+    # A job with no steps, or one step without a limit, is reported; a flow-mapping job gets no fix (no line to put
+    # the key on); a reusable call (even one that also names a runner) runs its callee's jobs, judged there.
+    workflow = """on: push
+jobs:
+  flow: {runs-on: [self-hosted, gpu], steps: [{run: a}]}
+  no-steps:
+    runs-on: [self-hosted, gpu]
+  some-steps:
+    runs-on: [self-hosted, gpu]
+    steps:
+      - run: a
+        timeout-minutes: 5
+      - run: b
+  every-step:
+    runs-on: [self-hosted, gpu]
+    steps:
+      - run: a
+        timeout-minutes: 5
+  call:
+    uses: ./.github/workflows/r.yml
+    runs-on: [self-hosted, gpu]
+"""
+    files = {".github/workflows/ci.yml": workflow, ".github/ci-checks.yml": "fixes: {timeout-minutes: 90}\n"}
+    result = run_cli("check", make_repo(files), "--select", "CC043", "--output-format", "json")
+    found = [
+        (
+            d["line"],
+            d["column"],
+            d["message"].split(" runs on")[0],
+            [(r["line"], r["column"], r["message"]) for r in d["related"]],
+            (d["fix"]["description"], d["fix"]["safe"], d["fix"]["edits"]) if "fix" in d else None,
+        )
+        for d in json.loads(result.out)["diagnostics"]
+    ]
+    unsafe = "set timeout-minutes: 90 (the job is cancelled sooner)"
+    assert found == [
+        (3, 3, "job 'flow'", [(3, 20, "runner label `self-hosted`")], None),
+        (4, 3, "job 'no-steps'", [(5, 15, "runner label `self-hosted`")], (unsafe, False, [_insertion(5)])),
+        (6, 3, "job 'some-steps'", [(7, 15, "runner label `self-hosted`")], (unsafe, False, [_insertion(7)])),
+    ]
+    assert json.loads(result.out)["diagnostics"][0]["message"] == (
+        "job 'flow' runs on a self-hosted runner (`self-hosted, gpu`) without `timeout-minutes`; a hung job holds the "
+        "machine for GitHub's default of 360 minutes"
+    )
+
+
+def _insertion(line: int) -> dict[str, object]:
+    """The edit that puts `timeout-minutes: 90` before the job's first key, on `line`."""
+    return {
+        "path": ".github/workflows/ci.yml",
+        "line": line,
+        "column": 1,
+        "end_line": line,
+        "end_column": 1,
+        "replacement": "    timeout-minutes: 90\n",
+    }
