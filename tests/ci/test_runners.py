@@ -602,3 +602,105 @@ def _insertion(line: int) -> dict[str, object]:
         "end_column": 1,
         "replacement": "    timeout-minutes: 90\n",
     }
+
+
+GPU_CONTAINERS = """on: push
+jobs:
+  cuda:
+    runs-on: [self-hosted, h100]
+    timeout-minutes: 60
+    steps:
+      - run: docker run --rm nvcr.io/nvidia/pytorch:25.01-py3 nvidia-smi
+        shell: pwsh
+      - run: |
+          docker container run --rm img a
+          docker container run --gpus=all img a2
+          docker run --gpus=all img a3
+          docker run --rm "$IMAGE" c
+          docker build -t img .
+          docker container ls
+          docker run --runtime=nvidia img d
+          nvidia-docker run img e
+      - run: /usr/bin/podman run --rm img b
+  rocm:
+    runs-on: [self-hosted, mi300x]
+    timeout-minutes: 60
+    container: rocm/pytorch:latest
+    steps:
+      - run: docker run --privileged img f
+  rocm-expression:
+    runs-on: [self-hosted, mi300x]
+    timeout-minutes: 60
+    container:
+      image: rocm/pytorch:latest
+      options: ${{ matrix.options }}
+    steps:
+      - run: docker run --device=/dev/kfd img g
+  both:
+    strategy:
+      matrix:
+        runner: [[self-hosted, mi300x], [self-hosted, h100], [self-hosted, nvidia, h100]]
+    runs-on: ${{ matrix.runner }}
+    timeout-minutes: 60
+    container:
+      image: rocm/pytorch:latest
+      options: --device=/dev/kfd --device=/dev/dri
+    steps:
+      - run: echo no container
+  call:
+    uses: ./.github/workflows/r.yml
+    runs-on: [self-hosted, h100]
+    container: nvcr.io/nvidia/pytorch:25.01-py3
+  empty-image:
+    runs-on: [self-hosted, mi300x]
+    timeout-minutes: 60
+    container:
+      image: ''
+    steps:
+      - run: a
+"""
+
+
+def test_each_container_a_gpu_job_starts_is_given_the_gpus_of_each_vendor_it_may_run_on(make_repo) -> None:  # type: ignore[no-untyped-def]
+    # docker and podman (by any path), `run` and `container run`, each once per vendor the job may run on (named by
+    # its first choice of that vendor); passed
+    # over: a script in PowerShell, an image only known at run time, other docker commands, options from an
+    # expression, a reusable call, a container without an image.
+    inventory = (
+        "runners:\n  mi300x:\n    vendor: amd\n    labels: [self-hosted, amd, mi300x]\n"
+        "  h100:\n    vendor: nvidia\n    labels: [self-hosted, nvidia, h100, 8gpu]\n"
+    )
+    root = make_repo({".github/workflows/ci.yml": GPU_CONTAINERS, ".github/ci-checks.yml": inventory})
+    result = run_cli("check", root, "--select", "CC046", "--output-format", "json")
+    found = [
+        (d["line"], d["column"], d["message"], [(r["line"], r["column"], r["message"]) for r in d["related"]])
+        for d in json.loads(result.out)["diagnostics"]
+    ]
+    h100, mi300x = "runner label `h100`", "runner label `mi300x`"
+    on_nvidia = "starts a container on an NVIDIA GPU runner without `--gpus`; CUDA sees no GPU inside it"
+    amd_devices = "`--device=/dev/kfd` and `--device=/dev/dri`"
+    assert found == [
+        (10, 11, f"`docker run` in job 'cuda' {on_nvidia}", [(4, 28, h100)]),
+        (18, 14, f"`/usr/bin/podman run` in job 'cuda' {on_nvidia}", [(4, 28, h100)]),
+        (
+            22,
+            16,
+            "the container of job 'rocm' runs on an AMD GPU runner (`self-hosted, mi300x`) without "
+            f"{amd_devices} in `options:`; ROCm sees no GPU inside it",
+            [(20, 28, mi300x)],
+        ),
+        (
+            32,
+            14,
+            f"`docker run` in job 'rocm-expression' starts a container on an AMD GPU runner without {amd_devices}; "
+            "ROCm sees no GPU inside it",
+            [(26, 28, mi300x)],
+        ),
+        (
+            41,
+            16,
+            "the container of job 'both' runs on an NVIDIA GPU runner (`self-hosted, h100`) without `--gpus` in its "
+            "`options:`; CUDA sees no GPU inside it",
+            [(36, 55, h100)],
+        ),
+    ]
