@@ -704,3 +704,23 @@ def test_each_container_a_gpu_job_starts_is_given_the_gpus_of_each_vendor_it_may
             [(36, 55, h100)],
         ),
     ]
+
+
+def test_a_typo_no_other_job_shares_is_told_what_makes_its_label_real(make_repo) -> None:  # type: ignore[no-untyped-def]
+    # Without an inventory, a label one edit from `self-hosted` or from one `.github/actionlint.yaml` declares (in
+    # any case) is a typo even where no other job asks for that label.
+    workflow = (
+        "on: push\njobs:\n  a:\n    runs-on: [self-hostd, linux]\n    steps: [{run: a}]\n"
+        "  b:\n    runs-on: [self-hosted, mi300]\n    steps: [{run: a}]\n"
+    )
+    actionlint = "self-hosted-runner:\n  labels: [MI300X]\n"
+    root = make_repo({".github/workflows/ci.yml": workflow, ".github/actionlint.yaml": actionlint})
+    result = run_cli("check", root, "--select", "CC044")
+    assert result.headers == [
+        ".github/workflows/ci.yml:4:15: CC044 job 'a' asks for runner label `self-hostd`, which nothing else names; it "
+        "is one edit from `self-hosted`, a label every self-hosted runner has, so no runner may carry it (did you mean "
+        "`self-hosted`?)",
+        ".github/workflows/ci.yml:7:28: CC044 job 'b' asks for runner label `mi300`, which nothing else names; it is "
+        "one edit from `mi300x`, which `.github/actionlint.yaml` declares, so no runner may carry it (did you mean "
+        "`mi300x`?)",
+    ]
