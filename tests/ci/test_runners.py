@@ -724,3 +724,25 @@ def test_a_typo_no_other_job_shares_is_told_what_makes_its_label_real(make_repo)
         "one edit from `mi300x`, which `.github/actionlint.yaml` declares, so no runner may carry it (did you mean "
         "`mi300x`?)",
     ]
+
+
+def test_a_job_whose_if_turns_pull_requests_away_is_not_exposed_by_them(make_repo) -> None:  # type: ignore[no-untyped-def]
+    workflow = """on: [push, pull_request]
+jobs:
+  skips-pr:
+    if: github.event_name != 'pull_request'
+    runs-on: [self-hosted, gpu]
+    timeout-minutes: 5
+    steps: [{run: a}]
+  not-push:
+    if: github.event_name != 'push'
+    runs-on: [self-hosted, gpu]
+    timeout-minutes: 5
+    steps: [{run: a}]
+"""
+    result = run_cli("check", make_repo({".github/workflows/ci.yml": workflow}), "--select", "CC045")
+    assert result.headers == [
+        ".github/workflows/ci.yml:8:3: CC045 job 'not-push' runs on a self-hosted runner and `pull_request` runs it "
+        "for pull requests from forks, with no gate that excludes forks (a head-repository, label or author check, or "
+        "an environment with required reviewers)"
+    ]
