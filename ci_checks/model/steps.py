@@ -152,6 +152,8 @@ class StepOwner(Protocol):
     Steps name their owner by what they ask of it, so that this module, which both of those import, imports neither.
     """
 
+    steps: list[Step]
+
     @property
     def default_shell(self) -> str | None:
         """The shell of a `run:` step that names none, when it can be known."""

@@ -11,7 +11,7 @@ so no rewrite is offered for a step that may run on a Windows runner, as with
 
 What is said matches the step's context: `::set-env` and `::add-path` fail
 the step, unless `ACTIONS_ALLOW_UNSECURE_COMMANDS` is `true` in the step's,
-job's or workflow's `env` (or written to `$GITHUB_ENV` earlier in the job),
+job's or workflow's `env` (or written to `$GITHUB_ENV` by an earlier step of the job or composite action),
 where they work and the finding is a security warning instead.
 
 ## Why it matters
@@ -67,7 +67,6 @@ _ECHO_OPTIONS = re.compile(r"-[neE]+\Z")
 
 
 def check(file: LoadedFile) -> Iterator[Diagnostic]:
-    resolver = RunnerResolver([file.workflow]) if file.workflow is not None else None
     for step in file.steps:
         if step.run is None or not _NAMED.search(step.run.value):
             continue  # a script that names none of the commands is not parsed for them
@@ -109,7 +108,7 @@ def check(file: LoadedFile) -> Iterator[Diagnostic]:
             else:
                 message = f'`::{name}` is deprecated; append `name=value` to "{target}" instead'
                 severity = Severity.WARNING
-            fix = _fix(file, command, name) if _runs_in_posix_shell(step, resolver) else None
+            fix = _fix(file, command, name) if _runs_in_posix_shell(step) else None
             yield RULE.diagnostic(command.span, message, related, fix=fix, severity=severity)
 
 
@@ -122,26 +121,21 @@ def _unsecure_commands_allowed(step: Step) -> Span | None:
         entry = env.get(_UNSECURE)
         if entry is not None and str(entry.resolved).lower() == "true":
             return entry.key.span
-    if isinstance(step.owner, Job):
-        for earlier in step.owner.steps[: step.index]:
-            for occurrence in earlier.occurrences(f"{_UNSECURE}=true"):
-                return occurrence.span
+    for earlier in step.owner.steps[: step.index]:  # a composite action's steps write to the job's `$GITHUB_ENV` too
+        for occurrence in earlier.occurrences(f"{_UNSECURE}=true"):
+            return occurrence.span
     return None
 
 
-def _runs_in_posix_shell(step: Step, resolver: RunnerResolver | None) -> bool:
+def _runs_in_posix_shell(step: Step) -> bool:
     """Whether the step certainly runs in bash or sh: by its `shell:`, its defaults, or Linux and macOS runners only."""
-    if step.shell is not None:
-        return shell_program(step.shell) in _FIXABLE_SHELLS
     owner = step.owner
-    if not isinstance(owner, Job):
-        return False
+    if step.shell is not None or not isinstance(owner, Job):  # a composite action's step with a script has `shell:`
+        return shell_program(step.shell) in _FIXABLE_SHELLS
     configured = owner.defaults.shell or owner.workflow.defaults.shell
     if configured is not None:
         return shell_program(configured) in _FIXABLE_SHELLS
-    if resolver is None:
-        return False
-    runners = resolver.runners(owner)
+    runners = RunnerResolver([owner.workflow]).runners(owner)
     if not runners.complete or not runners.choices:
         return False
     return not any("windows" in label.value.lower() for choice in runners.choices for label in choice.labels)

@@ -71,9 +71,7 @@ def check_repository(context: RepositoryContext) -> Iterator[Diagnostic]:
 
 def _fix(job: Job, minutes: int) -> Fix | None:
     """`timeout-minutes:` as the job's first key, at its keys' indentation; safe when it is GitHub's own 360."""
-    if not job.node.pairs:
-        return None
-    first = job.node.pairs[0][0].span
+    first = job.node.pairs[0][0].span  # there is one: the job asks for a self-hosted runner in `runs-on:`
     if first.line == job.key.span.line:  # a flow mapping, `job: {runs-on: ...}`
         return None
     edit = Edit(

@@ -67,7 +67,7 @@ _ALWAYS_THERE = frozenset({"github_token"})
 
 def check_repository(context: RepositoryContext) -> Iterator[Diagnostic]:
     for callee in context.workflows:
-        if callee.workflow_call is None or not callee.triggers:
+        if callee.workflow_call is None:  # read from `on:`, so a callee is always triggered
             continue
         # Findings are kept only in the files the run is about: a callee's own ones there, a call's at the caller.
         judged = context.covers(callee.path)

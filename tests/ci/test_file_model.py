@@ -1108,3 +1108,83 @@ def test_an_unknown_context_holds_unknown_content_and_a_from_value_is_one_stage_
         ("opaque", None),
         ("opaque", None),
     ]
+
+
+UNPROVIDED_JOB = """on: push
+jobs:
+  t:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+      - run: git apply /tmp/fix.patch
+      - run: git apply /tmp/unknown.patch
+      - run: bash "$RUNNER_TEMP/setup.sh"
+      - run: pip install -r /var/tmp/req.txt
+      - run: bash /opt/setup.sh && git apply /opt/fix.patch && bash ./tmp/setup.sh && cat /tmp/fix.patch
+      - run: cp patches/other.patch /tmp/ && git apply /tmp/other.patch
+      - run: git apply /tmp/*.patch
+      - run: git apply --exclude=aaaaaaaaaaaaaaaaaaaaaaaaa /tmp/fix.patch
+      - run: git apply --exclude=aaaaaaaaaaaaaaaaaaaaaaaaaa /tmp/fix.patch
+      - run: docker build -f docker/Dockerfile . && docker build -f docker/Dockerfile.base .
+      - run: git apply /tmp/*/fix.patch && docker build -f /tmp/Dockerfile . && docker build -f docker/Dockerfile docker
+"""
+UNPROVIDED_IMAGE = """FROM rocm/pytorch:latest
+RUN git apply /opt/fix.patch
+RUN bash /opt/setup.sh
+RUN git apply /tmp/other.patch
+RUN git apply /srv/given.patch
+RUN git apply /srv/late.patch
+COPY patches/late.patch /srv/late.patch
+RUN git apply fix.patch && git apply $RUNNER_TEMP/fix.patch && git apply $HOME/fix.patch
+"""
+
+
+def test_a_file_read_from_a_scratch_folder_that_nothing_put_there_is_named_by_the_repository_file_it_may_be(
+    make_repo,
+) -> None:  # type: ignore[no-untyped-def]
+    """CC048 judges patches, scripts and requirements read from /tmp, /var/tmp or $RUNNER_TEMP in a job, and patches
+    anywhere outside the context in an image (not what another image puts there, but what this one copies only
+    later), once however often the image is built; a name no repository file has, a glob, a path in the workspace
+    or home, a Dockerfile, a file only read, or one a step copied, are passed over. A command is shown whole up to
+    60 characters and cut to 57 and `...` beyond."""
+    root = make_repo(
+        {
+            ".github/workflows/ci.yml": UNPROVIDED_JOB,
+            "docker/Dockerfile": UNPROVIDED_IMAGE,
+            "docker/Dockerfile.base": "FROM alpine\nCOPY patches/other.patch /srv/given.patch\n",
+            "patches/fix.patch": "x\n",
+            "patches/v2/fix.patch": "x\n",
+            "patches/other.patch": "x\n",
+            "patches/late.patch": "x\n",
+            "patches/given.patch": "x\n",
+            "scripts/setup.sh": "echo\n",
+            "scripts/req.txt": "a\n",
+        }
+    )
+    result = run_cli("check", root, "--select", "CC048")
+    job = "no step of job 't' puts a file there"
+    image = "no instruction of the image puts a file there"
+    fix = "the repository's `patches/fix.patch` (and 1 more) has that name"
+    copy, dropped = "copy it there before this command", "was the `COPY` of it dropped?"
+    long = "git apply --exclude=aaaaaaaaaaaaaaaaaaaaaaaaa"
+    assert result.headers == [
+        f".github/workflows/ci.yml:7:24: CC048 `git apply /tmp/fix.patch` applies `/tmp/fix.patch`, but {job}; {fix}: "
+        f"{copy}",
+        f".github/workflows/ci.yml:9:19: CC048 `bash $RUNNER_TEMP/setup.sh` runs `$RUNNER_TEMP/setup.sh`, but {job}; "
+        f"the repository's `scripts/setup.sh` has that name: {copy}",
+        f".github/workflows/ci.yml:10:29: CC048 `pip install -r /var/tmp/req.txt` installs from `/var/tmp/req.txt`, "
+        f"but {job}; the repository's `scripts/req.txt` has that name: {copy}",
+        f".github/workflows/ci.yml:14:60: CC048 `{long} /tmp/fix.patch` applies `/tmp/fix.patch`, but {job}; {fix}: "
+        f"{copy}",
+        f".github/workflows/ci.yml:15:61: CC048 `{long}a /tmp/fix.p...` applies `/tmp/fix.patch`, but {job}; {fix}: "
+        f"{copy}",
+        f"docker/Dockerfile:2:15: CC048 `git apply /opt/fix.patch` applies `/opt/fix.patch`, but {image}; {fix}: "
+        f"{dropped}",
+        f"docker/Dockerfile:4:15: CC048 `git apply /tmp/other.patch` applies `/tmp/other.patch`, but {image}; the "
+        f"repository's `patches/other.patch` has that name: {dropped}",
+        f"docker/Dockerfile:6:15: CC048 `git apply /srv/late.patch` applies `/srv/late.patch`, but {image}; the "
+        f"repository's `patches/late.patch` has that name: {dropped}",
+        f"docker/Dockerfile:8:15: CC048 `git apply fix.patch` applies `/fix.patch`, but {image}; {fix}: {dropped}",
+    ]
+    (root / ".git").rmdir()  # a folder found by its .github alone may be a copy of the workflows only
+    assert run_cli("check", root, "--select", "CC048").headers == []

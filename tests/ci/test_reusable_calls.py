@@ -65,3 +65,143 @@ jobs:
 """
     root = make_repo({".github/workflows/callee.yml": CALLEE, ".github/workflows/caller.yml": caller})
     assert _findings(root) == [(".github/workflows/caller.yml", 4), (".github/workflows/caller.yml", 5)]
+
+
+CONTRACT_CALLEE = """on:
+  workflow_call:
+    inputs:
+      upload: {type: boolean, default: false}
+    secrets:
+      HF_TOKEN: {required: true}
+      WANDB_KEY: {required: false}
+  workflow_dispatch:
+    inputs:
+      debug: {type: boolean}
+jobs:
+  t:
+    runs-on: ubuntu-latest
+    steps:
+      - run: echo "${{ inputs.tag }} ${{ inputs.debug }} ${{ inputs.Upload }}"
+      - run: echo "${{ github.event.inputs.upload }} ${{ github.event.inputs.level }} ${{ github.event.inputs.other }}"
+      - run: echo "${{ secrets.HF_TOKEN }} ${{ secrets.WANDB_KEY }} ${{ secrets.S3_KEY }} ${{ secrets.GITHUB_TOKEN }}"
+"""
+CONTRACT_CALLER = """on:
+  workflow_dispatch:
+    inputs:
+      Level: {type: string}
+jobs:
+  none:
+    uses: ./.github/workflows/callee.yml
+  some:
+    uses: ./.github/workflows/callee.yml
+    secrets: {hf_token: x, WANDB_KEY: y, S3_KEY: z}
+  inherits:
+    uses: ./.github/workflows/callee.yml
+    secrets: inherit
+"""
+
+
+def _whole_findings(path: Path) -> list[tuple[str, str, str, list[str]]]:
+    """Each CC050 finding as `path:line:col`, severity, message, and its notes as `path:line:col message`."""
+    result = run_cli("check", path, "--select", "CC050", "--output-format", "json")
+    at = "{path}:{line}:{column}".format_map
+    return [
+        (at(d), d["severity"], d["message"], [f"{at(r)} {r['message']}" for r in d.get("related", [])])
+        for d in json.loads(result.out)["diagnostics"]
+    ]
+
+
+def test_each_input_no_call_gives_and_each_secret_a_call_does_not_pass_is_said_where_the_files_checked_hold_it(
+    make_repo,
+) -> None:  # type: ignore[no-untyped-def]
+    """Input and secret names compare without case; an input only dispatch declares, one a dispatched caller
+    passes in its event, GITHUB_TOKEN and `secrets: inherit` need nothing; a caller with no `on:` never runs. A
+    callee's own findings are kept only where it is checked, a call's only where its caller is."""
+    never = "jobs:\n  never:\n    uses: ./.github/workflows/callee.yml\n"
+    root = make_repo(
+        {
+            ".github/workflows/callee.yml": CONTRACT_CALLEE,
+            ".github/workflows/caller.yml": CONTRACT_CALLER,
+            ".github/workflows/never.yml": never,
+        }
+    )
+    callee, caller = ".github/workflows/callee.yml", ".github/workflows/caller.yml"
+    empty = "in a reusable workflow reads the event of the caller's run, and no workflow that runs it is dispatched"
+    own = [
+        (
+            f"{callee}:15:24",
+            "error",
+            "`inputs.tag` is declared under neither `on.workflow_call.inputs` nor `on.workflow_dispatch.inputs`: no "
+            "call can pass it, so it is always empty",
+            [],
+        ),
+        (
+            f"{callee}:16:24",
+            "warning",
+            f"`github.event.inputs.upload` {empty} with an input `upload`: it is always empty; what the call passes is "
+            "`inputs.upload`",
+            [],
+        ),
+        (
+            f"{callee}:16:91",
+            "warning",
+            f"`github.event.inputs.other` {empty} with an input `other`: it is always empty",
+            [],
+        ),
+    ]
+    without = "job 'none' calls `.github/workflows/callee.yml` without passing secret"
+    calls = [
+        (
+            f"{caller}:7:11",
+            "error",
+            f"{without} `HF_TOKEN` (nor `secrets: inherit`), which the workflow reads: it is `required`, so the call "
+            "fails before it starts",
+            [f"{callee}:17:24 `secrets.HF_TOKEN` read here"],
+        ),
+        (
+            f"{caller}:7:11",
+            "error",
+            f"{without} `S3_KEY` (nor `secrets: inherit`), which the workflow reads: it is not declared under "
+            "`on.workflow_call.secrets` either, so it is empty in this call",
+            [f"{callee}:17:73 `secrets.S3_KEY` read here"],
+        ),
+        (
+            f"{caller}:7:11",
+            "error",
+            f"{without} `WANDB_KEY` (nor `secrets: inherit`), which the workflow reads: it is empty in this call",
+            [f"{callee}:17:48 `secrets.WANDB_KEY` read here"],
+        ),
+    ]
+    assert _whole_findings(root) == own + calls
+    assert _whole_findings(root / caller) == calls
+    assert _whole_findings(root / callee) == own
+    assert _whole_findings(root / ".github/workflows/never.yml") == []
+
+
+def test_workflows_that_call_each_other_are_followed_once_for_the_inputs_a_dispatch_gives(make_repo) -> None:  # type: ignore[no-untyped-def]
+    looping = """on:
+  workflow_call:
+  workflow_dispatch:
+    inputs:
+      {name}: {{type: string}}
+jobs:
+  t:
+    runs-on: ubuntu-latest
+    steps: [{{run: 'echo ${{{{ github.event.inputs.a }}}} ${{{{ github.event.inputs.c }}}}'}}]
+  again:
+    uses: ./.github/workflows/{other}.yml
+"""
+    root = make_repo(
+        {
+            ".github/workflows/a.yml": looping.format(name="a", other="b"),
+            ".github/workflows/b.yml": looping.format(name="b", other="a"),
+        }
+    )
+    empty = (
+        "`github.event.inputs.c` in a reusable workflow reads the event of the caller's run, and no workflow that "
+        "runs it is dispatched with an input `c`: it is always empty"
+    )
+    assert _whole_findings(root) == [
+        (".github/workflows/a.yml:9:58", "warning", empty, []),
+        (".github/workflows/b.yml:9:58", "warning", empty, []),
+    ]

@@ -543,3 +543,206 @@ def test_labels_declared_to_actionlint_are_self_hosted_runners(make_repo) -> Non
         "job 'legacy'",
         "job 'pool'",
     ]
+
+
+def test_a_self_hosted_job_is_timed_out_only_by_its_own_limit_or_one_on_every_step(make_repo) -> None:  # type: ignore[no-untyped-def]
+    # A job with no steps, or one step without a limit, is reported; a flow-mapping job gets no fix (no line to put
+    # the key on); a reusable call (even one that also names a runner) runs its callee's jobs, judged there.
+    workflow = """on: push
+jobs:
+  flow: {runs-on: [self-hosted, gpu], steps: [{run: a}]}
+  no-steps:
+    runs-on: [self-hosted, gpu]
+  some-steps:
+    runs-on: [self-hosted, gpu]
+    steps:
+      - run: a
+        timeout-minutes: 5
+      - run: b
+  every-step:
+    runs-on: [self-hosted, gpu]
+    steps:
+      - run: a
+        timeout-minutes: 5
+  call:
+    uses: ./.github/workflows/r.yml
+    runs-on: [self-hosted, gpu]
+"""
+    files = {".github/workflows/ci.yml": workflow, ".github/ci-checks.yml": "fixes: {timeout-minutes: 90}\n"}
+    result = run_cli("check", make_repo(files), "--select", "CC043", "--output-format", "json")
+    found = [
+        (
+            d["line"],
+            d["column"],
+            d["message"].split(" runs on")[0],
+            [(r["line"], r["column"], r["message"]) for r in d["related"]],
+            (d["fix"]["description"], d["fix"]["safe"], d["fix"]["edits"]) if "fix" in d else None,
+        )
+        for d in json.loads(result.out)["diagnostics"]
+    ]
+    unsafe = "set timeout-minutes: 90 (the job is cancelled sooner)"
+    assert found == [
+        (3, 3, "job 'flow'", [(3, 20, "runner label `self-hosted`")], None),
+        (4, 3, "job 'no-steps'", [(5, 15, "runner label `self-hosted`")], (unsafe, False, [_insertion(5)])),
+        (6, 3, "job 'some-steps'", [(7, 15, "runner label `self-hosted`")], (unsafe, False, [_insertion(7)])),
+    ]
+    assert json.loads(result.out)["diagnostics"][0]["message"] == (
+        "job 'flow' runs on a self-hosted runner (`self-hosted, gpu`) without `timeout-minutes`; a hung job holds the "
+        "machine for GitHub's default of 360 minutes"
+    )
+
+
+def _insertion(line: int) -> dict[str, object]:
+    """The edit that puts `timeout-minutes: 90` before the job's first key, on `line`."""
+    return {
+        "path": ".github/workflows/ci.yml",
+        "line": line,
+        "column": 1,
+        "end_line": line,
+        "end_column": 1,
+        "replacement": "    timeout-minutes: 90\n",
+    }
+
+
+GPU_CONTAINERS = """on: push
+jobs:
+  cuda:
+    runs-on: [self-hosted, h100]
+    timeout-minutes: 60
+    steps:
+      - run: docker run --rm nvcr.io/nvidia/pytorch:25.01-py3 nvidia-smi
+        shell: pwsh
+      - run: |
+          docker container run --rm img a
+          docker container run --gpus=all img a2
+          docker run --gpus=all img a3
+          docker run --rm "$IMAGE" c
+          docker build -t img .
+          docker container ls
+          docker run --runtime=nvidia img d
+          nvidia-docker run img e
+      - run: /usr/bin/podman run --rm img b
+  rocm:
+    runs-on: [self-hosted, mi300x]
+    timeout-minutes: 60
+    container: rocm/pytorch:latest
+    steps:
+      - run: docker run --privileged img f
+  rocm-expression:
+    runs-on: [self-hosted, mi300x]
+    timeout-minutes: 60
+    container:
+      image: rocm/pytorch:latest
+      options: ${{ matrix.options }}
+    steps:
+      - run: docker run --device=/dev/kfd img g
+  both:
+    strategy:
+      matrix:
+        runner: [[self-hosted, mi300x], [self-hosted, h100], [self-hosted, nvidia, h100]]
+    runs-on: ${{ matrix.runner }}
+    timeout-minutes: 60
+    container:
+      image: rocm/pytorch:latest
+      options: --device=/dev/kfd --device=/dev/dri
+    steps:
+      - run: echo no container
+  call:
+    uses: ./.github/workflows/r.yml
+    runs-on: [self-hosted, h100]
+    container: nvcr.io/nvidia/pytorch:25.01-py3
+  empty-image:
+    runs-on: [self-hosted, mi300x]
+    timeout-minutes: 60
+    container:
+      image: ''
+    steps:
+      - run: a
+"""
+
+
+def test_each_container_a_gpu_job_starts_is_given_the_gpus_of_each_vendor_it_may_run_on(make_repo) -> None:  # type: ignore[no-untyped-def]
+    # docker and podman (by any path), `run` and `container run`, each once per vendor the job may run on (named by
+    # its first choice of that vendor); passed
+    # over: a script in PowerShell, an image only known at run time, other docker commands, options from an
+    # expression, a reusable call, a container without an image.
+    inventory = (
+        "runners:\n  mi300x:\n    vendor: amd\n    labels: [self-hosted, amd, mi300x]\n"
+        "  h100:\n    vendor: nvidia\n    labels: [self-hosted, nvidia, h100, 8gpu]\n"
+    )
+    root = make_repo({".github/workflows/ci.yml": GPU_CONTAINERS, ".github/ci-checks.yml": inventory})
+    result = run_cli("check", root, "--select", "CC046", "--output-format", "json")
+    found = [
+        (d["line"], d["column"], d["message"], [(r["line"], r["column"], r["message"]) for r in d["related"]])
+        for d in json.loads(result.out)["diagnostics"]
+    ]
+    h100, mi300x = "runner label `h100`", "runner label `mi300x`"
+    on_nvidia = "starts a container on an NVIDIA GPU runner without `--gpus`; CUDA sees no GPU inside it"
+    amd_devices = "`--device=/dev/kfd` and `--device=/dev/dri`"
+    assert found == [
+        (10, 11, f"`docker run` in job 'cuda' {on_nvidia}", [(4, 28, h100)]),
+        (18, 14, f"`/usr/bin/podman run` in job 'cuda' {on_nvidia}", [(4, 28, h100)]),
+        (
+            22,
+            16,
+            "the container of job 'rocm' runs on an AMD GPU runner (`self-hosted, mi300x`) without "
+            f"{amd_devices} in `options:`; ROCm sees no GPU inside it",
+            [(20, 28, mi300x)],
+        ),
+        (
+            32,
+            14,
+            f"`docker run` in job 'rocm-expression' starts a container on an AMD GPU runner without {amd_devices}; "
+            "ROCm sees no GPU inside it",
+            [(26, 28, mi300x)],
+        ),
+        (
+            41,
+            16,
+            "the container of job 'both' runs on an NVIDIA GPU runner (`self-hosted, h100`) without `--gpus` in its "
+            "`options:`; CUDA sees no GPU inside it",
+            [(36, 55, h100)],
+        ),
+    ]
+
+
+def test_a_typo_no_other_job_shares_is_told_what_makes_its_label_real(make_repo) -> None:  # type: ignore[no-untyped-def]
+    # Without an inventory, a label one edit from `self-hosted` or from one `.github/actionlint.yaml` declares (in
+    # any case) is a typo even where no other job asks for that label.
+    workflow = (
+        "on: push\njobs:\n  a:\n    runs-on: [self-hostd, linux]\n    steps: [{run: a}]\n"
+        "  b:\n    runs-on: [self-hosted, mi300]\n    steps: [{run: a}]\n"
+    )
+    actionlint = "self-hosted-runner:\n  labels: [MI300X]\n"
+    root = make_repo({".github/workflows/ci.yml": workflow, ".github/actionlint.yaml": actionlint})
+    result = run_cli("check", root, "--select", "CC044")
+    assert result.headers == [
+        ".github/workflows/ci.yml:4:15: CC044 job 'a' asks for runner label `self-hostd`, which nothing else names; it "
+        "is one edit from `self-hosted`, a label every self-hosted runner has, so no runner may carry it (did you mean "
+        "`self-hosted`?)",
+        ".github/workflows/ci.yml:7:28: CC044 job 'b' asks for runner label `mi300`, which nothing else names; it is "
+        "one edit from `mi300x`, which `.github/actionlint.yaml` declares, so no runner may carry it (did you mean "
+        "`mi300x`?)",
+    ]
+
+
+def test_a_job_whose_if_turns_pull_requests_away_is_not_exposed_by_them(make_repo) -> None:  # type: ignore[no-untyped-def]
+    workflow = """on: [push, pull_request]
+jobs:
+  skips-pr:
+    if: github.event_name != 'pull_request'
+    runs-on: [self-hosted, gpu]
+    timeout-minutes: 5
+    steps: [{run: a}]
+  not-push:
+    if: github.event_name != 'push'
+    runs-on: [self-hosted, gpu]
+    timeout-minutes: 5
+    steps: [{run: a}]
+"""
+    result = run_cli("check", make_repo({".github/workflows/ci.yml": workflow}), "--select", "CC045")
+    assert result.headers == [
+        ".github/workflows/ci.yml:8:3: CC045 job 'not-push' runs on a self-hosted runner and `pull_request` runs it "
+        "for pull requests from forks, with no gate that excludes forks (a head-repository, label or author check, or "
+        "an environment with required reviewers)"
+    ]
