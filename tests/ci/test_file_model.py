@@ -1288,3 +1288,33 @@ def test_a_read_resolves_to_the_repository_path_of_the_place_itself_and_never_ab
         "docker",
         "docker",
     ]
+
+
+def test_a_stage_is_named_after_its_options_inherits_its_parents_directory_and_variables_and_an_arg_is_unknown() -> (
+    None
+):
+    """`FROM --platform=... image as Name` names the stage (a `--from=` matches it in any case, or by index); a
+    stage `FROM` another starts in its working directory with its variables, where an `ARG` is unknown (a build may
+    set it); `ENV` takes quoted values and the old `NAME value` form; a `WORKDIR` that cannot be read creates
+    nothing known; an SSH git URL, an index past the stages or a stage that is none names no source."""
+    text = (
+        'FROM --platform=linux/amd64 ubuntu:24.04 as Base\nWORKDIR /opt/w\nENV P="/opt/p q" V=/e\nARG V=/v\n'
+        "FROM base\nRUN bash run.sh && bash $P/a.sh && bash $V/b.sh\nENV S /opt/s t\nWORKDIR $V\nRUN mkdir c\n"
+        "COPY --from=BASE /opt/w /z\nCOPY --from=7 /x /n\nCOPY git@github.com:o/r.git /g\nRUN bash $S/d.sh\nFROM\n"
+    )
+    built = image(dockerfile.parse(source.decode("Dockerfile", text.encode())), "Dockerfile", "", lambda path: False)
+    assert [(stage.name, stage.image) for stage in built.stages] == [
+        ("Base", "ubuntu:24.04"),
+        (None, "base"),
+        (None, ""),
+    ]
+    flow = built.stages[1].flow
+    assert [str(read.reference.place) for read in flow.reads] == ["/opt/w/run.sh", "/opt/p q/a.sh", "/opt/s t/d.sh"]
+    assert [
+        (event.span.line, event.effect.kind, str(event.effect.place))
+        for event in flow.writes
+        if isinstance(event.effect, Write) and event.effect.kind in ("create", "copy")
+    ] == [(9, "create", "None"), (10, "copy", "/z"), (11, "copy", "/n"), (12, "copy", "/g")]
+    assert [str(found.place) for found in built.sources] == ["stage:BASE/opt/w", "None", "None"]
+    assert flow.origin(Place(STAGE + "base", "opt/w/x.sh"), flow.end).kind == "create"
+    assert flow.origin(Place(STAGE + "nope", "x.sh"), flow.end).write is None
