@@ -28,7 +28,7 @@ from ci_checks.shell import Command, Word
 Kind = Literal["script", "patch", "requirements", "dockerfile", "context", "install", "make", "cd"]
 
 SHELLS = {"bash", "sh", "zsh", "dash", "ksh"}
-_SHELL_VALUE_OPTIONS = {"-o", "-O", "+o", "+O", "--rcfile", "--init-file"}
+SHELL_VALUE_OPTIONS = {"-o", "-O", "+o", "+O", "--rcfile", "--init-file"}
 _PYTHON = re.compile(r"python(\d+(\.\d+)?)?\Z")
 _PYTHON_VALUE_OPTIONS = {"-W", "-X", "--check-hash-based-pycs"}
 _WRAPPERS = {"time", "nohup", "exec", "command", "builtin"}
@@ -118,7 +118,7 @@ def command_references(command: Command, scope: Scope) -> Iterator[Reference]:
         yield from reader.named("script", words[0])
         return
     if name in SHELLS:
-        yield from reader.first_operand("script", arguments, _SHELL_VALUE_OPTIONS, inline="cs")
+        yield from reader.first_operand("script", arguments, SHELL_VALUE_OPTIONS, inline="cs")
     elif _PYTHON.match(name):
         yield from reader.python(arguments)
     elif name in ("source", ".") and arguments and ("/" in arguments[0].value or "." in arguments[0].value):

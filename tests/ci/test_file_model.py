@@ -1188,3 +1188,213 @@ def test_a_file_read_from_a_scratch_folder_that_nothing_put_there_is_named_by_th
     ]
     (root / ".git").rmdir()  # a folder found by its .github alone may be a copy of the workflows only
     assert run_cli("check", root, "--select", "CC048").headers == []
+
+
+def test_loops_and_case_arms_that_may_move_the_working_directory_or_assign_leave_it_unknown() -> None:
+    """A loop's body may run no time, so what it moves or assigns is unknown after it (a `for` variable too); a
+    `case` leaves what its arms agree on only when an unquoted `*` arm catches every subject (an `if` only with an
+    `else`), and a command in its subject runs in a process of its own."""
+    script = (
+        "cd /opt; for f in a b; do cd /srv; done; mkdir 1; cd /opt; for f in a; do mkdir $f; done; mkdir $f/2\n"
+        "while false; do D=/d; done; mkdir $D/3; for ((i=0;i<2;i++)); do cd /l; done; mkdir 4\n"
+        "cd /opt; case $X in a) cd /a;; *) cd /a;; esac; mkdir 5; case $X in a) cd /b;; b) cd /b;; esac; mkdir 6\n"
+        'cd /opt; case $X in a) cd /c;; "*") cd /c;; esac; mkdir 7\n'
+        "cd /opt; case $(cd /e; mkdir 8) in x) ;; esac; mkdir 9\n"
+        "case $X in a) E=/e;; *) E=/e;; esac; mkdir $E/10; case $X in a) G=/g;; *) G=/h;; esac; mkdir $G/11\n"
+        "if true; then cd /i; else cd /i; fi; mkdir 12; if true; then cd /j; elif false; then cd /j; fi; mkdir 13\n"
+    )
+    assert _writes(script) == [
+        ("create", None),
+        ("create", None),
+        ("create", None),
+        ("create", None),
+        ("create", None),
+        ("create", "/a/5"),
+        ("create", None),
+        ("create", None),
+        ("create", "/e/8"),
+        ("create", "/opt/9"),
+        ("create", "/e/10"),
+        ("create", None),
+        ("create", "/i/12"),
+        ("create", None),
+    ]
+
+
+def test_a_redirection_of_a_group_opens_where_the_group_starts_and_a_negation_runs_its_command() -> None:
+    """`{ cd /g; ...; } > x.log` creates x.log where the group starts, before the group runs; `! cd x` moves."""
+    script = "! cd /n; mkdir 1; { cd /g; mkdir 2; } > 3.log; mkdir 4; cd /o; ( cd /p ) 2> 5.log; mkdir 6"
+    assert _writes(script) == [
+        ("create", "/n/1"),
+        ("create", "/n/3.log"),
+        ("create", "/g/2"),
+        ("create", "/g/4"),
+        ("create", "/o/5.log"),
+        ("create", "/o/6"),
+    ]
+
+
+def test_a_prefix_assignment_is_for_the_command_not_for_its_own_words() -> None:
+    """`D=/q bash $D/x.sh` reads the `$D` of the script: the shell expands the words before it assigns D for the
+    command, and D is as it was after it."""
+    flow = _flow("D=/d; D=/q bash $D/x.sh; D=/q mkdir $D/1; E=/e bash $E/y.sh; bash $D/z.sh")
+    assert [str(read.reference.place) for read in flow.reads] == ["/d/x.sh", "/d/z.sh"]
+    created = [
+        event.effect for event in flow.writes if isinstance(event.effect, Write) and event.effect.kind == "create"
+    ]
+    assert [str(write.place) for write in created] == ["/d/1"]
+
+
+def test_declarations_assign_only_names_and_a_function_called_where_the_walk_cannot_see_is_walked_once() -> None:
+    """`declare -x E=/e` and `export -n F=/f` assign; `declare X` keeps X, and a word that is no name (`A-B=/x`, an
+    array element) assigns nothing; a function only a `trap` calls is walked, in an unknown working directory,
+    with the script's variables."""
+    script = (
+        "f() { mkdir $E/t /t/rel; mkdir rel2; }; trap f EXIT; cd /opt; declare -x E=/e; export -n F=/f\n"
+        "X=/x; declare X; declare A-B=/ab; a[1]=/arr; mkdir $E/1 $F/2 $X/3 ${{ env.A-B }}/4 ${{ env.a[1] }}/5\n"
+    )
+    assert _writes(script) == [
+        ("create", "/e/1"),
+        ("create", "/f/2"),
+        ("create", "/x/3"),
+        ("create", None),
+        ("create", None),
+        ("create", "/e/t"),
+        ("create", "/t/rel"),
+        ("create", None),
+    ]
+
+
+def test_only_a_steps_github_output_lines_are_its_outputs() -> None:
+    """A line written to `$GITHUB_ENV` is an environment variable of the later steps, not an output of the step."""
+    flow = _job("""\
+      - id: pick
+        run: |
+          echo "dockerfile=docker/Dockerfile.env" >> "$GITHUB_ENV"
+          echo "dockerfile=docker/Dockerfile.out" >> "$GITHUB_OUTPUT"
+      - uses: docker/build-push-action@v6
+        with: {file: "${{ steps.pick.outputs.dockerfile }}", context: .}
+""")
+    assert flow.outputs == {"pick": {"dockerfile": ["docker/Dockerfile.out"]}}
+    assert [[str(place) for place in build.dockerfiles] for build in flow.builds] == [["docker/Dockerfile.out"]]
+
+
+def test_a_write_to_an_unknown_place_may_change_the_image_but_not_the_context_nor_another_stage() -> None:
+    """`RUN cp x $DEST` may have put anything anywhere in the stage's file system, but a build's context and the
+    file system of another stage are only read; a caller that ignores "unplaced" writes sees what was there."""
+    text = (
+        "FROM ubuntu:24.04 AS build\nCOPY tools/run.sh /opt/run.sh\nFROM ubuntu:24.04\n"
+        "COPY tools/run.sh /srv/run.sh\nRUN cp /etc/x $DEST\n"
+    )
+    built = image(dockerfile.parse(source.decode("Dockerfile", text.encode())), "Dockerfile", "", lambda path: False)
+    flow = built.stages[1].flow
+    places = [Place(CONTEXT, "tools/run.sh"), Place(STAGE + "build", "opt/run.sh"), Place(ROOT, "srv/run.sh")]
+    assert [(origin.kind, origin.repository_path) for origin in (flow.origin(p, flow.end) for p in places)] == [
+        ("checkout", "tools/run.sh"),
+        ("copy", "tools/run.sh"),
+        ("copy", None),
+    ]
+    kept = flow.origin(Place(ROOT, "srv/run.sh"), flow.end, frozenset({"unplaced"}))
+    assert (kept.kind, kept.repository_path) == ("copy", "tools/run.sh")
+
+
+def test_conditions_run_where_their_statement_starts_and_a_for_variable_is_unknown_after_its_loop() -> None:
+    """An `if` or `while` condition writes what it writes (a loop's body runs after it, with its variable unknown:
+    it is not the script's); each stage of a pipeline moves only itself; a branch that
+    pushes leaves the stack unknown; after `for f in ...` the script's earlier `f` is gone."""
+    script = (
+        "cd /opt; if mkdir /c/1; then :; fi; until mkdir /c/2; do sleep 1; done; cd /p | cat; mkdir 3\n"
+        "f=/f; for f in a; do :; done; mkdir $f/4; cd /s; if x; then pushd /a; fi; popd; mkdir 5\n"
+        "f=/f; for f in a; do mkdir $f/6; done; cd /opt; while cd /w; do mkdir 7; done\n"
+    )
+    assert _writes(script) == [
+        ("create", "/c/1"),
+        ("create", "/c/2"),
+        ("create", "/opt/3"),
+        ("create", None),
+        ("create", None),
+        ("create", None),
+        ("create", "/w/7"),
+    ]
+
+
+def test_a_function_runs_at_each_call_but_not_inside_itself_and_may_stand_for_a_quiet_command() -> None:
+    """Each call of a function walks its body once more; a call inside its own body is not followed; a function
+    named like a command that does nothing to files (`echo`) runs its body."""
+    reads = _flow("g() { bash g.sh; g; }\ng\nf() { bash f.sh; }\nf; f; f\necho() { bash e.sh; }\necho hi\n").reads
+    assert [str(read.reference.place) for read in reads] == ["g.sh", "f.sh", "f.sh", "f.sh", "e.sh"]
+
+
+def test_cd_reads_only_a_folder_it_can_name() -> None:
+    """`cd /` and `cd /srv/*` name no folder a rule could find missing; `cd x` names x."""
+    assert [str(read.reference.place) for read in _flow("cd /; cd /srv/*; cd /opt; cd x").reads] == ["/opt", "/opt/x"]
+
+
+def test_a_here_document_fed_to_a_shell_is_found_after_its_command_and_options_are_read_as_bash_reads_them() -> None:
+    """The same text written earlier to a file is not the fed script; `/bin/bash`, `+x` and long options such as
+    `--norc` still read standard input, as after the value of an option (`-eo pipefail`, `--rcfile x`); `bash -c`
+    runs its argument, not the here-document."""
+    script = (
+        "cat > a.sh <<'EOF'\ngit apply /tmp/a.patch\nEOF\n/bin/bash +x --norc <<'EOF'\ngit apply /tmp/a.patch\nEOF\n"
+    )
+    other = "bash -c 'cd /y' <<EOF\ngit apply /tmp/c.patch\nEOF\nbash -eo pipefail <<EOF\ngit apply /tmp/o.patch\nEOF\n"
+    first, *others = _flow(script + other + "sh --rcfile x +O extglob <<EOF\ngit apply r.patch\nEOF\n").reads
+    assert (str(first.reference.place), first.reference.span.column) == ("/tmp/a.patch", script.rindex("/tmp/") + 1)
+    assert [str(read.reference.place) for read in others] == ["/tmp/o.patch", "r.patch"]
+
+
+def test_a_value_holding_a_commands_output_is_unknown() -> None:
+    """`D=/opt/$(uname -m)` or with backquotes: a write below `$D` may be anywhere, not only in /opt."""
+    assert _writes('D=/opt/$(uname -m); mkdir -p $D/x; E="/opt/`uname`"; mkdir -p $E/y') == [
+        ("create", None),
+        ("create", None),
+    ]
+
+
+def test_a_read_resolves_to_the_repository_path_of_the_place_itself_and_never_above_the_workspace() -> None:
+    """A copy of the whole workspace holds the repository's root; a place above the workspace is no part of a
+    checkout of it; a copy into the copied file's own folder resolves through what was there before; a build
+    context's own folder is the repository folder."""
+    flow = Flow()
+    flow.note(Write("checkout", W, this_repository=True), Span.point("x"), None, None)
+    Walker(flow, None).script(parse_fragment("cp -r $GITHUB_WORKSPACE /opt/ws; cp build/a.sh build"), Scope(W))
+    assert flow.origin(Place(ROOT, "opt/ws"), flow.end).repository_path == ""
+    assert flow.origin(Place(WORKSPACE, "../x.sh"), flow.end).write is None
+    assert flow.origin(Place(WORKSPACE, "build"), flow.end).repository_path == "build/a.sh"
+    text = "FROM ubuntu:24.04\nCOPY . /src\n"
+    built = image(dockerfile.parse(source.decode("Dockerfile", text.encode())), "docker/Dockerfile", "docker", bool)
+    stage = built.stages[0].flow
+    assert [stage.origin(place, stage.end).repository_path for place in (Place(CONTEXT), Place(ROOT, "src"))] == [
+        "docker",
+        "docker",
+    ]
+
+
+def test_a_stage_is_named_after_its_options_inherits_its_parents_directory_and_variables_and_an_arg_is_unknown() -> (
+    None
+):
+    """`FROM --platform=... image as Name` names the stage (a `--from=` matches it in any case, or by index); a
+    stage `FROM` another starts in its working directory with its variables, where an `ARG` is unknown (a build may
+    set it); `ENV` takes quoted values and the old `NAME value` form; a `WORKDIR` that cannot be read creates
+    nothing known; an SSH git URL, an index past the stages or a stage that is none names no source."""
+    text = (
+        'FROM --platform=linux/amd64 ubuntu:24.04 as Base\nWORKDIR /opt/w\nENV P="/opt/p q" V=/e\nARG V=/v\n'
+        "FROM base\nRUN bash run.sh && bash $P/a.sh && bash $V/b.sh\nENV S /opt/s t\nWORKDIR $V\nRUN mkdir c\n"
+        "COPY --from=BASE /opt/w /z\nCOPY --from=7 /x /n\nCOPY git@github.com:o/r.git /g\nRUN bash $S/d.sh\nFROM\n"
+    )
+    built = image(dockerfile.parse(source.decode("Dockerfile", text.encode())), "Dockerfile", "", lambda path: False)
+    assert [(stage.name, stage.image) for stage in built.stages] == [
+        ("Base", "ubuntu:24.04"),
+        (None, "base"),
+        (None, ""),
+    ]
+    flow = built.stages[1].flow
+    assert [str(read.reference.place) for read in flow.reads] == ["/opt/w/run.sh", "/opt/p q/a.sh", "/opt/s t/d.sh"]
+    assert [
+        (event.span.line, event.effect.kind, str(event.effect.place))
+        for event in flow.writes
+        if isinstance(event.effect, Write) and event.effect.kind in ("create", "copy")
+    ] == [(9, "create", "None"), (10, "copy", "/z"), (11, "copy", "/n"), (12, "copy", "/g")]
+    assert [str(found.place) for found in built.sources] == ["stage:BASE/opt/w", "None", "None"]
+    assert flow.origin(Place(STAGE + "base", "opt/w/x.sh"), flow.end).kind == "create"
+    assert flow.origin(Place(STAGE + "nope", "x.sh"), flow.end).write is None

@@ -31,7 +31,7 @@ from ci_checks.model.files.effects import (
     redirect_writes,
 )
 from ci_checks.model.files.places import CONTEXT, HOME, STAGE, Place, Scope
-from ci_checks.model.references import SHELLS, Reference, command_references, unwrapped
+from ci_checks.model.references import SHELL_VALUE_OPTIONS, SHELLS, Reference, command_references, unwrapped
 from ci_checks.model.steps import Step
 from ci_checks.shell import (
     AndOr,
@@ -180,7 +180,7 @@ class Flow:
             if not write.this_repository:
                 return None
             return posixpath.join(write.root, relative) if write.root and relative else write.root or relative
-        if write.kind != "copy" or write.source is None:
+        if write.source is None:  # only a copy has one
             return None
         source = write.source.joined(relative) if relative else write.source
         if relative.split("/", 1)[0] == posixpath.basename(write.source.path) and relative:
@@ -282,17 +282,17 @@ class Walker:
         elif isinstance(node, Pipeline):
             for output in pipeline_outputs(node):
                 self.flow.note(output, node, None, self.step)
-            for stage in node.stages:
-                self._node(stage, state.copy() if len(node.stages) > 1 else state)
+            for stage in node.stages:  # each in a process of its own
+                self._node(stage, state.copy())
         elif isinstance(node, Negated):
             self._node(node.statement, state)
         elif isinstance(node, Group):
             self._block(node.body, state.copy() if node.subshell else state)
         elif isinstance(node, Redirected):
-            self._node(node.statement, state)
-            for redirect in node.redirects:
+            for redirect in node.redirects:  # opened before the statement runs, where it starts
                 for write in redirect_writes(redirect, state.scope):
                     self.flow.note(write, redirect, None, self.step)
+            self._node(node.statement, state)
         elif isinstance(node, IfStatement):
             self._branches(node, state)
         elif isinstance(node, Loop):
@@ -310,22 +310,20 @@ class Walker:
             arms = [state.copy() for _ in node.items]
             for arm_item, arm in zip(node.items, arms, strict=True):
                 self._block(arm_item.body, arm)
-            self._become(state, _merged([state, *arms]))
+            matches_all = any(pattern.text == "*" for arm_item in node.items for pattern in arm_item.patterns)
+            self._become(state, _merged([*arms, *([] if matches_all else [state])]))
         elif isinstance(node, Function):
             self.functions[node.name] = node.body
-        elif isinstance(node, Block):
-            self._block(node, state)
 
     def _branches(self, node: IfStatement, state: _State) -> None:
         ends: list[_State] = []
-        has_else = False
         for clause in node.clauses:
             if clause.condition is not None:
                 self._block(clause.condition, state)
-            has_else = has_else or clause.keyword == "else"
             branch = state.copy()
             self._block(clause.body, branch)
             ends.append(branch)
+        has_else = node.clauses[-1].keyword == "else"  # else it may be that no branch ran
         self._become(state, _merged([*ends, *([] if has_else else [state])]))
 
     @staticmethod
@@ -350,17 +348,12 @@ class Walker:
             return
         if name in _DECLARATIONS:
             for word in command.words[1:]:
-                if "=" in word.value and not word.value.startswith("-"):
+                if "=" in word.value:  # an option (`-r`) is no name: `_assign` passes over it
                     self._assign(word, state)
             return
         if not command.redirects and name in SILENT and name not in self.functions:
             return  # `echo`, `grep`, `test`: nothing to note
-        scope = state.scope
-        if command.assignments:
-            scope = scope.copy()
-            for word in command.assignments:
-                assigned, _, value = word.value.partition("=")
-                scope.variables[assigned] = _expanded(scope, value)
+        scope = state.scope  # `D=x cmd $D`: the shell expands the words before it assigns D for cmd
         for reference in command_references(command, scope):
             self.flow.read(reference, self.step)
         for effect in command_effects(command, scope):
@@ -410,10 +403,15 @@ def runs_standard_input(command: Command) -> bool:
     words = unwrapped(command.words)
     if not words or words[0].value.rsplit("/", 1)[-1] not in SHELLS:
         return False
+    value_follows = False
     for word in words[1:]:
         value = word.value
-        if not value.startswith(("-", "+")) or (not value.startswith("--") and "c" in value[1:]):
-            return False  # a script file, or `-c` text
+        if value_follows:
+            value_follows = False
+        elif not value.startswith(("-", "+")):
+            return False  # a script file, or the text of `-c`
+        else:  # `-o pipefail`, `-eo pipefail`, `--rcfile x`
+            value_follows = value in SHELL_VALUE_OPTIONS or (not value.startswith("--") and value[-1] in "oO")
     return True
 
 
