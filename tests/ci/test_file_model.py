@@ -1188,3 +1188,84 @@ def test_a_file_read_from_a_scratch_folder_that_nothing_put_there_is_named_by_th
     ]
     (root / ".git").rmdir()  # a folder found by its .github alone may be a copy of the workflows only
     assert run_cli("check", root, "--select", "CC048").headers == []
+
+
+def _dangling(root: Path) -> list[str]:
+    return run_cli("check", root, "--select", "CC041", "--backends", "none", "--output-format", "concise").headers
+
+
+def test_a_local_action_or_file_that_leaves_the_checkout_is_named_and_not_followed_and_a_glob_is_not_judged(
+    make_repo: Callable[[dict[str, str | bytes]], Path], tmp_path: Path
+) -> None:
+    """`./../x` leaves the repository only once it is checked out at the workspace root; before, nothing is known."""
+    checked_out = (
+        "      - uses: actions/checkout@v4\n      - uses: ./../elsewhere\n      - uses: ./link-out\n"
+        "      - run: bash link-out/x.sh\n      - run: git apply patches/*.patch\n"
+    )
+    jobs = f"  a:\n    runs-on: ubuntu-latest\n    steps:\n{checked_out}"
+    jobs += "  b:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: ./../elsewhere\n"
+    root = make_repo({".github/workflows/ci.yml": f"on: push\njobs:\n{jobs}", "patches/README": ""})
+    (tmp_path / "outside").mkdir()
+    (root / "link-out").symlink_to(tmp_path / "outside")
+    assert _dangling(root) == [
+        ".github/workflows/ci.yml:7:15: CC041 `uses: ./../elsewhere` leads outside the repository; it is not followed "
+        "[dangling-reference]",
+        ".github/workflows/ci.yml:8:15: CC041 `uses: ./link-out` leads outside the repository; it is not followed "
+        "[dangling-reference]",
+        ".github/workflows/ci.yml:9:19: CC041 `bash link-out/x.sh` runs `link-out/x.sh`, a symbolic link leading "
+        "outside the repository; it is not followed [dangling-reference]",
+    ]
+
+
+def test_build_push_file_is_judged_only_where_the_checkout_put_it_when_a_context_is_given(
+    make_repo: Callable[[dict[str, str | bytes]], Path],
+) -> None:
+    build = "      - uses: docker/build-push-action@v6\n        with: {context: docker, file: docker/Dockerfile.gone}\n"
+    jobs = f"  a:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: actions/checkout@v4\n{build}"
+    jobs += f"  no-checkout:\n    runs-on: ubuntu-latest\n    steps:\n{build}"
+    root = make_repo({".github/workflows/ci.yml": f"on: push\njobs:\n{jobs}"})
+    assert _dangling(root) == [
+        ".github/workflows/ci.yml:8:39: CC041 `file:` of docker/build-push-action names `docker/Dockerfile.gone`, "
+        "which does not exist in the repository [dangling-reference]"
+    ]
+
+
+def test_a_composite_actions_own_uses_and_its_action_path_files_are_judged_unless_it_made_them(
+    make_repo: Callable[[dict[str, str | bytes]], Path],
+) -> None:
+    steps = (
+        "    - uses: $/.github/actions/nothere\n"
+        "    - run: bash $GITHUB_ACTION_PATH/../../../../up.sh\n      shell: bash\n"
+        "    - run: mkdir -p $GITHUB_ACTION_PATH/made && bash $GITHUB_ACTION_PATH/made/x.sh\n      shell: bash\n"
+        "    - run: bash $GITHUB_ACTION_PATH/missing.sh\n      shell: bash\n"
+    )
+    root = make_repo({".github/actions/a/action.yml": f"name: a\nruns:\n  using: composite\n  steps:\n{steps}"})
+    assert _dangling(root) == [
+        ".github/actions/a/action.yml:5:13: CC041 `uses: $/.github/actions/nothere` names a folder that does not "
+        "exist [dangling-reference]",
+        ".github/actions/a/action.yml:6:17: CC041 `bash $GITHUB_ACTION_PATH/../../../../up.sh` names "
+        "`$GITHUB_ACTION_PATH/../../../../up.sh`, outside the repository; ci-checks does not read it "
+        "[dangling-reference]",
+        ".github/actions/a/action.yml:10:17: CC041 `bash $GITHUB_ACTION_PATH/missing.sh` runs "
+        "`.github/actions/a/missing.sh`, which does not exist in the repository [dangling-reference]",
+    ]
+
+
+def test_a_copy_source_named_twice_is_reported_at_each_copy_and_none_in_a_context_not_known(
+    make_repo: Callable[[dict[str, str | bytes]], Path],
+) -> None:
+    job = "  a:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: actions/checkout@v4\n      - run: {}\n"
+    root = make_repo(
+        {
+            ".github/workflows/ci.yml": "on: push\njobs:\n" + job.format("docker build -f docker/Dockerfile docker"),
+            "docker/Dockerfile": "FROM ubuntu:24.04\nCOPY a.txt /a\nCOPY a.txt /b\n",
+            "docker/Dockerfile.other": "FROM ubuntu:24.04\nCOPY a.txt /a\n",
+            ".github/workflows/other.yml": "on: push\njobs:\n"
+            + job.format('docker build -f docker/Dockerfile.other "$CONTEXT"'),
+        }
+    )
+    assert _dangling(root) == [
+        f"docker/Dockerfile:{line}:6: CC041 `COPY` source `a.txt` does not exist in the build context (`docker`) "
+        "[dangling-reference]"
+        for line in (2, 3)
+    ]
