@@ -1069,6 +1069,44 @@ def test_an_install_between_a_fetch_and_its_checkout_names_the_tree_and_both_com
     ]
 
 
+FETCHED_REFS = (
+    ("a", "", "origin/main"),
+    ("b", "", "main"),
+    ("c", " pull/1/head:pr-1", "pr-1"),
+    ("d", " feature", "origin/feature"),
+    ("e", " feature", "other"),
+    ("f", " feature", "feature"),
+)
+
+
+def test_an_install_in_another_trees_checkout_is_stale_when_the_later_checkout_names_what_was_fetched(
+    make_repo,  # type: ignore[no-untyped-def]
+) -> None:
+    """In a tree that is not this repository's checkout, a plain `git fetch origin` is checked out as `origin/X`
+    (not as a local branch), a fetched ref as itself, as `origin/REF` or as the destination of its `SRC:DST`
+    refspec; a fetch in a folder not known is no fetch of any tree."""
+    lines = "".join(
+        f"          git clone https://example.com/{tree} /opt/{tree}\n"
+        f"          git -C /opt/{tree} fetch origin{fetched}\n"
+        f"          pip install -e /opt/{tree}\n"
+        f"          git -C /opt/{tree} checkout {checked}\n"
+        for tree, fetched, checked in FETCHED_REFS
+    )
+    lines += '          git -C "$SOMEWHERE" fetch origin feature\n          pip install -e /opt/g\n'
+    lines += "          git -C /opt/g checkout FETCH_HEAD\n"
+    workflow = f"on: push\njobs:\n  trees:\n    runs-on: ubuntu-latest\n    steps:\n      - run: |\n{lines}"
+    root = make_repo({".github/workflows/ci.yml": workflow})
+    result = run_cli("check", root, "--select", "CC047", "--backends", "none", "--output-format", "concise")
+    stale = "it installs the tree as it was before the fetch; check the fetched ref out first [stale-install]"
+    assert result.headers == [
+        f".github/workflows/ci.yml:{4 * index + 9}:26: CC047 `pip install -e /opt/{tree}` installs the tree in "
+        f"`/opt/{tree}` after `git -C /opt/{tree} fetch origin{fetched}` and before "
+        f"`git -C /opt/{tree} checkout {checked}`: {stale}"
+        for index, (tree, fetched, checked) in enumerate(FETCHED_REFS)
+        if tree in "acdf"
+    ]
+
+
 def test_a_path_outside_the_repository_is_reported_only_after_the_step_that_checks_the_repository_out(
     make_repo: Callable[[dict[str, str | bytes]], Path],
 ) -> None:
