@@ -990,6 +990,11 @@ def _wanted(branch: list[ValidationError]) -> str | None:
             words.append(_shown(_expected(e)))
         elif e.validator == "minLength":
             words.append("a non-empty string")
+        elif e.validator in ("oneOf", "anyOf") and e.context:  # alternatives within an alternative (`$ref: env`)
+            inner = [_wanted(branch) for branch in _branches(e)]
+            if not all(inner):
+                return None
+            words.append(" or ".join(dict.fromkeys(cast(list[str], inner))))
         else:
             return None
     return words[-1] if words else None

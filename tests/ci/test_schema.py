@@ -184,3 +184,11 @@ def test_a_number_where_github_wants_a_boolean_is_found_as_a_number() -> None:
     assert errors(text) == [
         (7, 28, "expected a boolean or a string at jobs.t.steps[0].continue-on-error, found a number")
     ]
+
+
+@pytest.mark.parametrize(("value", "found"), [("inherti", "'inherti'"), ("5", "an integer")], ids=["typo", "number"])
+def test_the_words_of_alternatives_nested_in_an_alternative_are_all_said(value: str, found: str) -> None:
+    """`secrets:` takes `env`'s mapping or expression, or `inherit`: `inherit` is named too (it was left out)."""
+    text = f"on: push\njobs:\n  t:\n    uses: ./.github/workflows/x.yml\n    secrets: {value}\n"
+    wanted = "a mapping or an ${{ }} expression" if value == "inherti" else "a mapping or a string"
+    assert errors(text) == [(5, 14, f"expected {wanted} or one of inherit at jobs.t.secrets, found {found}")]
