@@ -234,8 +234,6 @@ def _mentions_as_text(path: str) -> bool:
 def _text(repository: Repository, path: str, references: _References, read: list[Span]) -> None:
     source = repository.read(path)
     text = source.text
-    if not text:
-        return
     if posixpath.basename(path) == "package.json" and "patch-package" in text:
         references.path(posixpath.join(posixpath.dirname(path), "patches"), glob=False)  # applied on install
     skipped = [_offsets(source, span) for span in read]

@@ -124,7 +124,7 @@ def _exposures(
     if call is None or depth >= _MAX_DEPTH or _gated(job):
         return
     for caller in context.resolver.callers.get(workflow.path, []):
-        if caller not in chain:
+        if all(caller.workflow.path != passed.workflow.path for passed in (target, *chain)):  # a cycle goes no round
             yield from _exposures(context, caller, target, (*chain, caller), depth + 1)
 
 

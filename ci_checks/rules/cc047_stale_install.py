@@ -72,8 +72,6 @@ def check_repository(context: RepositoryContext) -> Iterator[Diagnostic]:
 def _flow(flow: Flow) -> Iterator[Diagnostic]:
     operations = flow.git_operations
     installs = [read for read in flow.reads if read.reference.kind == "install"]
-    if not operations or not installs:
-        return
     ordered: list[Event | Read] = sorted([*operations, *installs], key=lambda item: item.seq)
     fetched = _fetched_before(ordered)
     checked = _checked_out_after(ordered, set(fetched))
@@ -149,7 +147,7 @@ def _checks_out(fetch: Event, later: Event, own: bool) -> bool:
         return False
     if fetched is None:
         return ref.startswith("origin/")
-    return ref in (fetched, fetched.rsplit(":", 1)[-1]) or ref.endswith("/" + fetched)
+    return ref == fetched.rsplit(":", 1)[-1] or ref.endswith("/" + fetched)  # the ref, or DST of SRC:DST
 
 
 def _finding(install: Read, fetch: Event, checkout: Event) -> Diagnostic:

@@ -119,13 +119,11 @@ def _may_cancel(first: Holder, second: Holder) -> bool:
 
 def _side_by_side(first: Holder, second: Holder) -> bool:
     """Whether two groups of one run, neither held inside the other, are asked for at once where one cancels: in
-    jobs neither of which `needs` the other."""
+    jobs neither of which `needs` the other. Their scopes part at some job: a scope that starts another holds it."""
     if not _may_cancel(first, second):
         return False
     ours, theirs = first.scope, second.scope
-    index = next((i for i, (a, b) in enumerate(zip(ours, theirs, strict=False)) if a is not b), None)
-    if index is None:
-        return True
+    index = next(i for i, (a, b) in enumerate(zip(ours, theirs, strict=False)) if a is not b)
     mine, other = ours[index], theirs[index]
     return mine.id not in other.transitive_needs() and other.id not in mine.transitive_needs()
 

@@ -843,7 +843,7 @@ def _cron_part(value: str, low: int, high: int, names: dict[str, int], separator
         )
     if "-" in value:
         start, _, end = value.partition("-")
-        if not separators or not start or not end or "-" in end:
+        if not separators:  # an empty end, or a second `-`, fails as a plain value below
             return False
         ends = [names.get(part.lower(), int(part) if part.isdigit() else -1) for part in (start, end)]
         return all(_cron_part(part, low, high, names, False) for part in (start, end)) and ends[1] >= ends[0]
@@ -990,6 +990,11 @@ def _wanted(branch: list[ValidationError]) -> str | None:
             words.append(_shown(_expected(e)))
         elif e.validator == "minLength":
             words.append("a non-empty string")
+        elif e.validator in ("oneOf", "anyOf") and e.context:  # alternatives within an alternative (`$ref: env`)
+            inner = [_wanted(branch) for branch in _branches(e)]
+            if not all(inner):
+                return None
+            words.append(" or ".join(dict.fromkeys(cast(list[str], inner))))
         else:
             return None
     return words[-1] if words else None

@@ -217,3 +217,44 @@ def test_a_job_that_asks_for_the_group_its_run_holds_waits_for_itself(make_repo)
             [held],
         ),
     ]
+
+
+def test_a_pair_of_groups_met_through_several_calls_is_one_finding_that_names_its_run_once(make_repo) -> None:  # type: ignore[no-untyped-def]
+    """`lint`'s group meets the called job's through `one` and through `two`: one finding for the two places, naming
+    the run once (with the first call); the two calls of one workflow also collide with each other."""
+    caller = (
+        "on: push\njobs:\n  lint:\n    runs-on: ubuntu-latest\n"
+        "    concurrency: {group: gpu, cancel-in-progress: true}\n    steps: [{run: make}]\n"
+        "  one: {uses: ./.github/workflows/tests.yml}\n  two: {uses: ./.github/workflows/tests.yml}\n"
+    )
+    called = (
+        "on: workflow_call\njobs:\n  test:\n    runs-on: ubuntu-latest\n"
+        "    concurrency: {group: gpu, cancel-in-progress: true}\n    steps: [{run: pytest}]\n"
+    )
+    root = make_repo({".github/workflows/gpu.yml": caller, ".github/workflows/tests.yml": called})
+    test = "job 'test' of `.github/workflows/tests.yml`"
+    calls = [
+        (".github/workflows/gpu.yml", line, 3, f"job '{job}' calls `./.github/workflows/tests.yml`")
+        for line, job in ((7, "one"), (8, "two"))
+    ]
+    side_by_side = (
+        "run side by side in one run of `.github/workflows/gpu.yml` (`push`) and ask for the same concurrency"
+    )
+    assert _findings_with_notes(root) == [
+        (
+            ".github/workflows/tests.yml",
+            5,
+            26,
+            f"job 'lint' of `.github/workflows/gpu.yml` and {test} (called by job 'one') {side_by_side} group, `gpu`, "
+            "with `cancel-in-progress`: one cancels the other",
+            [(".github/workflows/gpu.yml", 5, 26, "`gpu` asked for here"), calls[0]],
+        ),
+        (
+            ".github/workflows/tests.yml",
+            5,
+            26,
+            f"{test} (called by job 'one') and {test} (called by job 'two') {side_by_side} group, `gpu`, with "
+            "`cancel-in-progress`: one cancels the other",
+            calls,
+        ),
+    ]

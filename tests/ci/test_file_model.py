@@ -1069,6 +1069,44 @@ def test_an_install_between_a_fetch_and_its_checkout_names_the_tree_and_both_com
     ]
 
 
+FETCHED_REFS = (
+    ("a", "", "origin/main"),
+    ("b", "", "main"),
+    ("c", " pull/1/head:pr-1", "pr-1"),
+    ("d", " feature", "origin/feature"),
+    ("e", " feature", "other"),
+    ("f", " feature", "feature"),
+)
+
+
+def test_an_install_in_another_trees_checkout_is_stale_when_the_later_checkout_names_what_was_fetched(
+    make_repo,  # type: ignore[no-untyped-def]
+) -> None:
+    """In a tree that is not this repository's checkout, a plain `git fetch origin` is checked out as `origin/X`
+    (not as a local branch), a fetched ref as itself, as `origin/REF` or as the destination of its `SRC:DST`
+    refspec; a fetch in a folder not known is no fetch of any tree."""
+    lines = "".join(
+        f"          git clone https://example.com/{tree} /opt/{tree}\n"
+        f"          git -C /opt/{tree} fetch origin{fetched}\n"
+        f"          pip install -e /opt/{tree}\n"
+        f"          git -C /opt/{tree} checkout {checked}\n"
+        for tree, fetched, checked in FETCHED_REFS
+    )
+    lines += '          git -C "$SOMEWHERE" fetch origin feature\n          pip install -e /opt/g\n'
+    lines += "          git -C /opt/g checkout FETCH_HEAD\n"
+    workflow = f"on: push\njobs:\n  trees:\n    runs-on: ubuntu-latest\n    steps:\n      - run: |\n{lines}"
+    root = make_repo({".github/workflows/ci.yml": workflow})
+    result = run_cli("check", root, "--select", "CC047", "--backends", "none", "--output-format", "concise")
+    stale = "it installs the tree as it was before the fetch; check the fetched ref out first [stale-install]"
+    assert result.headers == [
+        f".github/workflows/ci.yml:{4 * index + 9}:26: CC047 `pip install -e /opt/{tree}` installs the tree in "
+        f"`/opt/{tree}` after `git -C /opt/{tree} fetch origin{fetched}` and before "
+        f"`git -C /opt/{tree} checkout {checked}`: {stale}"
+        for index, (tree, fetched, checked) in enumerate(FETCHED_REFS)
+        if tree in "acdf"
+    ]
+
+
 def test_a_path_outside_the_repository_is_reported_only_after_the_step_that_checks_the_repository_out(
     make_repo: Callable[[dict[str, str | bytes]], Path],
 ) -> None:
@@ -1398,3 +1436,84 @@ def test_a_stage_is_named_after_its_options_inherits_its_parents_directory_and_v
     assert [str(found.place) for found in built.sources] == ["stage:BASE/opt/w", "None", "None"]
     assert flow.origin(Place(STAGE + "base", "opt/w/x.sh"), flow.end).kind == "create"
     assert flow.origin(Place(STAGE + "nope", "x.sh"), flow.end).write is None
+
+
+def _dangling(root: Path) -> list[str]:
+    return run_cli("check", root, "--select", "CC041", "--backends", "none", "--output-format", "concise").headers
+
+
+def test_a_local_action_or_file_that_leaves_the_checkout_is_named_and_not_followed_and_a_glob_is_not_judged(
+    make_repo: Callable[[dict[str, str | bytes]], Path], tmp_path: Path
+) -> None:
+    """`./../x` leaves the repository only once it is checked out at the workspace root; before, nothing is known."""
+    checked_out = (
+        "      - uses: actions/checkout@v4\n      - uses: ./../elsewhere\n      - uses: ./link-out\n"
+        "      - run: bash link-out/x.sh\n      - run: git apply patches/*.patch\n"
+    )
+    jobs = f"  a:\n    runs-on: ubuntu-latest\n    steps:\n{checked_out}"
+    jobs += "  b:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: ./../elsewhere\n"
+    root = make_repo({".github/workflows/ci.yml": f"on: push\njobs:\n{jobs}", "patches/README": ""})
+    (tmp_path / "outside").mkdir()
+    (root / "link-out").symlink_to(tmp_path / "outside")
+    assert _dangling(root) == [
+        ".github/workflows/ci.yml:7:15: CC041 `uses: ./../elsewhere` leads outside the repository; it is not followed "
+        "[dangling-reference]",
+        ".github/workflows/ci.yml:8:15: CC041 `uses: ./link-out` leads outside the repository; it is not followed "
+        "[dangling-reference]",
+        ".github/workflows/ci.yml:9:19: CC041 `bash link-out/x.sh` runs `link-out/x.sh`, a symbolic link leading "
+        "outside the repository; it is not followed [dangling-reference]",
+    ]
+
+
+def test_build_push_file_is_judged_only_where_the_checkout_put_it_when_a_context_is_given(
+    make_repo: Callable[[dict[str, str | bytes]], Path],
+) -> None:
+    build = "      - uses: docker/build-push-action@v6\n        with: {context: docker, file: docker/Dockerfile.gone}\n"
+    jobs = f"  a:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: actions/checkout@v4\n{build}"
+    jobs += f"  no-checkout:\n    runs-on: ubuntu-latest\n    steps:\n{build}"
+    root = make_repo({".github/workflows/ci.yml": f"on: push\njobs:\n{jobs}"})
+    assert _dangling(root) == [
+        ".github/workflows/ci.yml:8:39: CC041 `file:` of docker/build-push-action names `docker/Dockerfile.gone`, "
+        "which does not exist in the repository [dangling-reference]"
+    ]
+
+
+def test_a_composite_actions_own_uses_and_its_action_path_files_are_judged_unless_it_made_them(
+    make_repo: Callable[[dict[str, str | bytes]], Path],
+) -> None:
+    steps = (
+        "    - uses: $/.github/actions/nothere\n"
+        "    - run: bash $GITHUB_ACTION_PATH/../../../../up.sh\n      shell: bash\n"
+        "    - run: mkdir -p $GITHUB_ACTION_PATH/made && bash $GITHUB_ACTION_PATH/made/x.sh\n      shell: bash\n"
+        "    - run: bash $GITHUB_ACTION_PATH/missing.sh\n      shell: bash\n"
+    )
+    root = make_repo({".github/actions/a/action.yml": f"name: a\nruns:\n  using: composite\n  steps:\n{steps}"})
+    assert _dangling(root) == [
+        ".github/actions/a/action.yml:5:13: CC041 `uses: $/.github/actions/nothere` names a folder that does not "
+        "exist [dangling-reference]",
+        ".github/actions/a/action.yml:6:17: CC041 `bash $GITHUB_ACTION_PATH/../../../../up.sh` names "
+        "`$GITHUB_ACTION_PATH/../../../../up.sh`, outside the repository; ci-checks does not read it "
+        "[dangling-reference]",
+        ".github/actions/a/action.yml:10:17: CC041 `bash $GITHUB_ACTION_PATH/missing.sh` runs "
+        "`.github/actions/a/missing.sh`, which does not exist in the repository [dangling-reference]",
+    ]
+
+
+def test_a_copy_source_named_twice_is_reported_at_each_copy_and_none_in_a_context_not_known(
+    make_repo: Callable[[dict[str, str | bytes]], Path],
+) -> None:
+    job = "  a:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: actions/checkout@v4\n      - run: {}\n"
+    root = make_repo(
+        {
+            ".github/workflows/ci.yml": "on: push\njobs:\n" + job.format("docker build -f docker/Dockerfile docker"),
+            "docker/Dockerfile": "FROM ubuntu:24.04\nCOPY a.txt /a\nCOPY a.txt /b\n",
+            "docker/Dockerfile.other": "FROM ubuntu:24.04\nCOPY a.txt /a\n",
+            ".github/workflows/other.yml": "on: push\njobs:\n"
+            + job.format('docker build -f docker/Dockerfile.other "$CONTEXT"'),
+        }
+    )
+    assert _dangling(root) == [
+        f"docker/Dockerfile:{line}:6: CC041 `COPY` source `a.txt` does not exist in the build context (`docker`) "
+        "[dangling-reference]"
+        for line in (2, 3)
+    ]

@@ -151,6 +151,14 @@ def test_a_makefile_path_compares_after_its_last_variable_dot_dot_or_leading_sla
     assert _orphans(make_repo, files) == ["docker/nv/megatron.patch"]
 
 
+def test_a_text_mention_that_is_no_valid_glob_names_no_patch_and_stops_nothing(make_repo: MakeRepo) -> None:
+    """`deps/fix**.patch` (a `**` inside a segment) is no glob ci-checks can match: it names no patch, and the
+    patch `deps/*.diff` names is still told from the orphan."""
+    makefile = "apply:\n\tpatch -p1 < deps/fix**.patch\n\tpatch -p1 < deps/*.diff\n"
+    files = {"Makefile": makefile, "deps/fix1.patch": PATCH, "deps/fix2.diff": PATCH}
+    assert _orphans(make_repo, files) == ["deps/fix1.patch"]
+
+
 def test_a_dockerfile_copy_glob_names_the_patches_it_matches_and_those_in_folders_it_matches(
     make_repo: MakeRepo,
 ) -> None:

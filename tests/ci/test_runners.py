@@ -746,3 +746,26 @@ jobs:
         "for pull requests from forks, with no gate that excludes forks (a head-repository, label or author check, or "
         "an environment with required reviewers)"
     ]
+
+
+def test_a_call_cycle_exposes_a_job_once_by_its_own_workflows_trigger_not_again_by_the_call_back_to_it(
+    make_repo,  # type: ignore[no-untyped-def]
+) -> None:
+    """`a.yml` calls `b.yml`, which calls `a.yml` back: `gpu` is exposed by `a.yml`'s own pull requests, not again
+    as called by `call-b` (the cycle's way round to it); `gpu-b` is exposed through `call-b`."""
+    job = "runs-on: [self-hosted, gpu]\n    timeout-minutes: 5\n    steps: [{run: make}]\n"
+    files = {
+        ".github/workflows/a.yml": f"on: [pull_request, workflow_call]\njobs:\n  gpu:\n    {job}"
+        "  call-b: {uses: ./.github/workflows/b.yml}\n",
+        ".github/workflows/b.yml": f"on: workflow_call\njobs:\n  gpu-b:\n    {job}"
+        "  call-a: {uses: ./.github/workflows/a.yml}\n",
+    }
+    result = run_cli("check", make_repo(files), "--select", "CC045")
+    exposed = (
+        "runs on a self-hosted runner and `pull_request` runs it for pull requests from forks, with no gate that "
+        "excludes forks (a head-repository, label or author check, or an environment with required reviewers)"
+    )
+    assert result.headers == [
+        f".github/workflows/a.yml:3:3: CC045 job 'gpu' {exposed}",
+        f".github/workflows/a.yml:7:3: CC045 job 'call-b' (calling 'gpu-b') {exposed}",
+    ]

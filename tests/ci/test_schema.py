@@ -120,3 +120,75 @@ def test_locating_the_schemas_does_not_import_the_check_jsonschema_cli() -> None
 
 def test_validators_are_built_once() -> None:
     assert schema.validator(FileKind.WORKFLOW) is schema.validator(FileKind.WORKFLOW)
+
+
+def test_a_step_id_is_an_identifier_not_starting_with_two_underscores() -> None:
+    text = JOB_HEAD + "".join(f"      - id: {id_}\n        run: make\n" for id_ in ("__x", "_x", "1a", "a-1", "__a.b"))
+    assert errors(text) == [
+        (6, 13, "step id '__x' is reserved: ids starting with `__` are GitHub's"),
+        (
+            10,
+            13,
+            "step id '1a' is not a valid identifier: it must start with a letter or `_`, hold only letters, digits, "
+            "`-` and `_`, and be shorter than 100 characters",
+        ),
+        (
+            14,
+            13,
+            "step id '__a.b' is not a valid identifier: it must start with a letter or `_`, hold only letters, "
+            "digits, `-` and `_`, and be shorter than 100 characters",
+        ),
+    ]
+
+
+def test_wait_names_earlier_steps_and_an_expression_is_not_judged() -> None:
+    text = JOB_HEAD + "      - id: a\n        run: x\n      - wait: ['${{ inputs.step }}', a, b]\n"
+    assert errors(text) == [(8, 41, "`wait: b` names no earlier step of this list (ids before it: a)")]
+
+
+def test_a_needs_cycle_is_found_past_jobs_already_followed() -> None:
+    """`a` needs nothing; `b` and `c` need each other (found from `b`, at `c`'s need); `d` needs jobs already done."""
+    jobs = {"a": "", "b": "needs: c, ", "c": "needs: [b], ", "d": "needs: [a, b], "}
+    text = "on: push\njobs:\n" + "".join(
+        f"  {job}: {{runs-on: x, {needs}steps: [{{run: make}}]}}\n" for job, needs in jobs.items()
+    )
+    assert errors(text) == [(5, 27, "job 'c' needs 'b', which needs it in turn: a cycle")]
+
+
+def test_a_needs_graph_of_many_paths_is_followed_once_per_job() -> None:
+    """Forty layers of two jobs, each needing both jobs of the layer before: 2**40 paths, 80 jobs to follow."""
+    jobs = "  j0-0: {runs-on: x, steps: [{run: make}]}\n  j0-1: {runs-on: x, steps: [{run: make}]}\n"
+    jobs += "".join(
+        f"  j{layer}-{side}: {{runs-on: x, needs: [j{layer - 1}-0, j{layer - 1}-1], steps: [{{run: make}}]}}\n"
+        for layer in range(1, 40)
+        for side in (0, 1)
+    )
+    assert errors("on: push\njobs:\n" + jobs) == []
+
+
+@pytest.mark.parametrize(
+    ("minute", "accepted"),
+    [("1-5", True), ("5-", False), ("-5", False), ("1-2-3", False), ("5-3", False), ("3-3", True), ("1-5/2", True)],
+)
+def test_a_cron_range_has_two_ends_in_order(minute: str, accepted: bool) -> None:
+    text = f"on:\n  schedule:\n    - cron: '{minute} * * * *'\n" + JOB
+    cron = (
+        f"'{minute} * * * *' is not a cron expression GitHub accepts: five fields (minute hour day-of-month month "
+        "day-of-week) of numbers, names, `*`, ranges, steps and lists; no `@daily` macros"
+    )
+    assert errors(text) == ([] if accepted else [(3, 13, cron)])
+
+
+def test_a_number_where_github_wants_a_boolean_is_found_as_a_number() -> None:
+    text = JOB_HEAD + "      - run: make\n        continue-on-error: 2.5\n"
+    assert errors(text) == [
+        (7, 28, "expected a boolean or a string at jobs.t.steps[0].continue-on-error, found a number")
+    ]
+
+
+@pytest.mark.parametrize(("value", "found"), [("inherti", "'inherti'"), ("5", "an integer")], ids=["typo", "number"])
+def test_the_words_of_alternatives_nested_in_an_alternative_are_all_said(value: str, found: str) -> None:
+    """`secrets:` takes `env`'s mapping or expression, or `inherit`: `inherit` is named too (it was left out)."""
+    text = f"on: push\njobs:\n  t:\n    uses: ./.github/workflows/x.yml\n    secrets: {value}\n"
+    wanted = "a mapping or an ${{ }} expression" if value == "inherti" else "a mapping or a string"
+    assert errors(text) == [(5, 14, f"expected {wanted} or one of inherit at jobs.t.secrets, found {found}")]
