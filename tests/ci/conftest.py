@@ -51,6 +51,15 @@ def caches_built_by_the_mutant_under_test() -> None:
         empty_caches()
 
 
+@pytest.fixture(autouse=True)
+def caches_built_by_each_test_while_mutmut_maps_them() -> None:
+    """While mutmut records which tests call each function ("stats"), a cached function is called by the first
+    test that needs it only, and a mutant of it would be run with that test alone: each test starts with the
+    caches empty, so that every test that needs one is recorded."""
+    if os.environ.get("MUTANT_UNDER_TEST") == "stats":
+        empty_caches()
+
+
 def empty_caches() -> None:
     """Empty every `functools.cache` of ci-checks' loaded modules."""
     for module in list(sys.modules.values()):
