@@ -496,3 +496,40 @@ def test_a_where_in_a_repository_without_workflows_or_actions_says_so(make_repo)
         ".github/ci-checks.yml:5:5: CC104 `where` selects nothing: the repository has no workflow or composite action "
         "[r]"
     ]
+
+
+SCRIPT = """on: push
+jobs:
+  build:
+    runs-on: ubuntu-latest
+    steps:
+      - run: |
+          sudo git apply --3way "$PATCH"
+          git apply --check "$PATCH"
+          env A=1 python -m pip install -e .
+          /usr/bin/git apply x.patch
+"""
+
+
+@pytest.mark.parametrize(
+    ("item", "found"),
+    [
+        ("command: git apply", ["7:11 `git apply`", "8:11 `git apply`", "10:11 `git apply`"]),
+        ("command: git apply $PATCH", ["7:11 `git apply $PATCH`", "8:11 `git apply $PATCH`"]),
+        (
+            "{command: git apply $PATCH, without: [--check]}",
+            ["7:11 `git apply $PATCH` without --check"],
+        ),
+        ("{command: git apply x.patch, exact: true}", ["10:11 `git apply x.patch` exactly"]),
+        ("{command: git apply $PATCH, exact: true}", []),
+        ("command: pip install -e .", ["9:11 `pip install -e .`"]),
+        ("command: pip install . -e", []),
+        ("command: git   am", []),
+    ],
+)
+def test_a_command_item_finds_each_command_its_pattern_matches(make_repo, item: str, found: list[str]) -> None:  # type: ignore[no-untyped-def]
+    result = check(make_repo, rule("forbid", f"      - {item}\n"), SCRIPT)
+    assert [
+        header.removeprefix(".github/workflows/ci.yml:").replace(": CC101", "").removesuffix(" is forbidden here [r]")
+        for header in result.headers
+    ] == found
