@@ -183,9 +183,9 @@ class Selected:
         return self._answer(holds, f"containing {text!r}")
 
 
-def select_text(root: Node | None, base: Path, key_path: str, root_span: Span | None = None) -> list[Selected]:
+def select_text(root: Node | None, base: Path, key_path: str) -> list[Selected]:
     """What a PATH written as text selects (PathError when it is not one)."""
-    return select(root, base, parse_path(key_path), root_span)
+    return select(root, base, parse_path(key_path))
 
 
 def get_text(root: Node | None, base: Path, key_path: str, owner: str) -> Selected:
@@ -206,11 +206,11 @@ def get_text(root: Node | None, base: Path, key_path: str, owner: str) -> Select
     raise LookupError(f"{owner} has nothing at `{key_path}`")
 
 
-def select(root: Node | None, base: Path, key_path: KeyPath, root_span: Span | None = None) -> list[Selected]:
+def select(root: Node | None, base: Path, key_path: KeyPath) -> list[Selected]:
     """Every node `key_path` selects below `root` (which sits at `base` in its file), in document order."""
     if root is None:
         return []
-    current = [Selected(base, "", None, root, root_span or root.span)]
+    current = [Selected(base, "", None, root, root.span)]
     for segment in key_path.segments:
         if segment.kind == "deep":
             below = [found for place in current for found in _descendants(place)]

@@ -110,12 +110,12 @@ class Item(ABC):
     """How findings name it: `` `git apply "$P"` ``, `a step {uses: actions/checkout}`."""
     span: Span
     count: Count | None = None
+    """`count:`, set after the item is compiled (`ci_checks.policy.items`)."""
 
-    def __init__(self, kind: str, description: str, span: Span, count: Count | None = None) -> None:
+    def __init__(self, kind: str, description: str, span: Span) -> None:
         self.kind = kind
         self.description = description
         self.span = span
-        self.count = count
 
     @abstractmethod
     def find(self, scope: Scope) -> list[Hit]:
@@ -341,7 +341,6 @@ class Scope:
     node: Node | None = None
     node_path: Path = ()
     """Where `node` (what `key:` PATHs are relative to) sits in its file."""
-    node_span: Span | None = None
     workspace: Workspace | None = None
 
     @property

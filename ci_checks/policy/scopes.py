@@ -257,7 +257,6 @@ def file_scope(file: LoadedFile) -> Scope:
         jobs=list(file.workflow.jobs.values()) if file.workflow is not None else [],
         whole_file=True,
         node=root,
-        node_span=root.span if root is not None else None,
     )
 
 
@@ -348,7 +347,6 @@ def _triggers(where: Where, file: LoadedFile) -> tuple[list[Scope], str]:
             *_extent(file, key.span, value.span if value is not None else key.span),
             node=None if value is None or is_null(value) else value,
             node_path=("on", name),
-            node_span=value.span if value is not None else key.span,
         )
         for name, key, value in found
         if matches_any(where.triggers, name)
@@ -378,7 +376,6 @@ def job_scope(file: LoadedFile, job: Job) -> Scope:
         jobs=[job],
         node=job.node,
         node_path=("jobs", job.id),
-        node_span=job.node.span,
     )
 
 
@@ -394,7 +391,6 @@ def step_scope(file: LoadedFile, step: Step) -> Scope:
         steps=[step],
         node=step.node,
         node_path=step.place,
-        node_span=span,
     )
 
 

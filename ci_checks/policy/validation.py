@@ -92,11 +92,9 @@ def _within_the_fitting_shape(error: jsonschema.ValidationError) -> jsonschema.V
     ]
     if len(fitting) != 1:
         return error
-    inner = sorted(
-        (sub for sub in error.context if sub.relative_schema_path and sub.relative_schema_path[0] == fitting[0]),
-        key=_error_order,
-    )
-    return _within_the_fitting_shape(inner[0]) if inner else error
+    # A `oneOf` error has a context only when no choice holds: the fitting one has errors of its own.
+    inner = sorted((sub for sub in error.context if sub.relative_schema_path[0] == fitting[0]), key=_error_order)
+    return _within_the_fitting_shape(inner[0])
 
 
 def _error_order(error: jsonschema.ValidationError) -> tuple[list[str], int]:

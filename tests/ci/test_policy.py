@@ -202,6 +202,8 @@ def rule(kind: str, body: str, where: str = "{workflow: .github/workflows/ci.yml
             rule("forbid", "    forbid: [{text: x}]\n", "{workflow: '*', branch: {else: true}}"),
             "5:36: error: a branch names its condition: `branch: COND`, `{if: COND, else: true}` or a `case` arm",
         ),
+        ("max-file-size: huge\n", "1:16: error: max-file-size must be a number of bytes or a size such as 4MiB"),
+        ("max-file-size: [1]\n", "1:16: error: max-file-size must be a number of bytes or a size such as 4MiB"),
     ],
     # One line each: pytest escapes a newline in an id, and escapes it again in a second run in one process
     # (mutmut's), where the escaped id then names no test.
@@ -572,3 +574,114 @@ def test_a_linked_folder_a_files_glob_could_reach_into_is_reported_as_unread(mak
         "docker/rocm:1:1: CC106 symbolic link to a folder; folders are not entered through links, so nothing under "
         "it is checked; not checked by this rule [r]"
     ]
+
+
+STEPS = """on: push
+jobs:
+  build:
+    runs-on: ubuntu-latest
+    steps:
+      - name: Before
+        run: echo marker
+      - uses: actions/checkout@v4
+      - name: Inside
+        id: inside
+        run: echo marker; echo marker
+      - name: Test [fast] *
+        run: echo marker
+"""
+
+
+def _forbidden(make_repo, item: str, where: str, files: dict[str, str]) -> list[str]:  # type: ignore[no-untyped-def]
+    policy = f"version: 1\nrules:\n  - id: r\n    kind: forbid\n    where: {where}\n    forbid:\n      - {item}\n"
+    return run_cli("check", make_repo({".github/ci-checks.yml": policy, **files}), "--select", "CC1").headers
+
+
+@pytest.mark.parametrize(
+    ("where", "found"),
+    [
+        ("{workflow: ci.yml, step: Inside}", ["11:19", "11:32"]),
+        ("{workflow: ci.yml, step: Before}", ["7:19"]),
+        ("{workflow: ci.yml}", ["7:19", "11:19", "11:32", "13:19"]),
+        ("{files: ci.yml}", ["7:19", "11:19", "11:32", "13:19"]),
+    ],
+)
+def test_a_text_item_finds_each_occurrence_within_its_scope_only(make_repo, where: str, found: list[str]) -> None:  # type: ignore[no-untyped-def]
+    headers = _forbidden(make_repo, "text: marker", where, {"ci.yml": STEPS})
+    assert headers == [f"ci.yml:{at}: CC101 'marker' is forbidden here [r]" for at in found]
+
+
+@pytest.mark.parametrize(
+    ("selector", "found"),
+    [
+        ("Ins*", ["9:9"]),
+        ("inside", ["9:9"]),
+        ("{name: Inside}", ["9:9"]),
+        ("{name: Ins*, id: ins*}", ["9:9"]),
+        ("{name: Inside, id: other}", []),
+        ("{id: inside}", ["9:9"]),
+        ("{uses: actions/checkout}", ["8:9"]),
+        ("{uses: actions/checkout@v4}", ["8:9"]),
+        ("{uses: actions/checkout@v3}", []),
+        ("{uses: actions/*, name: Inside}", []),
+        ("{literal: 'Test [fast] *'}", ["12:9"]),
+        ("{name: {literal: 'Test [fast] *'}}", ["12:9"]),
+        ("'Test [fast] *'", []),
+    ],
+)
+def test_a_step_item_selects_by_name_id_or_uses_and_is_found_at_the_steps_first_line(
+    make_repo,  # type: ignore[no-untyped-def]
+    selector: str,
+    found: list[str],
+) -> None:
+    headers = _forbidden(make_repo, f"step: {selector}", "{workflow: ci.yml}", {"ci.yml": STEPS})
+    assert [header.split(": CC101 ")[0] for header in headers] == [f"ci.yml:{at}" for at in found]
+
+
+def test_a_step_item_is_named_by_each_part_of_its_selector(make_repo) -> None:  # type: ignore[no-untyped-def]
+    named = "{uses: actions/*, name: {literal: 'a*'}, id: x}"
+    headers = _forbidden(make_repo, "step: {name: Inside, id: ins*}", "{workflow: ci.yml}", {"ci.yml": STEPS})
+    assert headers == ["ci.yml:9:9: CC101 a step {name: Inside, id: ins*} is forbidden here [r]"]
+    missing = rule("require", f"    require: [{{step: {named}}}]\n", "{workflow: ci.yml}")
+    result = run_cli("check", make_repo({".github/ci-checks.yml": missing, "ci.yml": STEPS}), "--select", "CC1")
+    assert result.headers == ["ci.yml:1:1: CC102 ci.yml lacks a step {uses: actions/*, name: 'a*', id: x} [r]"]
+
+
+PYTHON = """import os.path
+from a.b import C
+mod.sub.Cls = 1
+m.Other = 2
+setattr(mod, "Late", 3)
+
+
+class K(base.Parent):
+    pass
+"""
+
+
+@pytest.mark.parametrize(
+    ("item", "found"),
+    [
+        ("{assign: Cls}", ["3:1: Python assign 'Cls' is forbidden here (found 'mod.sub.Cls')"]),
+        ("{assign: 'mod.sub.Cls'}", ["3:1: Python assign 'mod.sub.Cls' is forbidden here (found 'mod.sub.Cls')"]),
+        ("{assign: 'sub.Cls'}", []),
+        ("{assign: 'sub.*'}", []),
+        ("{assign: Other}", ["4:1: Python assign 'Other' is forbidden here (found 'm.Other')"]),
+        ("{assign: 'mod.Late'}", ["5:1: Python assign 'mod.Late' is forbidden here (found 'mod.Late')"]),
+        ("{import: 'a.b'}", ["2:17: Python import 'a.b' is forbidden here (found 'a.b.C')"]),
+        ("{import: C}", ["2:17: Python import 'C' is forbidden here (found 'a.b.C')"]),
+        ("{import: 'a.*'}", ["2:17: Python import 'a.*' is forbidden here (found 'a.b.C')"]),
+        ("{import: os}", ["1:8: Python import 'os' is forbidden here (found 'os.path')"]),
+        ("{import: b}", []),
+        ("{subclass: Parent}", ["8:9: Python subclass 'Parent' is forbidden here (found 'base.Parent')"]),
+        ("{name: Parent}", ["8:14: Python name 'Parent' is forbidden here (found 'Parent')"]),
+        ("{name: K}", ["8:7: Python name 'K' is forbidden here (found 'K')"]),
+    ],
+)
+def test_a_python_item_matches_a_whole_dotted_name_or_a_last_part_or_an_imports_module(
+    make_repo,  # type: ignore[no-untyped-def]
+    item: str,
+    found: list[str],
+) -> None:
+    headers = _forbidden(make_repo, f"python: {item}", "{files: t.py}", {"t.py": PYTHON})
+    assert [header.removeprefix("t.py:").replace(" CC101", "").removesuffix(" [r]") for header in headers] == found

@@ -428,3 +428,32 @@ def test_a_policy_read_without_a_repository_cannot_take_values_from_python() -> 
         config.parse(SourceFile(".github/ci-checks.yml", text))
     assert str(raised.value) == "`from` reads a file of the repository, and there is none here"
     assert (raised.value.span.line, raised.value.span.column) == (8, 20)
+
+
+def test_keys_names_what_is_lacking_and_what_is_extra_and_keys_include_only_what_is_lacking(make_repo) -> None:  # type: ignore[no-untyped-def]
+    arch = "      - key: on.workflow_dispatch.inputs.arch\n"
+    assert headers(check(make_repo, arch + "        keys: [type, default]\n")) == [
+        "10:7: CC102 `on.workflow_dispatch.inputs.arch` has the keys options, type: it lacks default and also has "
+        "options [r]"
+    ]
+    assert headers(check(make_repo, arch + "        keys_include: [type, default]\n")) == [
+        "10:7: CC102 `on.workflow_dispatch.inputs.arch` has the keys options, type: it lacks default [r]"
+    ]
+    counted = (
+        "        count: 1\n"
+        "      - key: on.workflow_dispatch.inputs.arch\n        keys_include: [default]\n        count: 1\n"
+    )
+    assert headers(check(make_repo, arch + "        keys: [type]\n" + counted)) == [
+        "1:1: CC102 .github/workflows/ci.yml has `on.workflow_dispatch.inputs.arch` has exactly the keys type 0 times, "
+        "not exactly 1 (selected: `on.workflow_dispatch.inputs.arch`) [r]",
+        "1:1: CC102 .github/workflows/ci.yml has `on.workflow_dispatch.inputs.arch` has the keys default 0 times, "
+        "not exactly 1 (selected: `on.workflow_dispatch.inputs.arch`) [r]",
+    ]
+
+
+def test_a_trigger_scope_reads_its_keys_as_github_reads_them_under_on(make_repo) -> None:  # type: ignore[no-untyped-def]
+    push = "{workflow: .github/workflows/ci.yml, trigger: push}"
+    assert check(make_repo, "      - key: branches\n        equals: [main]\n", where=push).code == 0
+    assert headers(check(make_repo, "      - key: branches\n        equals: [dev]\n", where=push)) == [
+        "4:15: CC102 `branches` in trigger 'push' is ['main'], not ['dev'] [r]"
+    ]

@@ -9,6 +9,7 @@ import jsonschema
 import pytest
 
 from ci_checks import config_schema, own_schemas
+from ci_checks.policy.items.regex import expansion
 from ci_checks.shell import split_words
 from tests.ci.conftest import FIXTURES, PROJECT, run_cli
 
@@ -355,6 +356,41 @@ def test_a_regular_expression_that_would_take_unbounded_memory_to_compile_is_ref
     assert time.perf_counter() - started < 30
 
 
+@pytest.mark.parametrize(
+    ("pattern", "pieces"),
+    [
+        ("abc", 3),
+        ("a{5}", 5),
+        ("a{2,5}", 2),
+        ("a{0}", 1),
+        ("a{,5}", 5),
+        ("x{", 2),
+        ("\\d{10}", 10),
+        ("\\da{5}", 6),
+        ("[ab]{3}", 3),
+        ("[^a]{3}", 3),
+        ("[]a]{5}", 5),
+        ("[^]a]{5}", 5),
+        ("[a\\]]{4}", 4),
+        ("(ab){3}", 6),
+        ("(?:a{10}){10}", 120),
+        ("a)b{3}", 5),
+        ("[ab", 1),
+        ("(a", 1),
+    ],
+)
+def test_a_regular_expression_is_sized_by_what_its_fixed_repetitions_copy(pattern: str, pieces: int) -> None:
+    """An escape, a set (`]` first or after `^` included) and a group are one atom that a `{n}` repeats."""
+    assert expansion(pattern) == pieces
+
+
+@pytest.mark.parametrize("pattern", ["[ab", "a)b", "(a", "[^"])
+def test_an_unclosed_set_or_group_is_a_positioned_invalid_regular_expression(make_repo, pattern: str) -> None:  # type: ignore[no-untyped-def]
+    result = check(make_repo, rule("forbid", f"      - regex: '{pattern}'\n"))
+    assert result.code == 2
+    assert result.err.startswith(f".github/ci-checks.yml:7:16: error: invalid regular expression {pattern!r}: ")
+
+
 def test_the_committed_configuration_schema_is_the_one_the_code_builds() -> None:
     committed = json.loads((PROJECT / "schemas" / own_schemas.CONFIG).read_text(encoding="utf-8"))
     assert committed == config_schema.build(precise=True), "run: python -m ci_checks.config_schema > schemas/..."
@@ -451,3 +487,49 @@ def test_a_listed_trigger_that_is_not_there_is_named(make_repo) -> None:  # type
         ".github/ci-checks.yml:5:65: CC104 `where` names trigger 'pull_request', which matches nothing "
         "(triggers there: push, schedule) [r]"
     )
+
+
+def test_a_where_in_a_repository_without_workflows_or_actions_says_so(make_repo) -> None:  # type: ignore[no-untyped-def]
+    policy = "version: 1\nrules:\n" + rule("require", "      - command: make\n", "{job: build}")
+    result = run_cli("check", make_repo({".github/ci-checks.yml": policy}), "--select", "CC1")
+    assert result.headers == [
+        ".github/ci-checks.yml:5:5: CC104 `where` selects nothing: the repository has no workflow or composite action "
+        "[r]"
+    ]
+
+
+SCRIPT = """on: push
+jobs:
+  build:
+    runs-on: ubuntu-latest
+    steps:
+      - run: |
+          sudo git apply --3way "$PATCH"
+          git apply --check "$PATCH"
+          env A=1 python -m pip install -e .
+          /usr/bin/git apply x.patch
+"""
+
+
+@pytest.mark.parametrize(
+    ("item", "found"),
+    [
+        ("command: git apply", ["7:11 `git apply`", "8:11 `git apply`", "10:11 `git apply`"]),
+        ("command: git apply $PATCH", ["7:11 `git apply $PATCH`", "8:11 `git apply $PATCH`"]),
+        (
+            "{command: git apply $PATCH, without: [--check]}",
+            ["7:11 `git apply $PATCH` without --check"],
+        ),
+        ("{command: git apply x.patch, exact: true}", ["10:11 `git apply x.patch` exactly"]),
+        ("{command: git apply $PATCH, exact: true}", []),
+        ("command: pip install -e .", ["9:11 `pip install -e .`"]),
+        ("command: pip install . -e", []),
+        ("command: git   am", []),
+    ],
+)
+def test_a_command_item_finds_each_command_its_pattern_matches(make_repo, item: str, found: list[str]) -> None:  # type: ignore[no-untyped-def]
+    result = check(make_repo, rule("forbid", f"      - {item}\n"), SCRIPT)
+    assert [
+        header.removeprefix(".github/workflows/ci.yml:").replace(": CC101", "").removesuffix(" is forbidden here [r]")
+        for header in result.headers
+    ] == found

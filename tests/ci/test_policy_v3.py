@@ -570,6 +570,24 @@ def test_a_where_may_list_several_scopes_and_a_list_of_names_must_all_exist(make
     ]
 
 
+def test_a_listed_path_written_with_a_leading_dot_slash_names_the_file_without_it(make_repo) -> None:  # type: ignore[no-untyped-def]
+    rules = """  - id: both
+    kind: forbid
+    where: {workflow: [./.github/workflows/ci.yml, ./gone.yml]}
+    forbid:
+      - text: amd_patch
+"""
+    assert _headers(make_repo, rules) == [
+        ".github/ci-checks.yml:5:52: CC104 `where` names workflow './gone.yml', which does not exist [both]"
+    ]
+    files = rules.replace(
+        "workflow: [./.github/workflows/ci.yml, ./gone.yml]", "files: [./ci/schedules.py, ./ci/gone.py]"
+    )
+    assert _headers(make_repo, files) == [
+        ".github/ci-checks.yml:5:40: CC104 `where` names file './ci/gone.py', which does not exist [both]"
+    ]
+
+
 def test_the_items_of_an_order_rule_take_no_where_of_their_own(make_repo) -> None:  # type: ignore[no-untyped-def]
     rules = """  - id: o
     kind: order

@@ -92,3 +92,10 @@ def test_the_fast_validator_is_what_accepts_a_valid_policy(monkeypatch: pytest.M
     monkeypatch.setattr(validation, "_accepted", counted)
     _verdict(POLICIES[-1], Repository(Path(REPOSITORY)))
     assert calls and all(calls)
+
+
+def test_a_one_of_that_fails_because_two_shapes_fit_is_said_of_the_whole_value() -> None:
+    """No choice has an error of its own to say (two of them take the value): the value's shape is said."""
+    schema = {"oneOf": [{"type": "object"}, {"required": ["name"]}]}
+    assert validation.first_error({"name": "x"}, schema) == ("the configuration: must be a mapping", [], False)
+    assert validation.first_error({"other": "x"}, schema) is None

@@ -103,7 +103,6 @@ PROPERTIES = {
 
 @dataclass(frozen=True)
 class Comparator:
-    name: str
     description: str
     judge: Callable[[Selected], str | None]
     """None when the node satisfies the comparator, else why not."""
@@ -113,7 +112,7 @@ class Comparator:
 
 
 def _existence() -> Comparator:
-    return Comparator("exists", "", lambda selected: None, at_key=True)
+    return Comparator("", lambda selected: None, at_key=True)
 
 
 def _shown(value: Plain) -> str:
@@ -136,7 +135,7 @@ def _comparator(name: str, raw: Any, context: ItemContext) -> Comparator:
             actual, wanted = selected.value, reading.written(value, selected.path)
             return None if reading.equal(actual, wanted) else f"is {_shown(actual)}, not {_shown(wanted)}"
 
-        return Comparator(name, f"equals {_shown(value)}", equals)
+        return Comparator(f"equals {_shown(value)}", equals)
     if name == "in":
         choices = _list(value, name, context)
         readings = _Readings(choices)
@@ -148,7 +147,7 @@ def _comparator(name: str, raw: Any, context: ItemContext) -> Comparator:
                 return None
             return f"is {_shown(actual)}, not one of {_listed(wanted)}"
 
-        return Comparator(name, f"in {_shown(choices)}", one_of)
+        return Comparator(f"in {_shown(choices)}", one_of)
     if name == "has":
         members: list[Plain] = value if isinstance(value, list) else [value]
         member_readings = _Readings(members)
@@ -160,7 +159,7 @@ def _comparator(name: str, raw: Any, context: ItemContext) -> Comparator:
             missing = [want for want in wanted if _key(want) not in present]
             return None if not missing else f"is {_shown(actual)}, without {_listed(missing)}"
 
-        return Comparator(name, f"has {_shown(members)}", has)
+        return Comparator(f"has {_shown(members)}", has)
     if name == "set":
         return _set(_list(value, name, context))
     if name in ("keys", "keys_include"):
@@ -181,7 +180,7 @@ def _comparator(name: str, raw: Any, context: ItemContext) -> Comparator:
             return f"has the keys {', '.join(sorted(actual)) or 'none'}: it {' and '.join(parts)}"
 
         verb = "has exactly the keys" if exact else "has the keys"
-        return Comparator(name, f"{verb} {', '.join(names)}", keys, at_key=True)
+        return Comparator(f"{verb} {', '.join(names)}", keys, at_key=True)
     text = str(value)
     if name == "matches":
         if expansion(text) > MAX_EXPANSION:
@@ -201,7 +200,7 @@ def _comparator(name: str, raw: Any, context: ItemContext) -> Comparator:
                 raise _Timeout from None
             return None if found else f"is {_shown(actual)}, which does not match /{text}/"
 
-        return Comparator(name, f"matches /{text}/", matches)
+        return Comparator(f"matches /{text}/", matches)
 
     def contains(selected: Selected) -> str | None:
         actual = _single(selected)
@@ -209,7 +208,7 @@ def _comparator(name: str, raw: Any, context: ItemContext) -> Comparator:
             return f"is {_shown(actual)}, not a single value"
         return None if text in reading.github_string(actual) else f"is {_shown(actual)}, without {text!r}"
 
-    return Comparator(name, f"contains {text!r}", contains)
+    return Comparator(f"contains {text!r}", contains)
 
 
 def _single(selected: Selected) -> Plain:
@@ -248,7 +247,7 @@ def _set(members: list[Plain]) -> Comparator:
             present = [seen or _key(want) in keys for seen, want in zip(present, wanted, strict=True)]
         return [_shown(member) for member, seen in zip(members, present, strict=True) if not seen]
 
-    return Comparator("set", f"is the set {shown}", within, lacking=lacking)
+    return Comparator(f"is the set {shown}", within, lacking=lacking)
 
 
 def _kind_of_place(path: reading.Path) -> reading.Path:
@@ -312,7 +311,7 @@ class KeyItem(Item):
         self.roots = roots
 
     def selected(self, scope: Scope) -> list[Selected]:
-        return select(scope.node, scope.node_path, self.key_path, scope.node_span)
+        return select(scope.node, scope.node_path, self.key_path)
 
     def find(self, scope: Scope) -> list[Hit]:
         hits = []
@@ -355,7 +354,7 @@ def _keys_there(key_path: KeyPath, scope: Scope) -> tuple[int, str]:
     deepest, found = next(
         (len(prefix), nodes)
         for prefix in shorter
-        if (nodes := select(scope.node, scope.node_path, KeyPath(key_path.text, prefix), scope.node_span))
+        if (nodes := select(scope.node, scope.node_path, KeyPath(key_path.text, prefix)))
     )
     keys = set[str]()
     for selected in found:
