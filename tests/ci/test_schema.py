@@ -192,3 +192,293 @@ def test_the_words_of_alternatives_nested_in_an_alternative_are_all_said(value: 
     text = f"on: push\njobs:\n  t:\n    uses: ./.github/workflows/x.yml\n    secrets: {value}\n"
     wanted = "a mapping or an ${{ }} expression" if value == "inherti" else "a mapping or a string"
     assert errors(text) == [(5, 14, f"expected {wanted} or one of inherit at jobs.t.secrets, found {found}")]
+
+
+# `on:` as GitHub reads it: each event's settings, and the inputs, secrets and outputs of dispatches and calls.
+ON_SHAPES = {
+    "names": (
+        "on: [push, pull_request]\n",
+        [],
+    ),
+    "integer": (
+        "on: 5\n",
+        [
+            (
+                1,
+                5,
+                (
+                    "expected one of branch_protection_rule, check_run, check_suite, create, delete, "
+                    "deployment, deployment_status, discussion, discussion_comment, fork, gollum, "
+                    "image_version, ... or a sequence or a mapping at on, found an integer"
+                ),
+            )
+        ],
+    ),
+    "unknown name": (
+        "on: zzz\n",
+        [
+            (
+                1,
+                5,
+                (
+                    "'zzz' is not one of branch_protection_rule, check_run, check_suite, create, "
+                    "delete, deployment, deployment_status, discussion, discussion_comment, fork, "
+                    "gollum, image_version, ... at on"
+                ),
+            )
+        ],
+    ),
+    "unknown event key": (
+        "on:\n  pushh:\n",
+        [(2, 3, "unknown key 'pushh' at on (did you mean 'push'?)")],
+    ),
+    "activity types": (
+        "on:\n  pull_request:\n    types: [opened, stacked]\n  issues:\n    types: closed\n",
+        [],
+    ),
+    "bad activity": (
+        "on:\n  pull_request:\n    types: [openned]\n",
+        [(3, 13, "'openned' is not a known value at on.pull_request.types[0] (did you mean 'opened'?)")],
+    ),
+    "filters": (
+        (
+            "on:\n"
+            "  push:\n"
+            "    branches: a\n"
+            "    branches-ignore: b\n"
+            "    tags: c\n"
+            "    tags-ignore: d\n"
+            "    paths: e\n"
+            "    paths-ignore: f\n"
+            "  pull_request_target:\n"
+            "    branches: a\n"
+            "    paths-ignore: b\n"
+            "  merge_group:\n"
+            "    branches-ignore: a\n"
+            "  workflow_run:\n"
+            "    workflows: [ci]\n"
+            "    branches: main\n"
+            "  image_version:\n"
+            "    names: a\n"
+            "    versions: [b]\n"
+        ),
+        [],
+    ),
+    "tags on pr": (
+        "on:\n  pull_request:\n    tags: v1\n",
+        [(3, 5, "unknown key 'tags' at on.pull_request")],
+    ),
+    "types on push": (
+        "on:\n  push:\n    types: [created]\n",
+        [(3, 5, "unknown key 'types' at on.push")],
+    ),
+    "paths on merge_group": (
+        "on:\n  merge_group:\n    paths: a\n",
+        [(3, 5, "unknown key 'paths' at on.merge_group")],
+    ),
+    "settings as a string": (
+        "on:\n  pull_request: main\n",
+        [(2, 17, "expected null or a mapping at on.pull_request, found 'main'")],
+    ),
+    "settings on create": (
+        "on:\n  create:\n    branches: main\n",
+        [(3, 5, "expected null at on.create, found a mapping")],
+    ),
+    "repository_dispatch": (
+        "on:\n  repository_dispatch:\n    types: [deploy]\n",
+        [],
+    ),
+    "repository_dispatch one type": (
+        "on:\n  repository_dispatch:\n    types: deploy\n",
+        [(3, 12, "expected a sequence at on.repository_dispatch.types, found 'deploy'")],
+    ),
+    "schedule": (
+        "on:\n  schedule:\n    - cron: '0 1 * * *'\n      timezone: UTC\n",
+        [],
+    ),
+    "schedule without cron": (
+        "on:\n  schedule:\n    - timezone: UTC\n",
+        [(3, 7, "missing required key 'cron' at on.schedule[0]")],
+    ),
+    "schedule extra": (
+        "on:\n  schedule:\n    - cron: '0 1 * * *'\n      tz: UTC\n",
+        [(4, 7, "unknown key 'tz' at on.schedule[0]")],
+    ),
+    "schedule mapping": (
+        "on:\n  schedule:\n    cron: '0 1 * * *'\n",
+        [(3, 5, "expected a sequence at on.schedule, found a mapping")],
+    ),
+    "dispatch": (
+        (
+            "on:\n"
+            "  workflow_dispatch:\n"
+            "    inputs:\n"
+            "      a:\n"
+            "        description: x\n"
+            "        type: choice\n"
+            "        required: true\n"
+            "        default: b\n"
+            "        options: [b, c]\n"
+            "      n:\n"
+            "        type: number\n"
+            "        default: 5\n"
+            "      f:\n"
+            "        type: boolean\n"
+            "        default: true\n"
+            "      e:\n"
+            "        type: environment\n"
+            "      s:\n"
+            "        default: 5\n"
+        ),
+        [],
+    ),
+    "dispatch bad": (
+        (
+            "on:\n"
+            "  workflow_dispatch:\n"
+            "    inputs:\n"
+            "      a:\n"
+            "        type: choice\n"
+            "      b:\n"
+            "        typo: 1\n"
+            "      c:\n"
+            "        type: boolean\n"
+            "        default: 'yes'\n"
+            "      d:\n"
+            "        type: text\n"
+            "        required: maybe\n"
+            "        options: x\n"
+            "      e: text\n"
+            "      f:\n"
+            "        default: [x]\n"
+        ),
+        [
+            (4, 7, "missing required key 'options' at on.workflow_dispatch.inputs.a"),
+            (7, 9, "unknown key 'typo' at on.workflow_dispatch.inputs.b (did you mean 'type'?)"),
+            (10, 18, "expected a boolean at on.workflow_dispatch.inputs.c.default, found 'yes'"),
+            (
+                12,
+                15,
+                (
+                    "'text' is not one of string, boolean, number, choice, environment at "
+                    "on.workflow_dispatch.inputs.d.type"
+                ),
+            ),
+            (13, 19, "expected a boolean at on.workflow_dispatch.inputs.d.required, found 'maybe'"),
+            (14, 18, "expected a sequence at on.workflow_dispatch.inputs.d.options, found 'x'"),
+            (15, 10, "expected a mapping at on.workflow_dispatch.inputs.e, found 'text'"),
+            (
+                17,
+                18,
+                (
+                    "expected a string or a boolean or a number at "
+                    "on.workflow_dispatch.inputs.f.default, found a sequence"
+                ),
+            ),
+        ],
+    ),
+    "dispatch inputs list": (
+        "on:\n  workflow_dispatch:\n    inputs: [a]\n",
+        [(3, 13, "expected a mapping at on.workflow_dispatch.inputs, found a sequence")],
+    ),
+    "call": (
+        (
+            "on:\n"
+            "  workflow_call:\n"
+            "    inputs:\n"
+            "      b:\n"
+            "        description: x\n"
+            "        type: boolean\n"
+            "        required: true\n"
+            "        default: true\n"
+            "      n:\n"
+            "        type: number\n"
+            "        default: ${{ 1 }}\n"
+            "      s:\n"
+            "        type: string\n"
+            "        default: 5\n"
+            "    secrets:\n"
+            "      T:\n"
+            "      U:\n"
+            "        description: x\n"
+            "        required: true\n"
+            "    outputs:\n"
+            "      o:\n"
+            "        description: x\n"
+            "        value: ${{ jobs.t.outputs.o }}\n"
+        ),
+        [],
+    ),
+    "call bad": (
+        (
+            "on:\n"
+            "  workflow_call:\n"
+            "    inputs:\n"
+            "      a: text\n"
+            "      b:\n"
+            "        type: boolean\n"
+            "        default: 'yes'\n"
+            "      c:\n"
+            "        type: number\n"
+            "        default: abc\n"
+            "      d:\n"
+            "        description: x\n"
+            "      e:\n"
+            "        type: choice\n"
+            "        options: [x]\n"
+            "        required: maybe\n"
+        ),
+        [
+            (4, 10, "expected a mapping at on.workflow_call.inputs.a, found 'text'"),
+            (7, 18, "expected a boolean or an ${{ }} expression at on.workflow_call.inputs.b.default, found 'yes'"),
+            (10, 18, "expected a number or an ${{ }} expression at on.workflow_call.inputs.c.default, found 'abc'"),
+            (11, 7, "missing required key 'type' at on.workflow_call.inputs.d"),
+            (14, 15, "'choice' is not one of boolean, number, string at on.workflow_call.inputs.e.type"),
+            (15, 9, "unknown key 'options' at on.workflow_call.inputs.e"),
+            (16, 19, "expected a boolean at on.workflow_call.inputs.e.required, found 'maybe'"),
+        ],
+    ),
+    "call secrets bad": (
+        "on:\n  workflow_call:\n    secrets: [a]\n",
+        [(3, 14, "expected a mapping at on.workflow_call.secrets, found a sequence")],
+    ),
+    "call secret bad": (
+        "on:\n  workflow_call:\n    secrets:\n      T:\n        required: maybe\n        typo: x\n      U: text\n",
+        [
+            (5, 19, "expected a boolean at on.workflow_call.secrets.T.required, found 'maybe'"),
+            (6, 9, "unknown key 'typo' at on.workflow_call.secrets.T"),
+            (7, 10, "expected null or a mapping at on.workflow_call.secrets.U, found 'text'"),
+        ],
+    ),
+    "call outputs bad": (
+        (
+            "on:\n"
+            "  workflow_call:\n"
+            "    outputs:\n"
+            "      o:\n"
+            "        description: x\n"
+            "      p: text\n"
+            "      q:\n"
+            "        value: x\n"
+            "        typo: y\n"
+        ),
+        [
+            (4, 7, "missing required key 'value' at on.workflow_call.outputs.o"),
+            (6, 10, "expected a mapping at on.workflow_call.outputs.p, found 'text'"),
+            (9, 9, "unknown key 'typo' at on.workflow_call.outputs.q"),
+        ],
+    ),
+    "call keys bad": (
+        "on:\n  workflow_call:\n    imputs: {}\n    inputs: [a]\n    outputs: [a]\n",
+        [
+            (3, 5, "unknown key 'imputs' at on.workflow_call (did you mean 'inputs'?)"),
+            (4, 13, "expected a mapping at on.workflow_call.inputs, found a sequence"),
+            (5, 14, "expected a mapping at on.workflow_call.outputs, found a sequence"),
+        ],
+    ),
+}
+
+
+@pytest.mark.parametrize(("text", "expected"), ON_SHAPES.values(), ids=ON_SHAPES.keys())
+def test_events_take_the_settings_github_accepts(text: str, expected: list[tuple[int, int, str]]) -> None:
+    assert sorted(errors(text + JOB)) == expected
