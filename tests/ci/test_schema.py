@@ -482,3 +482,374 @@ ON_SHAPES = {
 @pytest.mark.parametrize(("text", "expected"), ON_SHAPES.values(), ids=ON_SHAPES.keys())
 def test_events_take_the_settings_github_accepts(text: str, expected: list[tuple[int, int, str]]) -> None:
     assert sorted(errors(text + JOB)) == expected
+
+
+# Permissions, job keys, step kinds, `needs` and background-step targets, as GitHub reads and checks them.
+WORKFLOW_SHAPES = {
+    "permissions levels": (
+        (
+            "permissions:\n"
+            "  contents: write\n"
+            "  id-token: write\n"
+            "  models: read\n"
+            "  copilot-requests: none\n"
+            "  vulnerability-alerts: read\n"
+            "  code-quality: read\n"
+            "  drives: read\n"
+            "on: push\n"
+            "jobs:\n"
+            "  t:\n"
+            "    runs-on: x\n"
+            "    steps:\n"
+            "      - run: make\n"
+        ),
+        [],
+    ),
+    "permissions all": (
+        ("permissions: read-all\non: push\njobs:\n  t:\n    runs-on: x\n    steps:\n      - run: make\n"),
+        [],
+    ),
+    "permissions integer": (
+        ("permissions: 5\non: push\njobs:\n  t:\n    runs-on: x\n    steps:\n      - run: make\n"),
+        [(1, 14, ("expected one of read-all, write-all or a mapping at permissions, found an integer"))],
+    ),
+    "permissions sequence": (
+        ("permissions: [contents]\non: push\njobs:\n  t:\n    runs-on: x\n    steps:\n      - run: make\n"),
+        [(1, 14, ("expected one of read-all, write-all or a mapping at permissions, found a sequence"))],
+    ),
+    "permissions scope levels": (
+        (
+            "permissions:\n"
+            "  id-token: read\n"
+            "  models: write\n"
+            "  contents: 5\n"
+            "  content: read\n"
+            "on: push\n"
+            "jobs:\n"
+            "  t:\n"
+            "    runs-on: x\n"
+            "    steps:\n"
+            "      - run: make\n"
+        ),
+        [
+            (2, 13, "'read' is not one of write, none at permissions.id-token"),
+            (3, 11, "'write' is not one of read, none at permissions.models"),
+            (4, 13, "expected a string at permissions.contents, found an integer"),
+            (5, 3, "unknown key 'content' at permissions (did you mean 'contents'?)"),
+        ],
+    ),
+    "job keys": (
+        (
+            "on: push\n"
+            "jobs:\n"
+            "  t:\n"
+            "    runs-on: x\n"
+            "    cancel-timeout-minutes: 5\n"
+            "    outputs:\n"
+            "      a: ${{ steps.s.outputs.a }}\n"
+            "      b: 5\n"
+            "    runs-on: [x, y]\n"
+            "    steps:\n"
+            "[]\n"
+        ),
+        [],
+    ),
+    "runs-on group": (
+        ("on: push\njobs:\n  t:\n    runs-on:\n      group: g\n      labels: a\n    steps: [{run: make}]\n"),
+        [],
+    ),
+    "runs-on bad": (
+        (
+            "on: push\n"
+            "jobs:\n"
+            "  t:\n"
+            "    runs-on:\n"
+            "      grp: g\n"
+            "      labels: ['']\n"
+            "    steps: [{run: make}]\n"
+            "  u:\n"
+            "    runs-on: []\n"
+            "    steps: [{run: make}]\n"
+        ),
+        [
+            (5, 7, "unknown key 'grp' at jobs.t.runs-on (did you mean 'group'?)"),
+            (6, 16, "jobs.t.runs-on.labels[0] must not be empty"),
+        ],
+    ),
+    "job keys bad": (
+        (
+            "on: push\n"
+            "jobs:\n"
+            "  t:\n"
+            "    runs-on: x\n"
+            "    cancel-timeout-minutes: soon\n"
+            "    cache-mode: x\n"
+            "    outputs:\n"
+            "      a: [1]\n"
+            "    steps:\n"
+            "      - run: make\n"
+        ),
+        [
+            (5, 29, ("expected a number or an ${{ }} expression at jobs.t.cancel-timeout-minutes, found 'soon'")),
+            (6, 5, "unknown key 'cache-mode' at jobs.t"),
+            (8, 10, "expected a string at jobs.t.outputs.a, found a sequence"),
+        ],
+    ),
+    "job outputs list": (
+        ("on: push\njobs:\n  t:\n    runs-on: x\n    outputs: [a]\n    steps:\n      - run: make\n"),
+        [(5, 14, "expected a mapping at jobs.t.outputs, found a sequence")],
+    ),
+    "reusable job": (
+        ("on: push\njobs:\n  t:\n    uses: ./.github/workflows/x.yml\n    with:\n      n: 5\n    secrets: inherit\n"),
+        [],
+    ),
+    "reusable job bad": (
+        (
+            "on: push\n"
+            "jobs:\n"
+            "  t:\n"
+            "    uses: ./.github/workflows/x.yml\n"
+            "    runs-on: x\n"
+            "    steps: [{run: make}]\n"
+            "  u:\n"
+            "    uses: ''\n"
+        ),
+        [
+            (5, 5, "'runs-on' is not allowed in a job that calls a reusable workflow (`uses`)"),
+            (6, 5, "'steps' is not allowed in a job that calls a reusable workflow (`uses`)"),
+            (8, 11, "jobs.u.uses must not be empty"),
+        ],
+    ),
+    "no jobs": (
+        ("on: push\njobs: {}\n"),
+        [(2, 1, "a workflow needs at least one job")],
+    ),
+    "description": (
+        ("description: builds\non: push\njobs:\n  t:\n    runs-on: x\n    steps:\n      - run: make\n"),
+        [],
+    ),
+    "cache-mode": (
+        ("cache-mode: x\non: push\njobs:\n  t:\n    runs-on: x\n    steps:\n      - run: make\n"),
+        [(1, 1, "unknown key 'cache-mode' at the top level")],
+    ),
+    "parallel with uses": (
+        (
+            "on: push\n"
+            "jobs:\n"
+            "  t:\n"
+            "    runs-on: x\n"
+            "    steps:\n"
+            "      - parallel:\n"
+            "          - run: a\n"
+            "        uses: a/b@v1\n"
+        ),
+        [
+            (
+                8,
+                9,
+                (
+                    "step has both `parallel` and `uses`; a step is one of `uses`, `run`, `parallel`, "
+                    "`wait`, `wait-all`, `cancel`"
+                ),
+            )
+        ],
+    ),
+    "parallel with run": (
+        ("on: push\njobs:\n  t:\n    runs-on: x\n    steps:\n      - parallel:\n          - run: a\n        run: b\n"),
+        [
+            (
+                8,
+                9,
+                (
+                    "step has both `parallel` and `run`; a step is one of `uses`, `run`, `parallel`, "
+                    "`wait`, `wait-all`, `cancel`"
+                ),
+            )
+        ],
+    ),
+    "parallel with name": (
+        ("on: push\njobs:\n  t:\n    runs-on: x\n    steps:\n      - parallel:\n          - run: a\n        name: b\n"),
+        [(8, 9, "a `parallel` step holds only its steps; `name` goes on a step inside it")],
+    ),
+    "wait with run": (
+        (
+            "on: push\n"
+            "jobs:\n"
+            "  t:\n"
+            "    runs-on: x\n"
+            "    steps:\n"
+            "      - id: a\n"
+            "        run: a\n"
+            "        background: true\n"
+            "      - wait: a\n"
+            "        run: b\n"
+            "      - wait-all: 5\n"
+            "      - cancel: a\n"
+            "        env: {}\n"
+        ),
+        [
+            (
+                10,
+                9,
+                (
+                    "step has both `wait` and `run`; a step is one of `uses`, `run`, `parallel`, "
+                    "`wait`, `wait-all`, `cancel`"
+                ),
+            ),
+            (11, 9, ("`wait-all` takes no value (or `true`): it waits for every background step started before it")),
+            (13, 9, "a `cancel` step takes only `name`, `id` and `continue-on-error`, not `env`"),
+        ],
+    ),
+    "parallel nested": (
+        (
+            "on: push\n"
+            "jobs:\n"
+            "  t:\n"
+            "    runs-on: x\n"
+            "    steps:\n"
+            "      - parallel:\n"
+            "          - parallel: [{run: a}]\n"
+            "          - run: b\n"
+            "            background: true\n"
+        ),
+        [
+            (
+                7,
+                13,
+                (
+                    "`parallel` is not allowed inside a `parallel` group: its steps run in the "
+                    "background already, and groups do not nest"
+                ),
+            ),
+            (
+                9,
+                13,
+                (
+                    "`background` is not allowed inside a `parallel` group: its steps run in the "
+                    "background already, and groups do not nest"
+                ),
+            ),
+        ],
+    ),
+    "with on run": (
+        ("on: push\njobs:\n  t:\n    runs-on: x\n    steps:\n      - run: a\n        with: {a: b}\n      - uses: ''\n"),
+        [(7, 9, "`with` is only for steps that `uses` an action"), (8, 15, "jobs.t.steps[1].uses must not be empty")],
+    ),
+    "step none": (
+        ("on: push\njobs:\n  t:\n    runs-on: x\n    steps:\n      - name: a\n"),
+        [
+            (
+                6,
+                9,
+                (
+                    "step has none of `uses`, `run`, `parallel`, `wait`, `wait-all` or `cancel`; a "
+                    "step runs an action or a script, groups steps, or waits for or cancels "
+                    "background steps"
+                ),
+            )
+        ],
+    ),
+    "needs unknown": (
+        (
+            "on: push\n"
+            "jobs:\n"
+            "  t:\n"
+            "    runs-on: x\n"
+            "    steps:\n"
+            "      - run: make\n"
+            "  u:\n"
+            "    runs-on: x\n"
+            "    needs: [zzz, tt]\n"
+            "    steps: [{run: make}]\n"
+        ),
+        [
+            (9, 13, "job 'u' needs 'zzz', which is not a job of this workflow"),
+            (9, 18, "job 'u' needs 'tt', which is not a job of this workflow (did you mean 't'?)"),
+        ],
+    ),
+    "needs form": (
+        (
+            "on: push\n"
+            "jobs:\n"
+            "  t:\n"
+            "    runs-on: x\n"
+            "    steps:\n"
+            "      - run: make\n"
+            "  u:\n"
+            "    runs-on: x\n"
+            "    needs: t.b\n"
+            "    steps: [{run: make}]\n"
+        ),
+        [(9, 12, "'t.b' does not have the expected form at jobs.u.needs")],
+    ),
+    "all need": (
+        (
+            "on: push\n"
+            "jobs:\n"
+            "  t:\n"
+            "    runs-on: x\n"
+            "    needs: u\n"
+            "    steps:\n"
+            "      - run: make\n"
+            "  u:\n"
+            "    runs-on: x\n"
+            "    needs: t\n"
+            "    steps: [{run: make}]\n"
+        ),
+        [(3, 3, "every job needs another one, so none can start: one job must have no `needs`")],
+    ),
+    "wait targets": (
+        (
+            "on: push\n"
+            "jobs:\n"
+            "  t:\n"
+            "    runs-on: x\n"
+            "    steps:\n"
+            "      - id: a\n"
+            "        run: a\n"
+            "        background: true\n"
+            "      - id: b\n"
+            "        run: b\n"
+            "        background: true\n"
+            "      - wait: [c]\n"
+            "      - cancel: a\n"
+            "      - id: d\n"
+            "        wait: d\n"
+        ),
+        [
+            (12, 16, "`wait: c` names no earlier step of this list (ids before it: a, b)"),
+            (15, 15, "step 'd' cannot wait for itself"),
+        ],
+    ),
+    "wait first": (
+        (
+            "on: push\n"
+            "jobs:\n"
+            "  t:\n"
+            "    runs-on: x\n"
+            "    steps:\n"
+            "      - wait: a\n"
+            "      - parallel:\n"
+            "          - id: p\n"
+            "            run: p\n"
+            "          - cancel: q\n"
+        ),
+        [
+            (6, 15, "`wait: a` names no earlier step of this list (ids before it: none)"),
+            (
+                10,
+                13,
+                (
+                    "`cancel` is not allowed inside a `parallel` group: its steps run in the "
+                    "background already, and groups do not nest"
+                ),
+            ),
+            (10, 21, "`cancel: q` names no earlier step of this list (ids before it: p)"),
+        ],
+    ),
+}
+
+
+@pytest.mark.parametrize(("text", "expected"), WORKFLOW_SHAPES.values(), ids=WORKFLOW_SHAPES.keys())
+def test_workflows_get_the_findings_github_gives(text: str, expected: list[tuple[int, int, str]]) -> None:
+    assert sorted(errors(text)) == expected
