@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import copy
+import json
 import subprocess
 import sys
 
+import jsonschema
 import pytest
+from jsonschema.exceptions import ValidationError
 
 from ci_checks import source, yamlpos
 from ci_checks.repository import FileKind
@@ -853,3 +857,79 @@ WORKFLOW_SHAPES = {
 @pytest.mark.parametrize(("text", "expected"), WORKFLOW_SHAPES.values(), ids=WORKFLOW_SHAPES.keys())
 def test_workflows_get_the_findings_github_gives(text: str, expected: list[tuple[int, int, str]]) -> None:
     assert sorted(errors(text)) == expected
+
+
+def test_where_several_alternatives_fit_the_one_missing_fewest_keys_is_explained() -> None:
+    """`steps` makes it a composite action, missing nothing, rather than a JavaScript one missing `main`."""
+    text = "runs:\n  using: node20\n  steps: [{run: make, shell: bash}]\n  pre: setup.js\n"
+    assert errors(text, FileKind.ACTION) == [
+        (2, 10, "'composite' was expected at runs.using"),
+        (4, 3, "unknown key 'pre' at runs"),
+    ]
+
+
+def test_alternatives_that_each_miss_a_key_are_told_as_one_missing_key() -> None:
+    """No alternative of GitHub's schemas without its own message is like this today; an updated schema may be."""
+    alternatives = jsonschema.Draft7Validator({"anyOf": [{"required": ["uses"]}, {"required": ["run"]}]})
+    root = yamlpos.parse(source.decode("w.yml", b"name: a\n")).root
+    assert root is not None
+    (error,) = alternatives.iter_errors(yamlpos.to_plain(root))
+    found = [(e.span.line, e.span.column, e.message) for e in schema._explain(root, error)]
+    assert found == [(1, 1, "missing required key: one of 'uses' or 'run' at the top level")]
+
+
+@pytest.mark.parametrize(
+    ("expected", "instance_type", "accepted"),
+    [("number", "integer", True), (["string", "number"], "integer", True), ("string", "integer", False),
+     ("integer", "number", False), (["object", "null"], "null", True)],
+)  # fmt: skip
+def test_an_alternative_wanting_a_number_takes_an_integer(expected: object, instance_type: str, accepted: bool) -> None:
+    error = ValidationError("wrong type", validator="type", validator_value=expected)
+    assert schema._accepts(error, instance_type) is accepted
+
+
+def test_a_one_of_becomes_an_any_of_only_where_its_alternatives_take_different_types() -> None:
+    definitions = {"list": {"type": "array"}}
+    disjoint = {"oneOf": [{"type": "string"}, {"$ref": "#/definitions/list"}]}
+    overlapping = {"oneOf": [{"type": "number"}, {"type": "integer"}]}
+    untyped = {"oneOf": [{"type": "string"}, {"required": ["a"]}]}
+    beside_any_of = {"oneOf": [{"type": "string"}, {"type": "object"}], "anyOf": [{"minLength": 1}, {"type": "object"}]}
+    nested = {"items": [{"properties": {"a": copy.deepcopy(disjoint)}}]}
+    for node in (disjoint, overlapping, untyped, beside_any_of, nested):
+        schema._disjoint_one_of_to_any_of(node, definitions)
+    assert disjoint == {"anyOf": [{"type": "string"}, {"$ref": "#/definitions/list"}]}
+    assert overlapping == {"oneOf": [{"type": "number"}, {"type": "integer"}]}
+    assert untyped == {"oneOf": [{"type": "string"}, {"required": ["a"]}]}
+    assert beside_any_of["oneOf"] == [{"type": "string"}, {"type": "object"}]
+    assert beside_any_of["anyOf"] == [{"minLength": 1}, {"type": "object"}]
+    assert nested == {"items": [{"properties": {"a": disjoint}}]}
+
+
+def test_the_overrides_apply_alike_to_a_vendored_schema_without_the_keys_they_remove() -> None:
+    """A check-jsonschema update that drops `cache-mode` or the limits GitHub does not have changes nothing."""
+    vendored = json.loads((schema.vendor_directory() / schema.SCHEMA_FILES[FileKind.WORKFLOW]).read_text("utf-8"))
+    trimmed = copy.deepcopy(vendored)
+    trimmed["properties"].pop("cache-mode")
+    trimmed["properties"]["jobs"].pop("patternProperties")
+    trimmed["properties"]["jobs"].pop("minProperties")
+    for job in ("normalJob", "reusableWorkflowCallJob"):
+        trimmed["definitions"][job]["properties"].pop("cache-mode")
+    trimmed["definitions"]["normalJob"]["properties"]["steps"].pop("minItems")
+    for edited in (vendored, trimmed):
+        for override in schema.OVERRIDES:
+            if override.apply is not None:
+                override.apply(edited)
+    assert trimmed == vendored
+
+
+@pytest.mark.parametrize(
+    "vendored",
+    [{}, {"definitions": {}}, {"definitions": {"runs-composite": {}}},
+     {"definitions": {"runs-composite": {"properties": {}}}},
+     {"definitions": {"runs-composite": {"properties": {"steps": {}}}}}],
+    ids=["no definitions", "no composite runs", "no properties", "no steps", "no step items"],
+)  # fmt: skip
+def test_the_action_schema_edit_keeps_to_what_the_vendored_schema_has(vendored: dict[str, object]) -> None:
+    edited = copy.deepcopy(vendored) | {"required": ["name", "description", "runs"]}
+    schema._clarify_action_schema(edited)
+    assert edited == vendored | {"required": ["runs"]}
