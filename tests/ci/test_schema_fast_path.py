@@ -47,3 +47,14 @@ def test_the_fast_pass_accepts_only_what_the_explaining_pass_accepts() -> None:
             errors = [error.message for error in schema.validator(kind).iter_errors(instance)]
             assert errors == [], f"{name}: the fast pass accepts what the explaining pass rejects: {errors[:1]}"
     assert accepted >= len(DOCUMENTS) // 3  # the fast pass does its job: most real documents skip the slow one
+
+
+def test_scalars_github_reads_by_their_type_or_as_text_pass_the_fast_pass() -> None:
+    """A step's `continue-on-error: true` (in a list) keeps its type; a reusable call's `with` values become text."""
+    text = (
+        "on: push\njobs:\n  t:\n    runs-on: x\n    steps:\n      - run: make\n"
+        "        continue-on-error: true\n        timeout-minutes: 5\n"
+        "  c:\n    uses: ./.github/workflows/x.yml\n    with:\n      n: 5\n      f: true\n"
+    )
+    instance = yamlpos.to_plain(yamlpos.parse(source.decode("w.yml", text.encode())).root)
+    assert schema._fast(FileKind.WORKFLOW).is_valid(schema._as_github_reads(instance))
