@@ -5,6 +5,7 @@
     python scripts/mutation.py run --changed main      # the modules a change touched since `main`
     python scripts/mutation.py run --survivors fixes   # only the mutants that survived before
     python scripts/mutation.py run --sample 20 policy  # a fixed fifth of each module's mutants: an estimate
+    python scripts/mutation.py run --sample 5 --at-least 40 rules  # and 40 of each module at least
     python scripts/mutation.py report [GROUP ...]      # killed / survived / equivalent per module
     python scripts/mutation.py survivors [MODULE ...]  # each survivor's diff, equivalents left out
 
@@ -336,21 +337,39 @@ def _survivors(name: str, module: str, equivalents: dict[str, Equivalent]) -> It
 # --- commands -------------------------------------------------------------------------------------------------
 
 
+def _sample_rank(mutant: str) -> tuple[int, int]:
+    """A mutant's place in its module's sampling order: the `percent` share a sample takes is a prefix of it."""
+    digest = int(hashlib.sha256(mutant.encode()).hexdigest(), 16)
+    return digest % 100, digest
+
+
 def _in_sample(mutant: str, percent: int) -> bool:
     """Whether a mutant is in the `percent` share of a module's mutants that a sampled run tests: chosen by the
     hash of its name, so that a sample is the same on every run and a larger one contains a smaller."""
-    return int(hashlib.sha256(mutant.encode()).hexdigest(), 16) % 100 < percent
+    return _sample_rank(mutant)[0] < percent
 
 
-def _sampled(name: str, modules: list[str], percent: int) -> list[str]:
-    """The sampled mutants of the modules; a module without mutants (no code to mutate) adds none."""
-    mutants = [mutant for module in modules for mutant in _results(name, module)]
-    if not mutants:
+def _sampled(name: str, modules: list[str], percent: int, at_least: int = 0) -> list[str]:
+    """The sampled mutants of the modules, and at least `at_least` of each module (all of a smaller one), so that
+    a small module's score rests on more than a handful of mutants; a module without mutants adds none."""
+    chosen: list[str] = []
+    for module in modules:
+        ranked = sorted(_results(name, module), key=_sample_rank)
+        share = sum(1 for mutant in ranked if _in_sample(mutant, percent))
+        chosen += ranked[: max(share, at_least)]
+    if not any(_results(name, module) for module in modules):
         raise SystemExit(f"{', '.join(modules)}: no mutants known yet; run once without --sample")
-    return sorted(mutant for mutant in mutants if _in_sample(mutant, percent))
+    return sorted(chosen)
 
 
-def run(names: list[str], changed: str | None, survivors: bool, children: int, sample: int | None = None) -> int:
+def run(
+    names: list[str],
+    changed: str | None,
+    survivors: bool,
+    children: int,
+    sample: int | None = None,
+    at_least: int = 0,
+) -> int:
     modules = [*names, *(_changed_since(changed) if changed else [])]
     if not modules:
         print("nothing to test")
@@ -369,7 +388,7 @@ def run(names: list[str], changed: str | None, survivors: bool, children: int, s
             if not patterns:
                 continue
         elif sample is not None:
-            patterns = _sampled(name, chosen, sample)
+            patterns = _sampled(name, chosen, sample, at_least)
         else:
             patterns = [pattern for module in chosen for pattern in _mutant_patterns(module)]
         print(f"== {name}: {len(chosen)} module(s), tests: {' '.join(GROUPS[name].tests)}", flush=True)
@@ -444,13 +463,29 @@ def main(argv: list[str] | None = None) -> int:
         help="only this share of each module's mutants, the same ones on every run (an estimate; report's `not run`"
         " column says how many were left)",
     )
+    running.add_argument(
+        "--at-least",
+        type=int,
+        default=0,
+        metavar="N",
+        help="with --sample: also N mutants of each module whose share is smaller (all of a module with fewer)",
+    )
     reporting = commands.add_parser("report", help="killed / survived / equivalent per module")
     reporting.add_argument("names", nargs="*")
     surviving = commands.add_parser("survivors", help="the diff of each survivor not listed as equivalent")
     surviving.add_argument("names", nargs="*")
     arguments = parser.parse_args(argv)
+    if arguments.command == "run" and arguments.at_least and arguments.sample is None:
+        parser.error("--at-least goes with --sample")
     if arguments.command == "run":
-        return run(arguments.names, arguments.changed, arguments.survivors, arguments.children, arguments.sample)
+        return run(
+            arguments.names,
+            arguments.changed,
+            arguments.survivors,
+            arguments.children,
+            arguments.sample,
+            arguments.at_least,
+        )
     if arguments.command == "report":
         return report(arguments.names)
     return show_survivors(arguments.names)

@@ -266,9 +266,13 @@ def _effects(script: str) -> list[str]:
             "copy out/a.txt from a.txt; copy out/b.txt from b.txt; copy out/c.txt from c.txt; download e.txt; "
             "download .; download local.txt",
         ),
-        (  # `ln -s path` links it here under its own name
-            "ln -s /opt/x; ln -sf /opt/y z",
-            "copy x from /opt/x; copy z from /opt/y",
+        (  # `ln -s path` links it here under its own name, or into `-t`'s folder
+            "ln -s /opt/x; ln -sf /opt/y z; ln -s -t lib /opt/z",
+            "copy x from /opt/x; copy z from /opt/y; copy lib/z from /opt/z",
+        ),
+        (  # a wrapped `cd` moves the shell, it writes nothing; a program named by a variable, or none, is unknown
+            'builtin cd build; command popd +1; builtin pushd out; sudo; command; "$TOOL" out.txt; ${RUN} x/y',
+            "",
         ),
         (
             "pip install -t lib x; pip install --target=lib2 x; pip install --target lib3 x; pip install x; pip;"
@@ -1483,6 +1487,7 @@ def test_a_composite_actions_own_uses_and_its_action_path_files_are_judged_unles
 ) -> None:
     steps = (
         "    - uses: $/.github/actions/nothere\n"
+        "    - run: bash scripts/of-the-workspace.sh\n      shell: bash\n"
         "    - run: bash $GITHUB_ACTION_PATH/../../../../up.sh\n      shell: bash\n"
         "    - run: mkdir -p $GITHUB_ACTION_PATH/made && bash $GITHUB_ACTION_PATH/made/x.sh\n      shell: bash\n"
         "    - run: bash $GITHUB_ACTION_PATH/missing.sh\n      shell: bash\n"
@@ -1491,10 +1496,10 @@ def test_a_composite_actions_own_uses_and_its_action_path_files_are_judged_unles
     assert _dangling(root) == [
         ".github/actions/a/action.yml:5:13: CC041 `uses: $/.github/actions/nothere` names a folder that does not "
         "exist [dangling-reference]",
-        ".github/actions/a/action.yml:6:17: CC041 `bash $GITHUB_ACTION_PATH/../../../../up.sh` names "
+        ".github/actions/a/action.yml:8:17: CC041 `bash $GITHUB_ACTION_PATH/../../../../up.sh` names "
         "`$GITHUB_ACTION_PATH/../../../../up.sh`, outside the repository; ci-checks does not read it "
         "[dangling-reference]",
-        ".github/actions/a/action.yml:10:17: CC041 `bash $GITHUB_ACTION_PATH/missing.sh` runs "
+        ".github/actions/a/action.yml:12:17: CC041 `bash $GITHUB_ACTION_PATH/missing.sh` runs "
         "`.github/actions/a/missing.sh`, which does not exist in the repository [dangling-reference]",
     ]
 

@@ -122,6 +122,38 @@ def test_a_sample_of_a_group_passes_over_a_module_without_mutants(tmp_path: Path
         MUTATION._sampled("policy", modules[:1], 50)
 
 
+def test_a_sample_takes_at_least_a_number_of_each_modules_mutants_and_all_of_a_smaller_module(  # type: ignore[no-untyped-def]
+    tmp_path: Path, monkeypatch
+) -> None:
+    monkeypatch.setattr(MUTATION, "WORK", tmp_path)
+    folder = tmp_path / "policy" / "mutants" / "ci_checks" / "policy"
+    folder.mkdir(parents=True)
+    large = {f"ci_checks.policy.scopes.x_scope__mutmut_{number}": None for number in range(1, 401)}
+    small = {f"ci_checks.policy.model.x_name__mutmut_{number}": None for number in range(1, 13)}
+    (folder / "scopes.py.meta").write_text(json.dumps({"exit_code_by_key": large}))
+    (folder / "model.py.meta").write_text(json.dumps({"exit_code_by_key": small}))
+    modules = ["ci_checks/policy/scopes.py", "ci_checks/policy/model.py"]
+    share = {mutant for mutant in large if MUTATION._in_sample(mutant, 5)}
+    assert 5 < len(share) < 40  # the 5% share of the large module is below the 40 asked for
+    sample = MUTATION._sampled("policy", modules, 5, at_least=40)
+    taken = [mutant for mutant in sample if mutant in large]
+    assert len(taken) == 40 and share < set(taken)
+    assert set(sample) - set(taken) == set(small)  # all 12 of the small one
+    # a larger floor holds a smaller one; a share above the floor is the share itself
+    assert set(taken) < set(MUTATION._sampled("policy", modules[:1], 5, at_least=60))
+    assert set(MUTATION._sampled("policy", modules[:1], 50, at_least=40)) == {
+        mutant for mutant in large if MUTATION._in_sample(mutant, 50)
+    }
+
+
+def test_a_floor_without_a_sample_is_refused_before_anything_runs(tmp_path: Path, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(MUTATION, "WORK", tmp_path)
+    with pytest.raises(SystemExit) as refused:
+        MUTATION.main(["run", "--at-least", "40", "fixes"])
+    assert refused.value.code == 2 and "--at-least goes with --sample" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_mutants_tests_start_with_ci_checks_caches_empty() -> None:
     from ci_checks import config_schema
     from tests.ci.conftest import empty_caches

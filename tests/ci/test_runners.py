@@ -355,9 +355,13 @@ def test_with_an_inventory_a_label_no_runner_has_is_reported_once_where_it_is_wr
 
 def test_a_workflow_with_no_trigger_is_not_judged(make_repo) -> None:  # type: ignore[no-untyped-def]
     never = "jobs:\n  t:\n    runs-on: [self-hosted, mi300]\n    container: rocm/pytorch\n    steps: [{run: a}]\n"
-    root = make_repo({".github/workflows/a.yml": TYPOS, ".github/workflows/never.yml": never})
+    root = make_repo({".github/workflows/a.yml": TYPOS, ".github/workflows/a-never.yml": never})  # judged first
     result = run_cli("check", root, "--select", "CC043,CC044,CC045,CC046")
-    assert all(".github/workflows/never.yml" not in header for header in result.headers)
+    assert all(".github/workflows/a-never.yml" not in header for header in result.headers)
+    # `mi300` is named in both files, so only `self-hosed` is one edit from what the others ask for
+    assert [header.split(" CC044 ")[0] for header in result.headers if " CC044 " in header] == [
+        ".github/workflows/a.yml:6:21:"
+    ]
     assert any(".github/workflows/a.yml" in header and "CC043" in header for header in result.headers)
 
 

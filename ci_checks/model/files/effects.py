@@ -203,8 +203,7 @@ def redirect_writes(redirect: Redirect, scope: Scope) -> Iterator[Write]:
 def command_outputs(command: Command) -> Iterator[Output]:
     """`echo "NAME=value" >> "$GITHUB_OUTPUT"`."""
     for redirect in command.redirects:
-        target = redirect.target.value if redirect.target is not None else ""
-        match = _OUTPUT_FILES.match(target)
+        match = _OUTPUT_FILES.match(redirect.target.value) if redirect.target is not None else None
         if match is not None and redirect.operator in (">>", ">"):
             yield from _printed(command, match.group("which") == "ENV")
 
@@ -370,22 +369,22 @@ def _copy(name: str, arguments: list[Word], scope: Scope) -> Iterator[Write]:
     if "-t" in value_options:
         target_word = _option_value(arguments, ("-t", "--target-directory"), ("--target-directory=",))
     operands = _operands(arguments, value_options)
-    if name == "ln" and len(operands) == 1:
-        operands = [*operands, Word(operands[0].locator, operands[0].end, operands[0].end, "./", "./", True)]
     if target_word is not None:
-        sources, target = operands, target_word
+        sources, target = operands, target_word.value
     elif len(operands) >= 2:
-        sources, target = operands[:-1], operands[-1]
+        sources, target = operands[:-1], operands[-1].value
+    elif name == "ln" and operands:
+        sources, target = operands, "./"  # `ln -s /opt/x` links it here under its own name
     else:
         return
     remote = name in ("rsync", "scp")
-    if remote and _on_host(target.value):
+    if remote and _on_host(target):
         return  # to another host
-    place = scope.place(target.value.rstrip("/") or target.value)
+    place = scope.place(target.rstrip("/") or target)
     if place is None:
-        yield Write("copy", scope.where(target.value))  # somewhere ci-checks cannot tell, with unknown content
+        yield Write("copy", scope.where(target))  # somewhere ci-checks cannot tell, with unknown content
         return
-    if len(sources) == 1 and not target.value.endswith("/") and target_word is None:
+    if len(sources) == 1 and not target.endswith("/") and target_word is None:
         kind: WriteKind = "download" if remote and _on_host(sources[0].value) else "copy"
         yield Write(kind, place, None if kind == "download" else scope.place(sources[0].value))
         return
