@@ -306,11 +306,13 @@ def _effects(script: str) -> list[str]:
             " tar -x --directory d3 -f y",
             "unpack deps; unpack d2; unpack .; unpack .; unpack d3",
         ),
-        (  # tar creates its `-f` archive in each spelling (`-`: standard output); listing or comparing only reads it
+        (  # tar creates its `-f` archive in each spelling (`-`: standard output; `-cfz` names `z`, as GNU tar reads
+            # it); listing or comparing only reads it
             "tar -cf out.tar src; tar czf out.tgz src; tar --create --file=f.tar src; tar -c -f - src; tar -cvf;"
             " tar --list -f x.tar; tar -c --file g.tar s; tar; tar -tf z.tar; tar tvf y.tar; tar -d -f w.tar;"
-            " tar --compare --file=v.tar; tar --diff -f v2.tar; tar df w2.tar; tar cz src; tar -rf u.tar more",
-            "create out.tar; create out.tgz; create f.tar; create g.tar; create u.tar",
+            " tar --compare --file=v.tar; tar --diff -f v2.tar; tar df w2.tar; tar cz src; tar -rf u.tar more;"
+            " tar -czvf t.tgz src; tar -cfz s.tgz src; tar czf",
+            "create out.tar; create out.tgz; create f.tar; create g.tar; create u.tar; create t.tgz; create z",
         ),
         (  # 7z unpacks only with `x` or `e`, into its `-o` folder; unzip into its `-d` folder
             "7z x a.7z -oout; 7z e a.7z -oout2; 7z a x.7z f; 7za x b.7z; 7z; unzip a.zip -d out; unzip -dout2 a.zip;"
@@ -335,6 +337,8 @@ def test_outputs_written_to_the_runner_files_are_read() -> None:
     flow = _flow('echo "dockerfile=./docker/Dockerfile.ci" | tee -a "$GITHUB_OUTPUT"\necho "X=/opt/x" >> $GITHUB_ENV\n')
     outputs = [event.effect for event in flow.events if isinstance(event.effect, Output)]
     assert outputs == [Output("dockerfile", "./docker/Dockerfile.ci", False), Output("X", "/opt/x", True)]
+    # an event names the command that made it; a pipeline's output is made by no one command of it
+    assert [event.command.argv if event.command else None for event in flow.events] == [None, ["echo", "X=/opt/x"]]
 
 
 def test_the_working_directory_follows_subshells_branches_stacks_and_functions() -> None:
@@ -544,13 +548,26 @@ def apply(name):
         pass
     return os.path.join(os.path.dirname(__file__), "fix.patch"), "utf-8", f"{name}.patch", "a/b.patch"
 """
-    found = path_mentions(source.decode("ci/apply.py", text.encode()), "ci/apply.py")
-    assert PathMention("docker/patches/*.patch", True, True) in found
-    assert PathMention("third/**/*.diff", True, True) in found
-    assert PathMention("ci/fix.patch", True, False) in found
-    assert PathMention("a/b.patch", False, False) in found
-    assert not any(mention.glob and not mention.anchored for mention in found)
-    assert not any("utf-8" in mention.path or "name" in mention.path for mention in found)
+    # `os.path.join`'s parts, `"utf-8"` and `f"{name}/*"` mention nothing of their own
+    assert path_mentions(source.decode("ci/apply.py", text.encode()), "ci/apply.py") == [
+        PathMention("docker/patches", True, False),
+        PathMention("docker/patches/*.patch", True, True),
+        PathMention("third/**/*.diff", True, True),
+        PathMention("ci/fix.patch", True, False),
+        PathMention("a/b.patch", False, False),
+    ]
+
+
+def test_python_names_the_folder_itself_as_the_empty_path_and_a_glob_of_it_names_nothing() -> None:
+    text = (
+        "import glob, os\nopen('./')\nglob.glob('.')\nopen(os.path.join(os.path.dirname(__file__), '.'))\n"
+        "open('docs/../setup.cfg')\n"
+    )
+    assert path_mentions(source.decode("x.py", text.encode()), "x.py") == [
+        PathMention("", False, False),
+        PathMention("", True, False),
+        PathMention("setup.cfg", False, False),
+    ]
 
 
 def test_python_mentions_each_path_once_where_it_is_written_not_where_its_name_is_used() -> None:
@@ -1380,9 +1397,10 @@ def test_a_here_document_fed_to_a_shell_is_found_after_its_command_and_options_a
         "cat > a.sh <<'EOF'\ngit apply /tmp/a.patch\nEOF\n/bin/bash +x --norc <<'EOF'\ngit apply /tmp/a.patch\nEOF\n"
     )
     other = "bash -c 'cd /y' <<EOF\ngit apply /tmp/c.patch\nEOF\nbash -eo pipefail <<EOF\ngit apply /tmp/o.patch\nEOF\n"
-    first, *others = _flow(script + other + "sh --rcfile x +O extglob <<EOF\ngit apply r.patch\nEOF\n").reads
+    bundled = "sh --rcfile x +O extglob <<EOF\ngit apply r.patch\nEOF\nbash -eO extglob <<EOF\ngit apply O.patch\nEOF\n"
+    first, *others = _flow(script + other + bundled).reads
     assert (str(first.reference.place), first.reference.span.column) == ("/tmp/a.patch", script.rindex("/tmp/") + 1)
-    assert [str(read.reference.place) for read in others] == ["/tmp/o.patch", "r.patch"]
+    assert [str(read.reference.place) for read in others] == ["/tmp/o.patch", "r.patch", "O.patch"]
 
 
 def test_a_value_holding_a_commands_output_is_unknown() -> None:

@@ -422,13 +422,11 @@ def _tar(arguments: list[Word], scope: Scope) -> Iterator[Write]:
     if reading or (first.isalpha() and ("t" in first or "d" in first)):
         return  # `tar -tf x.tar` lists, `tar -df x.tar` compares: the archive is only read
     archive = _option_value(arguments, ("-f", "--file"), ("--file=",))
-    if archive is None:
-        bundled = [word for word in arguments if _bundles(word.value, "f")] or (
-            [arguments[0]] if first.isalpha() and "f" in first else []
-        )
-        if bundled:
-            position = arguments.index(bundled[0]) + 1
-            archive = arguments[position] if position < len(arguments) else None
+    inside = next((word for word in arguments if _bundles(word.value, "f")), None)
+    if archive is None and inside is not None:  # `-cfz x`: f takes the rest of its bundle, `z`
+        archive = suffix_word(inside, inside.value.index("f") + 1)
+    elif archive is None and first.isalpha() and "f" in first and len(arguments) > 1:
+        archive = arguments[1]  # `tar czf out.tgz`: the options of the first word take the next words
     if archive is not None and archive.value != "-":
         yield Write("create", scope.where(archive.value))
 
