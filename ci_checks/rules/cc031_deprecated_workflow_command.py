@@ -4,9 +4,10 @@
 Finds `echo` and `printf` commands in `run:` scripts (bash and sh) that
 print `::set-output`, `::save-state`, `::set-env` or `::add-path`, wherever
 they are: in branches, loops, pipelines and functions. For a plain
-`echo "::set-output name=NAME::VALUE"` it offers the replacement, where the
-step runs in bash or sh (the `>> "$GITHUB_OUTPUT"` form is not PowerShell's,
-so no rewrite is offered for a step that may run on a Windows runner, as with
+`echo "::set-output name=NAME::VALUE"` (in either quotes, or none, and with
+no redirect) it offers the replacement, where the step runs in bash or sh
+(the `>> "$GITHUB_OUTPUT"` form is not PowerShell's, so no rewrite is offered
+for a step that may run on a Windows runner, as with
 `runs-on: ${{ matrix.os }}` over `windows-latest`).
 
 What is said matches the step's context: `::set-env` and `::add-path` fail
@@ -142,14 +143,16 @@ def _runs_in_posix_shell(step: Step) -> bool:
 
 
 def _fix(file: LoadedFile, command: Command, name: str) -> Fix | None:
-    """The rewrite of a plain `echo "::cmd name=N::V"`; None when the command is not that simple."""
-    if command.name != "echo" or len(command.words) != 2 or command.redirects or command.assignments:
+    """The rewrite of a plain `echo "::cmd name=N::V"` (or unquoted: echo joins its words with one space); None when
+    the command is not that simple."""
+    if command.name != "echo" or len(command.words) < 2 or command.redirects or command.assignments:
         return None
-    word = command.words[1]
-    quote = word.text[0] if word.text[:1] in ("'", '"') else ""
-    if quote and not word.text.endswith(quote):
+    written_words = [word.text for word in command.words[1:]]
+    first = written_words[0]
+    quote = first[0] if len(written_words) == 1 and first[:1] in ("'", '"') else ""
+    if quote and not first.endswith(quote):
         return None
-    inner = word.text[len(quote) : len(word.text) - len(quote)]
+    inner = first[1:-1] if quote else " ".join(written_words)
     match = _COMMAND.match(inner)
     if match is None or "%" in inner:
         return None

@@ -42,6 +42,7 @@ NVIDIA: `options: --gpus all`.
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Iterator
 
 from ci_checks.context import RepositoryContext
@@ -125,7 +126,7 @@ def _docker_runs(job: Job, vendor: str, choice: RunnerChoice, context: Repositor
 def _run_arguments(command: Command) -> list[str] | None:
     """The arguments of `docker run` / `podman run` (also `docker container run`), else None."""
     argv = command.argv
-    if not argv or argv[0].rsplit("/", 1)[-1] not in ("docker", "podman"):
+    if not argv or posixpath.basename(argv[0]) not in ("docker", "podman"):
         return None
     if argv[1:2] == ["run"]:
         return argv[2:]

@@ -84,7 +84,7 @@ def _judged(files: RepositoryFiles, owned: Owned, read: Read) -> Diagnostic | No
         return None
     if any(place.within(made) is not None for made in _image_places(files, owned.image)):
         return None
-    named = files.by_name.get(posixpath.basename(place.path), [])
+    named = files.by_name.get(posixpath.basename(place.path))
     if not named:
         return None
     command = " ".join(reference.command.argv)

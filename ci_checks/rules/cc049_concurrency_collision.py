@@ -103,7 +103,7 @@ def check_repository(context: RepositoryContext) -> Iterator[Diagnostic]:
                     clash = clashes.setdefault(frozenset({first.span, second.span}), _Clash(first, second))
                     clash.workflows = clash.workflows or (one.path, other.path)
                     clash.groups.setdefault("across", written(first.group))
-                    _add(clash.events, f"`{event}`" if event == other_event else f"`{event}` and `{other_event}`")
+                    _add(clash.events, f"`{event}`" if event == other_event else f"`{event}` beside `{other_event}`")
     for clash in clashes.values():
         yield _diagnostic(clash)
 

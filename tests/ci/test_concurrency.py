@@ -88,7 +88,7 @@ def test_cuda_and_rocm_workflows_of_one_pull_request_cancel_each_other(make_repo
         (
             ".github/workflows/rocm.yml",
             4,
-            "`.github/workflows/cuda.yml` and `.github/workflows/rocm.yml` both run for `pull_request` and "
+            "`.github/workflows/cuda.yml` and `.github/workflows/rocm.yml` both run for `pull_request` beside "
             "`pull_request_target` and ask for the same concurrency group, "
             "`gpu-${{ github.event.pull_request.number }}`, with `cancel-in-progress`: the run that starts second "
             "cancels the other",
@@ -96,6 +96,24 @@ def test_cuda_and_rocm_workflows_of_one_pull_request_cancel_each_other(make_repo
     ]
     (root / ".github" / "workflows" / "rocm.yml").write_text(rocm.replace("group: gpu-", "group: rocm-"))
     assert _findings(root) == []
+
+
+def test_the_events_both_run_for_are_listed_each_once_and_a_pair_of_events_as_one(make_repo) -> None:  # type: ignore[no-untyped-def]
+    """For `push` the group is `gpu-` in both (no pull request number): the first event whose groups meet names it."""
+    cuda = CUDA.replace("on: pull_request", "on: [push, pull_request, pull_request_review]").replace(
+        "${{ github.event_name == 'pull_request' }}", "true"
+    )
+    rocm = cuda.replace("CUDA", "ROCm").replace(" pull_request,", " pull_request_target,")
+    root = make_repo({".github/workflows/cuda.yml": cuda, ".github/workflows/rocm.yml": rocm})
+    assert _findings(root) == [
+        (
+            ".github/workflows/rocm.yml",
+            4,
+            "`.github/workflows/cuda.yml` and `.github/workflows/rocm.yml` both run for `push`, `pull_request_review` "
+            "and `pull_request` beside `pull_request_target` and ask for the same concurrency group, `gpu-`, with "
+            "`cancel-in-progress`: the run that starts second cancels the other",
+        )
+    ]
 
 
 def test_a_reusable_workflow_takes_its_callers_workflow_name(make_repo) -> None:  # type: ignore[no-untyped-def]

@@ -1128,6 +1128,33 @@ def test_an_install_in_another_trees_checkout_is_stale_when_the_later_checkout_n
     ]
 
 
+def test_a_checkout_of_no_ref_leaves_the_fetch_pending_and_a_write_to_an_unknown_place_leaves_the_checkout_own(
+    make_repo,  # type: ignore[no-untyped-def]
+) -> None:
+    """`git checkout -- setup.py` restores a file: the fetch is still not checked out at the install. In this
+    repository's own checkout only `FETCH_HEAD` checks a fetch out, even after a copy to a place ci-checks cannot
+    name (which might be anywhere, but is no reason to read the workspace as another tree)."""
+    restored = (
+        '          git fetch origin "$PR"\n          git checkout -- setup.py\n          pip install -e .\n'
+        "          git checkout FETCH_HEAD\n"
+    )
+    own = (
+        '          cp a.txt "$SOMEWHERE/x"\n          git fetch origin main\n          pip install -e .\n'
+        "          git checkout origin/main\n"
+    )
+    jobs = "".join(
+        f"  {name}:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: actions/checkout@v4\n      - run: |\n{lines}"
+        for name, lines in (("restored", restored), ("own", own))
+    )
+    root = make_repo({".github/workflows/ci.yml": f"on: push\njobs:\n{jobs}"})
+    result = run_cli("check", root, "--select", "CC047", "--backends", "none", "--output-format", "concise")
+    assert result.headers == [
+        ".github/workflows/ci.yml:10:26: CC047 `pip install -e .` installs the tree in the workspace after "
+        "`git fetch origin $PR` and before `git checkout FETCH_HEAD`: it installs the tree as it was before the "
+        "fetch; check the fetched ref out first [stale-install]"
+    ]
+
+
 def test_a_path_outside_the_repository_is_reported_only_after_the_step_that_checks_the_repository_out(
     make_repo: Callable[[dict[str, str | bytes]], Path],
 ) -> None:

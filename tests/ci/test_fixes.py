@@ -210,6 +210,30 @@ def test_zizmor_fixes_every_file_of_a_folder_and_each_keeps_its_layout(make_repo
         assert (root / ".github" / "workflows" / name).read_bytes() == layout(INJECTION_FIXED).encode(), name
 
 
+def test_a_deprecated_command_is_rewritten_in_the_quotes_it_was_written_in_or_none(make_repo) -> None:  # type: ignore[no-untyped-def]
+    """Unquoted, echo joins its words with one space, so the words are kept as written (an escaped quote too). Only
+    a plain `echo` of the command is rewritten: one with a redirect is not."""
+    steps = (
+        """      - run: echo "::set-output name=a::1"\n"""
+        """      - run: echo '::set-output name=b::2'\n"""
+        """      - run: echo ::save-state name=c::$C  "x y"\n"""
+        """      - run: echo ::add-path::/opt/bin\n"""
+        """      - run: echo ::set-output name=e::5 \\"\n"""
+    )
+    kept = """      - run: echo "::set-output name=d::4" > log.txt\n"""
+    workflow = f"on: push\njobs:\n  t:\n    runs-on: ubuntu-latest\n    steps:\n{steps}{kept}"
+    root = make_repo({".github/workflows/ci.yml": workflow})
+    assert run_cli("check", root, "--fix", "--select", "CC031").err == "ci-checks: fixed 5 findings in 1 file\n"
+    fixed = (
+        """      - run: echo "a=1" >> "$GITHUB_OUTPUT"\n"""
+        """      - run: echo 'b=2' >> "$GITHUB_OUTPUT"\n"""
+        """      - run: echo c=$C "x y" >> "$GITHUB_STATE"\n"""
+        """      - run: echo /opt/bin >> "$GITHUB_PATH"\n"""
+        """      - run: echo e=5 \\" >> "$GITHUB_OUTPUT"\n"""
+    )
+    assert (root / ".github" / "workflows" / "ci.yml").read_text() == workflow.replace(steps, fixed)
+
+
 def test_diff_prints_a_unified_diff_of_each_file(make_repo) -> None:  # type: ignore[no-untyped-def]
     workflow = (
         "on: push\njobs:\n  t:\n    runs-on: [self-hosted, mi300x]\n    steps:\n"

@@ -311,6 +311,19 @@ def test_a_label_written_once_one_edit_from_a_label_written_elsewhere_is_a_typo(
     assert not context.runners.knows("mi300") and context.runners.knows("amd") and context.runners.knows("box-onee")
 
 
+def test_a_typo_witnessed_by_one_other_job_says_that_one_job_asks_for_the_label(make_repo) -> None:  # type: ignore[no-untyped-def]
+    """`mi305` beside `mi350`: one job each, and the model number that reads as less is the typo."""
+    jobs = (
+        "  a: {runs-on: [self-hosted, mi350], steps: [{run: a}]}\n"
+        "  b: {runs-on: [self-hosted, mi305], steps: [{run: b}]}\n"
+    )
+    root = make_repo({".github/workflows/a.yml": f"on: push\njobs:\n{jobs}"})
+    assert run_cli("check", root, "--select", "CC044").headers == [
+        ".github/workflows/a.yml:4:30: CC044 job 'b' asks for runner label `mi305`, which nothing else names; it is "
+        "one edit from `mi350`, which 1 other job asks for, so no runner may carry it (did you mean `mi350`?)"
+    ]
+
+
 AGAINST_THE_INVENTORY = """on: push
 jobs:
   known: {runs-on: [self-hosted, Linux, AMD, MI300X], steps: [{run: a}]}
@@ -355,14 +368,24 @@ def test_with_an_inventory_a_label_no_runner_has_is_reported_once_where_it_is_wr
 
 def test_a_workflow_with_no_trigger_is_not_judged(make_repo) -> None:  # type: ignore[no-untyped-def]
     never = "jobs:\n  t:\n    runs-on: [self-hosted, mi300]\n    container: rocm/pytorch\n    steps: [{run: a}]\n"
-    root = make_repo({".github/workflows/a.yml": TYPOS, ".github/workflows/a-never.yml": never})  # judged first
-    result = run_cli("check", root, "--select", "CC043,CC044,CC045,CC046")
-    assert all(".github/workflows/a-never.yml" not in header for header in result.headers)
-    # `mi300` is named in both files, so only `self-hosed` is one edit from what the others ask for
-    assert [header.split(" CC044 ")[0] for header in result.headers if " CC044 " in header] == [
-        ".github/workflows/a.yml:6:21:"
+    # a call and a job limited in each step come first: the jobs after them are still judged
+    first = (
+        "  call: {uses: octo/ci/.github/workflows/gpu.yml@v1}\n"
+        "  limited: {runs-on: [self-hosted, amd, mi300x], steps: [{run: a, timeout-minutes: 5}]}\n"
+    )
+    container = "  box:\n    runs-on: [self-hosted, amd, mi300x]\n    container: rocm/pytorch\n    steps: [{run: a}]\n"
+    workflow = TYPOS.replace("jobs:\n", "jobs:\n" + first, 1) + container
+    root = make_repo({".github/workflows/a.yml": workflow, ".github/workflows/a-never.yml": never})  # judged first
+    result = run_cli("check", root, "--select", "CC043,CC044,CC045,CC046", "--output-format", "concise")
+    # `mi300` is named in both files, so only `self-hosed` is one edit from what the others ask for (and its job
+    # lands on no runner); each other job on a self-hosted runner but `limited` has no timeout; `box` runs an AMD
+    # image with no devices
+    assert [" ".join(header.split(" ")[:2]) for header in result.headers] == [
+        *(f".github/workflows/a.yml:{line}:3: CC043" for line in (5, 6, 7)),
+        ".github/workflows/a.yml:8:21: CC044",
+        *(f".github/workflows/a.yml:{line}:3: CC043" for line in range(9, 15)),
+        ".github/workflows/a.yml:16:16: CC046",
     ]
-    assert any(".github/workflows/a.yml" in header and "CC043" in header for header in result.headers)
 
 
 PULL_REQUEST_CALLS = """on: pull_request
