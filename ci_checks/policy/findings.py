@@ -24,11 +24,9 @@ def unreadable(rule: PolicyRule, file: LoadedFile) -> Diagnostic:
     if problem is not None:
         span = Span.point(file.path, problem.line, problem.column)
         message = f"{problem.message}; not checked by this rule"
-    elif file.kind.value in ("workflow", "action"):
+    else:  # a workflow or an action (the only kinds selected by what they hold) that GitHub would not read
         issues = file.document.issues
         reason = issues[0].message if issues else "its top level is not a mapping"
         span = issues[0].span if issues else Span.point(file.path)
         message = f"not a usable {file.kind.value} ({reason}); not checked by this rule"
-    else:
-        span, message = Span.point(file.path), "cannot be read; not checked by this rule"
     return about(cc106_policy_unreadable_input.RULE, rule, span, message)

@@ -351,6 +351,11 @@ def test_a_file_the_rule_cannot_read_is_reported_as_such_not_as_matching_nothing
         ".github/workflows/ci.yml:2:8: CC106 not a usable workflow (did not find expected node content (while "
         "parsing a flow node)); not checked by this rule [r]",
     ]
+    (root / ".github" / "workflows" / "ci.yml").write_text("- on: push\n")
+    assert run_cli("check", root, "--select", "CC1").headers == [
+        ".github/workflows/ci.yml:1:1: CC106 not a usable workflow (its top level is not a mapping); not checked by "
+        "this rule [r]"
+    ]
 
 
 CALLED = """on:

@@ -506,6 +506,18 @@ def test_a_file_item_says_who_refers_to_what_it_finds(make_repo) -> None:  # typ
     ]
 
 
+def test_a_file_referred_to_by_many_names_the_first_three_and_counts_the_rest(make_repo) -> None:  # type: ignore[no-untyped-def]
+    rules = (
+        "  - id: many\n    kind: forbid\n    forbid:\n      - file: docker/Dockerfile.x\n        referenced_by: true\n"
+    )
+    tools = {f"tools/t{number}.py": 'open("docker/Dockerfile.x")\n' for number in range(1, 6)}
+    root = make_repo({**tools, "docker/Dockerfile.x": "FROM scratch\n", ".github/ci-checks.yml": f"rules:\n{rules}"})
+    assert run_cli("check", root, "--select", "CC1").headers == [
+        "docker/Dockerfile.x:1:1: CC101 docker/Dockerfile.x, which tools/t1.py, tools/t2.py, tools/t3.py and 2 "
+        "more refer to, is forbidden here [many]"
+    ]
+
+
 def _headers(make_repo, rules: str, files: dict[str, str] | None = None) -> list[str]:  # type: ignore[no-untyped-def]
     result = check(make_repo, rules, files)
     assert result.err == "", result.err
