@@ -15,7 +15,9 @@ another accelerator (`intel`, `xpu`, `gaudi2`) are left alone.
   `--device=/dev/dri` in `options:` on AMD (or `--privileged`), and
   `--gpus` on NVIDIA (or `--runtime=nvidia`, or a CDI `--device
   nvidia.com/gpu=...`);
-- so must every `docker run` (and `podman run`) in the job's `run:` scripts.
+- so must every `docker run` (and `podman run`, `docker container run`) in
+  the job's `run:` scripts, also one run through `sudo`, `env` or `time`
+  (`nvidia-docker run` gives the GPUs itself).
 
 Options written with an expression or a variable (`${{ matrix.docker_opts }}`,
 `$DOCKER_ARGS`) may hold the devices and are not judged. Runners are found
@@ -49,6 +51,7 @@ from ci_checks.context import RepositoryContext
 from ci_checks.diagnostics import Diagnostic, Severity
 from ci_checks.model import Job
 from ci_checks.model.inventory import has_gpus
+from ci_checks.model.references import unwrapped
 from ci_checks.model.runners import RunnerChoice
 from ci_checks.model.values import is_expression
 from ci_checks.repository import FileKind
@@ -111,27 +114,29 @@ def _docker_runs(job: Job, vendor: str, choice: RunnerChoice, context: Repositor
         if script is None:
             continue
         for command in script.commands():
-            arguments = _run_arguments(command)
-            if arguments is None or not all(word.static for word in command.words):
+            started = _container_run(command)
+            if started is None or not all(word.static for word in command.words):
                 continue
+            shown, arguments = started
             if has_gpus(vendor, arguments):
                 continue
             message = (
-                f"`{command.words[0].value} run` in job '{job.id}' starts a container on {_NAMES[vendor]} without "
+                f"`{shown}` in job '{job.id}' starts a container on {_NAMES[vendor]} without "
                 f"{_WANTED[vendor]}; {_SEES[vendor]}"
             )
             yield RULE.diagnostic(command.span, message, choice.related(context.runners, machine=True))
 
 
-def _run_arguments(command: Command) -> list[str] | None:
-    """The arguments of `docker run` / `podman run` (also `docker container run`), else None."""
-    argv = command.argv
+def _container_run(command: Command) -> tuple[str, list[str]] | None:
+    """`docker run`, `podman run` or `docker container run` (also through `sudo`, `time` and the like), as written,
+    and its arguments; None for any other command."""
+    argv = [word.value for word in unwrapped(command.words)]
     if not argv or posixpath.basename(argv[0]) not in ("docker", "podman"):
         return None
     if argv[1:2] == ["run"]:
-        return argv[2:]
+        return f"{argv[0]} run", argv[2:]
     if argv[1:3] == ["container", "run"]:
-        return argv[3:]
+        return f"{argv[0]} container run", argv[3:]
     return None
 
 

@@ -707,7 +707,7 @@ def test_each_container_a_gpu_job_starts_is_given_the_gpus_of_each_vendor_it_may
     on_nvidia = "starts a container on an NVIDIA GPU runner without `--gpus`; CUDA sees no GPU inside it"
     amd_devices = "`--device=/dev/kfd` and `--device=/dev/dri`"
     assert found == [
-        (10, 11, f"`docker run` in job 'cuda' {on_nvidia}", [(4, 28, h100)]),
+        (10, 11, f"`docker container run` in job 'cuda' {on_nvidia}", [(4, 28, h100)]),
         (18, 14, f"`/usr/bin/podman run` in job 'cuda' {on_nvidia}", [(4, 28, h100)]),
         (
             22,
@@ -730,6 +730,26 @@ def test_each_container_a_gpu_job_starts_is_given_the_gpus_of_each_vendor_it_may
             "`options:`; CUDA sees no GPU inside it",
             [(36, 55, h100)],
         ),
+    ]
+
+
+def test_a_container_started_through_sudo_time_or_env_is_judged_and_shown_as_the_command_that_starts_it(
+    make_repo,  # type: ignore[no-untyped-def]
+) -> None:
+    script = (
+        "          sudo -E docker run --rm img a\n          time docker container run --rm img b\n"
+        "          sudo docker run --gpus all img c\n          env X=1 podman run img d\n"
+    )
+    workflow = (
+        "on: push\njobs:\n  cuda:\n    runs-on: [self-hosted, nvidia, h100]\n    timeout-minutes: 60\n"
+        f"    steps:\n      - run: |\n{script}"
+    )
+    root = make_repo({".github/workflows/ci.yml": workflow})
+    result = run_cli("check", root, "--select", "CC046", "--output-format", "concise")
+    on_nvidia = "starts a container on an NVIDIA GPU runner without `--gpus`; CUDA sees no GPU inside it"
+    assert result.headers == [
+        f".github/workflows/ci.yml:{line}:11: CC046 `{shown}` in job 'cuda' {on_nvidia} [gpu-container-devices]"
+        for line, shown in ((8, "docker run"), (9, "docker container run"), (11, "podman run"))
     ]
 
 
