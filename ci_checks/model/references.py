@@ -256,6 +256,8 @@ class _Reader:
                 continue
             if value.startswith("--file="):
                 yield from self.named("dockerfile", suffix_word(word, len("--file=")))
+            elif value.startswith("-f") and len(value) > 2:  # `-fDockerfile`, `-f=Dockerfile`, as docker reads them
+                yield from self.named("dockerfile", suffix_word(word, 3 if value[2] == "=" else 2))
             elif value.startswith("-") and value != "-":
                 takes_value = (
                     "=" not in value and value not in _DOCKER_FLAGS and not (len(value) > 2 and value[1] != "-")

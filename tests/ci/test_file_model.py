@@ -862,12 +862,15 @@ def test_docker_build_commands_are_builds_of_the_file_they_name_or_of_their_cont
           docker build docker && docker build --file docker/Dockerfile.rocm -t x .
           docker build --file=docker/Dockerfile.git -t y "$CTX"
       - run: docker build -t z ci
+      - run: docker build -f=docker/Dockerfile.eq . && docker build -fdocker/Dockerfile.joined --force-rm .
 """)
     assert [([str(p) for p in b.dockerfiles], str(b.context), b.step.index) for b in flow.builds] == [
         (["docker/Dockerfile"], "docker", 1),
         (["docker/Dockerfile.rocm"], ".", 1),
         (["docker/Dockerfile.git"], "None", 1),
         (["ci/Dockerfile"], "ci", 2),
+        (["docker/Dockerfile.eq"], ".", 3),
+        (["docker/Dockerfile.joined"], ".", 3),
     ]
 
 
