@@ -206,7 +206,7 @@ def _python(file: LoadedFile, existing: frozenset[str]) -> Iterator[str]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and 0 < len(node.value) < 300:
             text = node.value.strip()
-            if not ("/" in text or "." in text):  # an absolute path is in no repository: not found
+            if not ("/" in text or "." in text):  # a bare word (`utf-8`, `main`) is too common to name a file
                 continue
             for candidate in _either(file, text):
                 normal = posixpath.normpath(candidate)

@@ -518,6 +518,69 @@ def test_a_file_referred_to_by_many_names_the_first_three_and_counts_the_rest(ma
     ]
 
 
+def test_text_and_regex_items_find_only_what_is_inside_their_scope_and_count_each_occurrence(make_repo) -> None:  # type: ignore[no-untyped-def]
+    """`sudo` is only in job a, `make docs` and `||` only in job b: a search in one job does not reach into the other,
+    before it or after it; a one-character text is counted at each place, next to each other too."""
+    workflow = (
+        "on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n      - run: sudo make\n"
+        '  b:\n    runs-on: ubuntu-latest\n    steps:\n      - run: echo "a || b" && make docs\n'
+    )
+    ci = "{workflow: .github/workflows/ci.yml, job: %s}"
+    rules = f"""  - id: sudo-in-a
+    kind: forbid
+    where: {ci % "a"}
+    forbid: [{{regex: 'sudo\\s'}}]
+  - id: sudo-in-b
+    kind: forbid
+    where: {ci % "b"}
+    forbid: [{{regex: 'sudo\\s'}}]
+  - id: docs-in-a
+    kind: forbid
+    where: {ci % "a"}
+    forbid: [{{text: make docs}}]
+  - id: pipes-in-b
+    kind: require
+    where: {ci % "b"}
+    require: [{{text: '|', count: 2}}]
+"""
+    root = make_repo({".github/workflows/ci.yml": workflow, ".github/ci-checks.yml": f"version: 1\nrules:\n{rules}"})
+    assert run_cli("check", root, "--select", "CC1").headers == [
+        ".github/workflows/ci.yml:6:14: CC101 /sudo\\s/ is forbidden here (found 'sudo ') [sudo-in-a]"
+    ]
+
+
+def test_a_python_string_refers_to_a_path_with_a_slash_or_a_dot_and_only_build_push_file_names_a_dockerfile(
+    make_repo,  # type: ignore[no-untyped-def]
+) -> None:
+    """`bin/launch` and `setup.cfg` are each named by a Python string; the `file:` input of an action other than
+    docker/build-push-action names nothing ci-checks knows to be read."""
+    forbid = "  - id: {name}\n    kind: forbid\n    forbid:\n      - file: {path}\n        referenced_by: {by}\n"
+    rules = "".join(
+        forbid.format(name=name, path=path, by=by)
+        for name, path, by in (
+            ("launch", "bin/launch", "true"),
+            ("cfg", "setup.cfg", "true"),
+            ("y", "docker/y", "false"),
+        )
+    )
+    workflow = (
+        "on: push\njobs:\n  t:\n    runs-on: ubuntu-latest\n    steps:\n"
+        "      - uses: actions/checkout@v4\n      - uses: other/action@v1\n        with: {file: docker/y}\n"
+    )
+    files = {
+        "tools/go.py": 'open("bin/launch")\nopen("setup.cfg")\n',
+        "bin/launch": "",
+        "setup.cfg": "",
+        "docker/y": "",
+    }
+    root = make_repo({**files, ".github/workflows/ci.yml": workflow, ".github/ci-checks.yml": f"rules:\n{rules}"})
+    assert run_cli("check", root, "--select", "CC1").headers == [
+        "bin/launch:1:1: CC101 bin/launch, which tools/go.py refers to, is forbidden here [launch]",
+        "docker/y:1:1: CC101 docker/y, which nothing in the repository refers to, is forbidden here [y]",
+        "setup.cfg:1:1: CC101 setup.cfg, which tools/go.py refers to, is forbidden here [cfg]",
+    ]
+
+
 def _headers(make_repo, rules: str, files: dict[str, str] | None = None) -> list[str]:  # type: ignore[no-untyped-def]
     result = check(make_repo, rules, files)
     assert result.err == "", result.err
