@@ -280,6 +280,9 @@ def test_a_job_list_a_literal_step_name_an_else_branch_and_a_case_arm_are_scopes
     arm = "{workflow: .github/workflows/ci.yml, job: test, branch: {case: '\"$GPU_ARCH\"', arm: 'gfx95*'}}"
     result = check(make_repo, rule("forbid", "      - command: pip install -e .\n", arm))
     assert [h.split(": CC101")[0] for h in result.headers] == [".github/workflows/ci.yml:27:28"]
+    # the arm's text starts with what a text item looks for
+    result = check(make_repo, rule("forbid", "      - text: pip install\n", arm))
+    assert [h.split(": CC101")[0] for h in result.headers] == [".github/workflows/ci.yml:27:28"]
     typo = "{workflow: .github/workflows/ci.yml, job: test, branch: {case: '$GPU_ARCH', arm: 'gfx90*'}}"
     result = check(make_repo, rule("forbid", "      - command: pip install -e .\n", typo))
     assert result.headers[0].endswith(
@@ -356,6 +359,12 @@ def test_a_regular_expression_that_would_take_unbounded_memory_to_compile_is_ref
     assert time.perf_counter() - started < 30
 
 
+def test_a_regular_expression_of_exactly_the_most_pieces_is_taken_and_one_more_is_refused(make_repo) -> None:  # type: ignore[no-untyped-def]
+    assert check(make_repo, rule("forbid", "      - regex: 'a{50000}'\n")).code == 0
+    result = check(make_repo, rule("forbid", "      - regex: 'a{50001}'\n"))
+    assert result.code == 2 and "(about 50,001 pieces when compiled; at most 50,000)" in result.err
+
+
 @pytest.mark.parametrize(
     ("pattern", "pieces"),
     [
@@ -373,6 +382,8 @@ def test_a_regular_expression_that_would_take_unbounded_memory_to_compile_is_ref
         ("[^]a]{5}", 5),
         ("[a\\]]{4}", 4),
         ("(ab){3}", 6),
+        ("x(ab){3}", 7),
+        ("(ab){3}{2}", 12),  # a repetition repeated copies all of it (the compiler then refuses the pattern)
         ("(?:a{10}){10}", 120),
         ("a)b{3}", 5),
         ("[ab", 1),
