@@ -101,7 +101,7 @@ def _judged(rule: PolicyRule, scopes: list[Scope]) -> Iterator[Diagnostic]:
     except SearchTimedOut as timeout:
         message = f"{timeout.item.description} took over {timeout.seconds:g} s on {timeout.path}"
         message += "; the rule is not fully checked"
-        yield about(cc106_policy_unreadable_input.RULE, rule, timeout.item.span, message)
+        yield about(cc106_policy_unreadable_input.RULE, rule, timeout.span, message)
         return
     yield from found
 

@@ -108,14 +108,12 @@ class Item(ABC):
     kind: str
     description: str
     """How findings name it: `` `git apply "$P"` ``, `a step {uses: actions/checkout}`."""
-    span: Span
     count: Count | None = None
     """`count:`, set after the item is compiled (`ci_checks.policy.items`)."""
 
-    def __init__(self, kind: str, description: str, span: Span) -> None:
+    def __init__(self, kind: str, description: str) -> None:
         self.kind = kind
         self.description = description
-        self.span = span
 
     @abstractmethod
     def find(self, scope: Scope) -> list[Hit]:
@@ -134,8 +132,8 @@ class Item(ABC):
 class UnreadableItem(Item):
     """An item whose values could not be read from the repository; it finds nothing and is reported instead."""
 
-    def __init__(self, kind: str, span: Span, problem: Unreadable) -> None:
-        super().__init__(kind, f"a `{kind}` item", span)
+    def __init__(self, kind: str, problem: Unreadable) -> None:
+        super().__init__(kind, f"a `{kind}` item")
         self.problem = problem
 
     def find(self, scope: Scope) -> list[Hit]:
@@ -385,11 +383,13 @@ class Scope:
 
 
 class SearchTimedOut(Exception):
-    """An item's search took longer than its limit in one file (a pathological regular expression)."""
+    """An item's search took longer than its limit in one file (a pathological regular expression); `span` is where
+    the item is written."""
 
-    def __init__(self, item: Item, path: str, seconds: float) -> None:
+    def __init__(self, item: Item, span: Span, path: str, seconds: float) -> None:
         super().__init__(path)
         self.item = item
+        self.span = span
         self.path = path
         self.seconds = seconds
 

@@ -89,7 +89,7 @@ def compile_item(raw: Mapping[str, Any], context: ItemContext) -> Item:
     try:
         item = kind.compile(raw, context)
     except Unreadable as problem:
-        return UnreadableItem(kind.key, place.span(kind.key), problem)
+        return UnreadableItem(kind.key, problem)
     if "count" in raw:
         item.count = count(raw["count"], place.at("count"))
     return item

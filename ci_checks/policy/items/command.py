@@ -40,7 +40,7 @@ PROPERTIES = {
 
 class CommandItem(Item):
     def __init__(self, pattern: CommandPattern, description: str, context: ItemContext) -> None:
-        super().__init__("command", description, context.place.span("command"))
+        super().__init__("command", description)
         self.pattern = pattern
 
     def find(self, scope: Scope) -> list[Hit]:

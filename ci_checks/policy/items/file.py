@@ -62,7 +62,7 @@ class FileItem(Item):
             condition = " that something refers to"
         else:
             condition = " that " + " or ".join(repr(str(referrer)) for referrer in referenced_by) + " refers to"
-        super().__init__("file", f"a file matching {glob.text!r}{condition}", context.place.span("file"))
+        super().__init__("file", f"a file matching {glob.text!r}{condition}")
         self.glob = glob
         self.referenced_by = referenced_by
 

@@ -305,7 +305,8 @@ class KeyItem(Item):
         self, key_path: KeyPath, comparator: Comparator, roots: tuple[shapes.Shape, ...], context: ItemContext
     ) -> None:
         description = f"`{key_path}`" + (f" {comparator.description}" if comparator.description else "")
-        super().__init__("key", description, context.place.span("key"))
+        super().__init__("key", description)
+        self.span = context.place.span("key")
         self.key_path = key_path
         self.comparator = comparator
         self.roots = roots
@@ -321,7 +322,7 @@ class KeyItem(Item):
             try:
                 failure = self.comparator.judge(selected)
             except _Timeout:
-                raise SearchTimedOut(self, scope.path or "", TIMEOUT_S) from None
+                raise SearchTimedOut(self, self.span, scope.path or "", TIMEOUT_S) from None
             span = selected.key_span if self.comparator.at_key else selected.span
             value = _shown(selected.value) if self.comparator.description else ""
             shown = f"`{selected.shown}`" if selected.shown else "the scope's own value"

@@ -29,7 +29,7 @@ _PAIRS = {"type": "object", "minProperties": 1, "additionalProperties": {"type":
 class PairsItem(Item):
     def __init__(self, section: str, pairs: dict[str, Any], context: ItemContext) -> None:
         shown = ", ".join(f"{name}: {reading.shown(value).strip(chr(39))}" for name, value in pairs.items())
-        super().__init__(section, f"`{section}: {{{shown}}}`", context.place.span(section))
+        super().__init__(section, f"`{section}: {{{shown}}}`")
         self.section = section
         self.pairs = pairs
 

@@ -34,7 +34,7 @@ PROPERTIES = {
 
 class PythonItem(Item):
     def __init__(self, fact: FactKind, glob: Glob, context: ItemContext) -> None:
-        super().__init__("python", f"Python {fact.value} {glob.text!r}", context.place.span("python"))
+        super().__init__("python", f"Python {fact.value} {glob.text!r}")
         self.fact = fact
         self.glob = glob
 

@@ -36,14 +36,15 @@ PROPERTIES = {
 
 class RegexItem(Item):
     def __init__(self, source: str, pattern: regex.Pattern[str], context: ItemContext) -> None:
-        super().__init__("regex", f"/{source}/", context.place.span("regex"))
+        super().__init__("regex", f"/{source}/")
         self.pattern = pattern
+        self.span = context.place.span("regex")
 
     def find(self, scope: Scope) -> list[Hit]:
         try:
             return [Hit(found.span, found.text) for found in scope.search(self._matches)]
         except TimeoutError:
-            raise SearchTimedOut(self, scope.path or "", TIMEOUT_S) from None
+            raise SearchTimedOut(self, self.span, scope.path or "", TIMEOUT_S) from None
 
     def _matches(self, text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
         for match in self.pattern.finditer(text, start, end, timeout=TIMEOUT_S):

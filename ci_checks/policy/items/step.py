@@ -26,7 +26,7 @@ PROPERTIES = {"step": STEP_SELECTOR}
 
 class StepItem(Item):
     def __init__(self, selector: StepSelector, context: ItemContext) -> None:
-        super().__init__("step", f"a step {selector}", context.place.span("step"))
+        super().__init__("step", f"a step {selector}")
         self.selector = selector
 
     def find(self, scope: Scope) -> list[Hit]:

@@ -21,7 +21,7 @@ PROPERTIES = {"text": {"description": "A substring of the scope's text.", "type"
 
 class TextItem(Item):
     def __init__(self, needle: str, context: ItemContext) -> None:
-        super().__init__("text", repr(needle), context.place.span("text"))
+        super().__init__("text", repr(needle))
         self.needle = needle
 
     def find(self, scope: Scope) -> list[Hit]:
