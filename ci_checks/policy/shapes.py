@@ -227,7 +227,9 @@ def check(key_path: KeyPath, roots: tuple[Shape, ...]) -> None:
     for segment in key_path.segments:
         following = [shape for here in _flatten(current) for shape in _follow(here, segment)]
         if not following:
-            raise PathError(_why_not(walked or "the scope", _flatten(current), segment), segment.offset)
+            raise PathError(
+                _why_not(f"`{walked}`" if walked else "the scope", _flatten(current), segment), segment.offset
+            )
         current = following
         walked = key_path.text[: segment.offset + len(segment.text)]
 
@@ -289,7 +291,7 @@ def _below(shape: Shape) -> list[Shape]:
     return [here for here in found.values() if not isinstance(here, Either)]
 
 
-def _why_not(walked: str, shapes: list[Shape], segment: Segment) -> str:
+def _why_not(walked_shown: str, shapes: list[Shape], segment: Segment) -> str:
     mappings = [shape for shape in shapes if isinstance(shape, Keys)]
     if segment.kind == "key" and mappings:
         known = sorted({name for shape in mappings for name in shape.keys})
@@ -298,5 +300,5 @@ def _why_not(walked: str, shapes: list[Shape], segment: Segment) -> str:
         labels = " or ".join(sorted({shape.label for shape in mappings}))
         return f"{labels} has no key {segment.text!r}{hint}; keys there: {', '.join(known)}"
     if segment.kind == "key":
-        return f"`{walked}` is a single value or a list; it has no key {segment.text!r}"
-    return f"`{walked}` is a mapping, not a list; {segment.text} selects nothing there"
+        return f"{walked_shown} is a single value or a list; it has no key {segment.text!r}"
+    return f"{walked_shown} is a mapping, not a list; {segment.text} selects nothing there"

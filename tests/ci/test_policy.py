@@ -597,6 +597,16 @@ jobs:
 """
 
 
+def test_an_invalid_glob_of_a_python_item_is_told_where_it_is_written(make_repo) -> None:  # type: ignore[no-untyped-def]
+    policy = "version: 1\nrules:\n  - id: r\n    kind: forbid\n    where: {files: t.py}\n    forbid:\n"
+    policy += '      - python: {import: "[a"}\n'
+    result = run_cli("check", make_repo({".github/ci-checks.yml": policy, "t.py": "import os\n"}))
+    assert (result.code, result.err) == (
+        2,
+        ".github/ci-checks.yml:7:26: error: invalid glob '[a': '[' opens a character set that is never closed\n",
+    )
+
+
 def _forbidden(make_repo, item: str, where: str, files: dict[str, str]) -> list[str]:  # type: ignore[no-untyped-def]
     policy = f"version: 1\nrules:\n  - id: r\n    kind: forbid\n    where: {where}\n    forbid:\n      - {item}\n"
     return run_cli("check", make_repo({".github/ci-checks.yml": policy, **files}), "--select", "CC1").headers
@@ -671,6 +681,8 @@ class K(base.Parent):
         ("{assign: 'mod.sub.Cls'}", ["3:1: Python assign 'mod.sub.Cls' is forbidden here (found 'mod.sub.Cls')"]),
         ("{assign: 'sub.Cls'}", []),
         ("{assign: 'sub.*'}", []),
+        ("{assign: 'mod.sub'}", []),  # only an import's module is a name of its own
+        ("{subclass: base}", []),
         ("{assign: Other}", ["4:1: Python assign 'Other' is forbidden here (found 'm.Other')"]),
         ("{assign: 'mod.Late'}", ["5:1: Python assign 'mod.Late' is forbidden here (found 'mod.Late')"]),
         ("{import: 'a.b'}", ["2:17: Python import 'a.b' is forbidden here (found 'a.b.C')"]),

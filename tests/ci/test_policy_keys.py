@@ -269,6 +269,7 @@ def test_a_value_that_cannot_be_read_from_python_is_a_finding_of_its_rule(make_r
             "it has no key 'x'\n",
         ),
         ("jobs.[", "7:14: error: invalid PATH 'jobs.[': invalid key glob '[': '[' opens a character set"),
+        ("[0]", "7:14: error: invalid PATH '[0]': the scope is a mapping, not a list; [0] selects nothing there\n"),
     ],
 )
 def test_a_path_that_can_never_select_anything_is_an_error(make_repo, key: str, error: str) -> None:  # type: ignore[no-untyped-def]
