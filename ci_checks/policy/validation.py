@@ -72,7 +72,9 @@ def validate(data: Mapping[str, Any], schema: Mapping[str, Any], place: Place, w
         return
     message, where, at_key = problem
     if message.startswith("unknown configuration key"):
-        message = message.replace("unknown configuration key", f"unknown key of {what}", 1)
+        inside = ".".join(str(part) for part in where[:-1])  # `count` of an item: the key is not the item's own
+        owner = f"`{inside}` in {what}" if inside else what
+        message = message.replace("unknown configuration key", f"unknown key of {owner}", 1)
     raise PolicyError(message, place.span(*where, key=at_key))
 
 

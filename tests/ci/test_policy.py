@@ -83,6 +83,27 @@ def rule(kind: str, body: str, where: str = "{workflow: .github/workflows/ci.yml
             rule("forbid", "    forbid: [{text: x}]\n", "{files: ['docs/[abc']}"),
             "5:21: error: invalid glob 'docs/[abc': '[' opens a character set that is never closed",
         ),
+        (  # a glob written alone is told at its value, one of a list at its entry
+            rule("forbid", "    forbid: [{text: x}]\n", "{files: 'docs/[abc'}"),
+            "5:20: error: invalid glob 'docs/[abc': '[' opens a character set that is never closed",
+        ),
+        (
+            rule("forbid", "    forbid: [{command: git apply, without: ['a b']}]\n"),
+            "6:44: error: `without` takes single words; 'a b' is not one",
+        ),
+        (
+            rule("forbid", "    forbid: [{command: 'echo \"x', without: [--check]}]\n"),
+            "6:24: error: invalid command pattern 'echo \"x': No closing quotation",
+        ),
+        (
+            rule("order", "    order: [{text: a, where: {job: x}}, {text: b}]\n"),
+            "6:23: error: the items of an `order` rule are ordered within each scope of the rule's `where`; they take "
+            "no `where` of their own",
+        ),
+        (
+            rule("require", "    require: [{step: {name: '[a'}}]\n"),
+            "6:29: error: invalid glob '[a': '[' opens a character set that is never closed",
+        ),
         (
             rule("forbid", "    forbid: [{text: x}]\n", "{files: ['a**/b']}"),
             "5:21: error: invalid glob 'a**/b': '**' must be a whole path segment, as in 'a/**/b'",
@@ -128,6 +149,10 @@ def rule(kind: str, body: str, where: str = "{workflow: .github/workflows/ci.yml
         (
             rule("require", "    require: [{text: x, count: {min: -1}}]\n"),
             "6:38: error: rules.0.require.0.count.min must be at least 0",
+        ),
+        (  # a key unknown inside an item's mapping is named with the mapping it is in
+            rule("require", "    require: [{text: x, count: {mni: 1}}]\n"),
+            "6:33: error: unknown key of `count` in a `text` item 'mni' (did you mean 'min'?); known keys: max, min",
         ),
         (
             rule("require", "    require: [{text: x, count: many}]\n"),

@@ -581,6 +581,23 @@ def test_a_python_string_refers_to_a_path_with_a_slash_or_a_dot_and_only_build_p
     ]
 
 
+def test_a_script_too_deep_to_read_is_reported_to_a_rule_of_commands_where_it_goes_too_deep(make_repo) -> None:  # type: ignore[no-untyped-def]
+    """A text item reads the text, which is there; a command item would need the commands, which are not."""
+    deep = "if true; then " * 101 + "git apply amd.patch" + "; fi" * 101
+    workflow = f"on: push\njobs:\n  t:\n    runs-on: ubuntu-latest\n    steps:\n      - run: {deep}\n"
+    rule = "  - id: {}\n    kind: forbid\n    where: {{workflow: .github/workflows/ci.yml}}\n    forbid: [{}]\n"
+    rules = rule.format("commands", "{command: git apply}") + rule.format("texts", "{text: amd.patch}")
+    root = make_repo({".github/workflows/ci.yml": workflow, ".github/ci-checks.yml": f"rules:\n{rules}"})
+    run = len("      - run: ")
+    too_deep = run + len("if true; then ") * 99 + len("if ") + 1  # `true`, the 101st statement inside another
+    text = run + len("if true; then ") * 101 + len("git apply ") + 1
+    assert run_cli("check", root, "--select", "CC1").headers == [
+        f".github/workflows/ci.yml:6:{too_deep}: CC106 shell statements are nested more than 100 deep; not checked by "
+        "this rule [commands]",
+        f".github/workflows/ci.yml:6:{text}: CC101 'amd.patch' is forbidden here [texts]",
+    ]
+
+
 def _headers(make_repo, rules: str, files: dict[str, str] | None = None) -> list[str]:  # type: ignore[no-untyped-def]
     result = check(make_repo, rules, files)
     assert result.err == "", result.err

@@ -49,7 +49,7 @@ class CommandItem(Item):
 
 def _compile(raw: Mapping[str, Any], context: ItemContext) -> Item:
     without = raw.get("without", [])
-    exact = bool(raw.get("exact", False))
+    exact = bool(raw.get("exact"))
     try:
         pattern = CommandPattern.parse(raw["command"], without, exact)
     except ValueError as error:
