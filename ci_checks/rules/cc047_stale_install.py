@@ -15,7 +15,8 @@ The folder is followed through `working-directory:`, `cd` (`cd /opt/x &&
 nothing checks out later is not reported: a fetch of tags for versioning
 installs the tree it means to. The later checkout must be of what was
 fetched: `FETCH_HEAD`, the fetched ref, `origin/REF`, or the branch a
-`SRC:DST` refspec made (`git reset --hard HEAD` checks out no fetched ref); in
+`SRC:DST` refspec made, named whole or short (`+refs/heads/x:refs/remotes/origin/x`
+makes `origin/x`; `git reset --hard HEAD` checks out no fetched ref); in
 the repository's own checkout, only `FETCH_HEAD` counts, since a job may
 install its own tree before switching to a fetched branch to publish to it.
 
@@ -138,7 +139,7 @@ def _related(folder: Place, tree: Place) -> bool:
 def _checks_out(fetch: Event, later: Event, own: bool) -> bool:
     """Whether `later` checks out what `fetch` fetched: `FETCH_HEAD`, or (in a tree that is not the repository's own
     checkout, which a job may install as it is before switching to a fetched branch to publish) the fetched ref,
-    `origin/REF`, or the local branch a `SRC:DST` refspec made."""
+    `origin/REF`, or the branch a `SRC:DST` refspec made."""
     fetched = fetch.effect.ref if isinstance(fetch.effect, GitOperation) else None
     ref = later.effect.ref if isinstance(later.effect, GitOperation) else None
     if ref == "FETCH_HEAD":
@@ -147,7 +148,18 @@ def _checks_out(fetch: Event, later: Event, own: bool) -> bool:
         return False
     if fetched is None:
         return ref.startswith("origin/")
-    return ref == fetched.rsplit(":", 1)[-1] or ref.endswith("/" + fetched)  # the ref, or DST of SRC:DST
+    source, _, destination = fetched.removeprefix("+").partition(":")
+    if destination:  # `SRC:DST`: DST, as written or short (`refs/remotes/origin/x` is `origin/x`)
+        return ref in (destination, _short_ref(destination))
+    return ref in (source, _short_ref(source)) or ref.endswith("/" + _short_ref(source))  # or `origin/REF`
+
+
+def _short_ref(ref: str) -> str:
+    """`refs/heads/x` is `x`, `refs/remotes/origin/x` is `origin/x`, as git resolves a short name."""
+    for prefix in ("refs/heads/", "refs/remotes/", "refs/tags/"):
+        if ref.startswith(prefix):
+            return ref[len(prefix) :]
+    return ref
 
 
 def _finding(install: Read, fetch: Event, checkout: Event) -> Diagnostic:

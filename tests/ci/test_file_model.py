@@ -1100,6 +1100,9 @@ FETCHED_REFS = (
     ("d", " feature", "origin/feature"),
     ("e", " feature", "other"),
     ("f", " feature", "feature"),
+    ("h", " +refs/heads/feature:refs/remotes/origin/feature", "origin/feature"),
+    ("i", " +refs/heads/feature", "origin/feature"),
+    ("j", " refs/heads/feature:refs/heads/local", "local"),
 )
 
 
@@ -1108,7 +1111,8 @@ def test_an_install_in_another_trees_checkout_is_stale_when_the_later_checkout_n
 ) -> None:
     """In a tree that is not this repository's checkout, a plain `git fetch origin` is checked out as `origin/X`
     (not as a local branch), a fetched ref as itself, as `origin/REF` or as the destination of its `SRC:DST`
-    refspec; a fetch in a folder not known is no fetch of any tree."""
+    refspec, written whole or short (`refs/remotes/origin/x` is `origin/x`, a leading `+` only forces); a fetch in a
+    folder not known is no fetch of any tree."""
     lines = "".join(
         f"          git clone https://example.com/{tree} /opt/{tree}\n"
         f"          git -C /opt/{tree} fetch origin{fetched}\n"
@@ -1122,13 +1126,19 @@ def test_an_install_in_another_trees_checkout_is_stale_when_the_later_checkout_n
     root = make_repo({".github/workflows/ci.yml": workflow})
     result = run_cli("check", root, "--select", "CC047", "--backends", "none", "--output-format", "concise")
     stale = "it installs the tree as it was before the fetch; check the fetched ref out first [stale-install]"
+    fetch = "git -C /opt/{} fetch origin{}"
     assert result.headers == [
         f".github/workflows/ci.yml:{4 * index + 9}:26: CC047 `pip install -e /opt/{tree}` installs the tree in "
-        f"`/opt/{tree}` after `git -C /opt/{tree} fetch origin{fetched}` and before "
+        f"`/opt/{tree}` after `{_shown(fetch.format(tree, fetched))}` and before "
         f"`git -C /opt/{tree} checkout {checked}`: {stale}"
         for index, (tree, fetched, checked) in enumerate(FETCHED_REFS)
-        if tree in "acdf"
+        if tree in "acdfhij"
     ]
+
+
+def _shown(command: str) -> str:
+    """A command as CC047 shows it: whole up to 60 characters, else its first 57 and `...`."""
+    return command if len(command) <= 60 else command[:57] + "..."
 
 
 def test_a_checkout_of_no_ref_leaves_the_fetch_pending_and_a_write_to_an_unknown_place_leaves_the_checkout_own(
