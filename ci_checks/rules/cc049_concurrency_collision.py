@@ -87,9 +87,9 @@ def check_repository(context: RepositoryContext) -> Iterator[Diagnostic]:
         for first, second in combinations(run.holders, 2):
             if not same_text(first.group, second.group):
                 continue
-            if first.holds(second) or second.holds(first):
+            if first.holds(second):  # a run's holders come as they are entered: one that holds another comes first
                 clash = clashes.setdefault(frozenset({first.span, second.span}), _Clash(first, second))
-                clash.held = (first, second) if first.holds(second) else (second, first)
+                clash.held = (first, second)
                 clash.groups.setdefault("run", written(first.group))
             elif _side_by_side(first, second):
                 clash = clashes.setdefault(frozenset({first.span, second.span}), _Clash(first, second))

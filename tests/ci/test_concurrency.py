@@ -205,6 +205,14 @@ def test_two_jobs_of_one_run_collide_where_they_run_side_by_side_and_one_cancels
     assert _findings_with_notes(root) == (expected if found else [])
 
 
+def test_jobs_of_other_groups_before_the_colliding_ones_do_not_hide_them(make_repo) -> None:  # type: ignore[no-untyped-def]
+    lint = '  lint:\n    runs-on: ubuntu-latest\n    concurrency: {group: "lint-${{ github.ref }}"}\n'
+    lint += "    steps: [{run: x}]\n"
+    workflow = JOBS.replace("CUDA", "true").replace("ROCM", "true").replace("jobs:\n", "jobs:\n" + lint, 1)
+    root = make_repo({".github/workflows/gpu.yml": workflow})
+    assert [(path, line) for path, line, *_ in _findings_with_notes(root)] == [(".github/workflows/gpu.yml", 17)]
+
+
 def test_a_job_that_asks_for_the_group_its_run_holds_waits_for_itself(make_repo) -> None:  # type: ignore[no-untyped-def]
     """A job's group that its own workflow holds, and a called workflow's job's group that its caller holds (neither
     job cancels: the two wait, side by side, for each other's turn, and for the workflow's)."""

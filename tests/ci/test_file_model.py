@@ -1527,6 +1527,27 @@ def test_a_local_action_or_file_that_leaves_the_checkout_is_named_and_not_follow
     ]
 
 
+def test_a_path_inside_a_git_submodule_is_not_judged_however_gitmodules_writes_it(
+    make_repo: Callable[[dict[str, str | bytes]], Path],
+) -> None:
+    """A submodule's files are not in this repository's tree: `path = x/` and a folder ending in `X` are its."""
+    gitmodules = (
+        '[submodule "cutlass"]\n\tpath = third_party/cutlass/\n\turl = https://github.com/NVIDIA/cutlass\n'
+        '[submodule "jax"]\n  path=third_party/JAX\n\turl = https://github.com/jax-ml/jax\n'
+    )
+    steps = (
+        "      - uses: actions/checkout@v4\n        with: {submodules: true}\n"
+        "      - run: bash third_party/cutlass/build.sh && git apply third_party/JAX/fix.patch\n"
+        "      - uses: ./third_party/JAX/action\n      - run: bash third_party/missing/x.sh\n"
+    )
+    workflow = f"on: push\njobs:\n  t:\n    runs-on: ubuntu-latest\n    steps:\n{steps}"
+    root = make_repo({".github/workflows/ci.yml": workflow, ".gitmodules": gitmodules})
+    assert _dangling(root) == [
+        ".github/workflows/ci.yml:10:19: CC041 `bash third_party/missing/x.sh` runs `third_party/missing/x.sh`, which "
+        "does not exist in the repository [dangling-reference]"
+    ]
+
+
 def test_build_push_file_is_judged_only_where_the_checkout_put_it_when_a_context_is_given(
     make_repo: Callable[[dict[str, str | bytes]], Path],
 ) -> None:

@@ -118,8 +118,12 @@ def test_each_input_no_call_gives_and_each_secret_a_call_does_not_pass_is_said_w
     passes in its event, GITHUB_TOKEN and `secrets: inherit` need nothing; a caller with no `on:` never runs. A
     callee's own findings are kept only where it is checked, a call's only where its caller is."""
     never = "jobs:\n  never:\n    uses: ./.github/workflows/callee.yml\n"
+    job = "jobs:\n  t: {runs-on: ubuntu-latest, steps: [{run: make}]}\n"
     root = make_repo(
         {
+            # judged first: a workflow no one can call, and a reusable one no one calls
+            ".github/workflows/a-push.yml": f"on: push\n{job}",
+            ".github/workflows/a-uncalled.yml": f"on: workflow_call\n{job}",
             ".github/workflows/callee.yml": CONTRACT_CALLEE,
             ".github/workflows/caller.yml": CONTRACT_CALLER,
             ".github/workflows/never.yml": never,

@@ -795,6 +795,29 @@ jobs:
     ]
 
 
+def test_a_job_after_a_reusable_call_and_a_runner_four_calls_down_are_exposed(make_repo) -> None:  # type: ignore[no-untyped-def]
+    """Four levels of calls are followed (the most GitHub nests), and a call job does not end the search of its
+    workflow's jobs."""
+    gpu = "runs-on: [self-hosted, gpu]\n    timeout-minutes: 5\n    steps: [{run: a}]\n"
+    down = "on: workflow_call\njobs:\n  down:\n    uses: ./.github/workflows/w{}.yml\n"
+    calls = {f".github/workflows/w{level}.yml": down.format(level + 1) for level in (1, 2, 3)}
+    files = {
+        ".github/workflows/top.yml": "on: pull_request\njobs:\n  down:\n    uses: ./.github/workflows/w1.yml\n"
+        f"  gpu:\n    {gpu}",
+        **calls,
+        ".github/workflows/w4.yml": f"on: workflow_call\njobs:\n  target:\n    {gpu}",
+    }
+    result = run_cli("check", make_repo(files), "--select", "CC045", "--output-format", "concise")
+    exposed = (
+        "runs on a self-hosted runner and `pull_request` runs it for pull requests from forks, with no gate that "
+        "excludes forks (a head-repository, label or author check, or an environment with required reviewers)"
+    )
+    assert [header.removesuffix(" [untrusted-self-hosted]") for header in result.headers] == [
+        f".github/workflows/top.yml:3:3: CC045 job 'down' (calling 'target') {exposed}",
+        f".github/workflows/top.yml:5:3: CC045 job 'gpu' {exposed}",
+    ]
+
+
 def test_a_call_cycle_exposes_a_job_once_by_its_own_workflows_trigger_not_again_by_the_call_back_to_it(
     make_repo,  # type: ignore[no-untyped-def]
 ) -> None:
