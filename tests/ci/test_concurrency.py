@@ -136,6 +136,34 @@ def test_a_reusable_workflow_takes_its_callers_workflow_name(make_repo) -> None:
     assert _findings(root) == []  # one after the other: nothing is cancelled
 
 
+def test_two_workflows_that_collide_on_their_own_and_in_one_callers_run_are_told_both_in_one_finding(make_repo) -> None:  # type: ignore[no-untyped-def]
+    """Two events are listed as `a and b`; the group of the caller's run is shown as computed there."""
+    called = (
+        "on: [push, pull_request, workflow_call]\n"
+        "concurrency: {group: 'gpu-${{ github.event.pull_request.number }}', cancel-in-progress: true}\n"
+        "jobs:\n  t: {runs-on: ubuntu-latest, steps: [{run: pytest}]}\n"
+    )
+    caller = "on: release\njobs:\n" + "".join(
+        f"  {name}: {{uses: ./.github/workflows/{name}.yml}}\n" for name in ("cuda", "rocm")
+    )
+    root = make_repo(
+        {
+            ".github/workflows/cuda.yml": called,
+            ".github/workflows/rocm.yml": called,
+            ".github/workflows/rel.yml": caller,
+        }
+    )
+    assert _findings(root) == [
+        (
+            ".github/workflows/rocm.yml",
+            2,
+            "`.github/workflows/cuda.yml` and `.github/workflows/rocm.yml` both run for `push` and `pull_request` and "
+            "ask for the same concurrency group, `gpu-`, with `cancel-in-progress`: the run that starts second cancels "
+            "the other; so do they, side by side, in one run of `.github/workflows/rel.yml` (`release`) (as `gpu-`)",
+        )
+    ]
+
+
 JOBS = """name: GPU
 on: push
 jobs:

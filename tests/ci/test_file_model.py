@@ -1601,3 +1601,31 @@ def test_a_copy_source_named_twice_is_reported_at_each_copy_and_none_in_a_contex
         "[dangling-reference]"
         for line in (2, 3)
     ]
+
+
+def test_only_a_git_command_that_puts_a_ref_in_the_tree_settles_a_fetch_before_an_install(
+    make_repo: Callable[[dict[str, str | bytes]], Path],
+) -> None:
+    """`git stash` changes the tree but checks no ref out: the fetch is still pending at the install. `git pull`
+    merges what it fetches itself (and FETCH_HEAD is then its own): the install after it is of that tree. A git
+    command whose tree is not known (`--git-dir`) is passed over, and the commands after it are followed."""
+    scripts = {
+        "stashed": 'git fetch origin "$PR"\ngit stash\npip install -e .\ngit checkout FETCH_HEAD\n',
+        "pulled": 'git fetch origin "$PR"\ngit pull\npip install -e .\ngit checkout FETCH_HEAD\n',
+        "mirror": 'git --git-dir=/srv/mirror.git fetch origin\ngit fetch origin "$PR"\npip install -e .\n'
+        "git checkout FETCH_HEAD\n",
+    }
+    jobs = "".join(
+        f"  {name}:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: actions/checkout@v4\n      - run: |\n"
+        + "".join(f"          {line}\n" for line in script.splitlines())
+        for name, script in scripts.items()
+    )
+    root = make_repo({".github/workflows/ci.yml": f"on: push\njobs:\n{jobs}"})
+    result = run_cli("check", root, "--select", "CC047", "--backends", "none", "--output-format", "concise")
+    stale = "it installs the tree as it was before the fetch; check the fetched ref out first [stale-install]"
+    assert result.headers == [
+        ".github/workflows/ci.yml:10:26: CC047 `pip install -e .` installs the tree in the workspace after "
+        f"`git fetch origin $PR` and before `git checkout FETCH_HEAD`: {stale}",
+        ".github/workflows/ci.yml:28:26: CC047 `pip install -e .` installs the tree in the workspace after "
+        f"`git fetch origin $PR` and before `git checkout FETCH_HEAD`: {stale}",
+    ]

@@ -209,3 +209,46 @@ jobs:
         (".github/workflows/a.yml:9:58", "warning", empty, []),
         (".github/workflows/b.yml:9:58", "warning", empty, []),
     ]
+
+
+def test_a_secret_read_under_an_input_a_dispatched_caller_passes_on_must_be_passed(make_repo) -> None:  # type: ignore[no-untyped-def]
+    """`with: {upload: ${{ inputs.upload }}}` passes on what the dispatch is given, which the call cannot tell: the
+    read of UPLOAD_KEY under `if: inputs.upload` may happen."""
+    caller = """on:
+  workflow_dispatch:
+    inputs:
+      upload: {type: boolean}
+jobs:
+  call: {uses: ./.github/workflows/callee.yml, with: {upload: "${{ inputs.upload }}"}}
+"""
+    root = make_repo({".github/workflows/callee.yml": CALLEE, ".github/workflows/caller.yml": caller})
+    assert _findings(root) == [(".github/workflows/caller.yml", 6)]
+
+
+def test_every_workflow_whose_run_may_call_a_reusable_one_gives_it_its_dispatch_inputs(make_repo) -> None:  # type: ignore[no-untyped-def]
+    """`b.yml` calls the callee twice and `a.yml` once: `a.yml`'s dispatch input `x` counts however the callers
+    are listed; `y`, which no workflow declares, is always empty."""
+    callee = """on: workflow_call
+jobs:
+  t:
+    runs-on: ubuntu-latest
+    steps: [{run: 'echo ${{ github.event.inputs.x }} ${{ github.event.inputs.y }}'}]
+"""
+    root = make_repo(
+        {
+            ".github/workflows/a.yml": "on:\n  workflow_dispatch:\n    inputs:\n      x: {type: string}\njobs:\n"
+            "  call: {uses: ./.github/workflows/c.yml}\n",
+            ".github/workflows/b.yml": "on: push\njobs:\n  one: {uses: ./.github/workflows/c.yml}\n"
+            "  two: {uses: ./.github/workflows/c.yml}\n",
+            ".github/workflows/c.yml": callee,
+        }
+    )
+    assert _whole_findings(root) == [
+        (
+            ".github/workflows/c.yml:5:58",
+            "warning",
+            "`github.event.inputs.y` in a reusable workflow reads the event of the caller's run, and no workflow that "
+            "runs it is dispatched with an input `y`: it is always empty",
+            [],
+        )
+    ]

@@ -219,6 +219,19 @@ def test_a_workflow_command_is_what_echo_or_printf_print_at_the_start_of_a_line(
     ]
 
 
+def test_the_commands_after_a_step_or_an_echo_that_prints_none_are_still_read(make_repo) -> None:  # type: ignore[no-untyped-def]
+    # A PowerShell script is not parsed, and an echo that only names a command prints none: the steps and commands
+    # after them are read all the same.
+    steps = (
+        '      - run: echo "::set-output name=v::1"\n        shell: pwsh\n'
+        '      - run: |\n          echo "set-output is going away"\n          echo "::set-output name=v::1"\n'
+    )
+    root = make_repo(
+        {".github/workflows/ci.yml": f"on: push\njobs:\n  t:\n    runs-on: ubuntu-latest\n    steps:\n{steps}"}
+    )
+    assert _lines(root) == [(".github/workflows/ci.yml", 10, 11, "warning", DEPRECATED, [], REWRITE)]
+
+
 def test_only_a_true_value_or_an_earlier_write_allows_set_env(make_repo) -> None:  # type: ignore[no-untyped-def]
     steps = (
         '      - run: echo "::set-env name=A::1"\n'

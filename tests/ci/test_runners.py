@@ -839,3 +839,78 @@ def test_a_call_cycle_exposes_a_job_once_by_its_own_workflows_trigger_not_again_
         f".github/workflows/a.yml:3:3: CC045 job 'gpu' {exposed}",
         f".github/workflows/a.yml:7:3: CC045 job 'call-b' (calling 'gpu-b') {exposed}",
     ]
+
+
+EXPOSED_BY_PULL_REQUESTS = (
+    "runs on a self-hosted runner and `pull_request` runs it for pull requests from forks, with no gate that excludes "
+    "forks (a head-repository, label or author check, or an environment with required reviewers)"
+)
+
+
+def test_what_keeps_a_self_hosted_job_out_of_reach_of_a_pull_request_is_read_whole(make_repo) -> None:  # type: ignore[no-untyped-def]
+    """`pull_request_target` without the head checked out exposes no job, but the `pull_request` after it still does;
+    an event test after another term of the `if:` counts, two that no event passes at once let none through, and a gate
+    on a needed job counts though another needed job is reached by two paths (`build`, directly and through `lint`)."""
+    job = "runs-on: [self-hosted, gpu]\n    timeout-minutes: 5\n    steps: [{run: a}]\n"
+    workflow = (
+        "on: [pull_request_target, pull_request, push]\njobs:\n"
+        f"  plain:\n    {job}"
+        f"  pushed:\n    if: success() && github.event_name != 'pull_request'\n    {job}"
+        f"  never:\n    if: github.event_name == 'push' && github.event_name == 'pull_request'\n    {job}"
+        "  approve: {environment: gpu, runs-on: ubuntu-latest, steps: [{run: a}]}\n"
+        "  build: {runs-on: ubuntu-latest, steps: [{run: make}]}\n"
+        "  lint: {needs: build, runs-on: ubuntu-latest, steps: [{run: make lint}]}\n"
+        f"  approved:\n    needs: [approve, lint, build]\n    {job}"
+    )
+    result = run_cli("check", make_repo({".github/workflows/ci.yml": workflow}), "--select", "CC045")
+    assert result.headers == [f".github/workflows/ci.yml:3:3: CC045 job 'plain' {EXPOSED_BY_PULL_REQUESTS}"]
+
+
+def test_a_call_exposes_a_self_hosted_job_only_when_it_can_run_it_ungated(make_repo) -> None:  # type: ignore[no-untyped-def]
+    """A job gated in the called workflow is gated in every call; a workflow that is not `on: workflow_call` never
+    runs as called (GitHub fails the caller's run), whatever its own jobs are."""
+    job = "runs-on: [self-hosted, gpu]\n    timeout-minutes: 5\n    steps: [{run: a}]\n"
+    files = {
+        ".github/workflows/pr.yml": "on: pull_request\njobs:\n"
+        "  gated: {uses: ./.github/workflows/_gated.yml}\n"
+        "  not-callable: {uses: ./.github/workflows/_push.yml}\n"
+        "  plain: {uses: ./.github/workflows/_plain.yml}\n",
+        ".github/workflows/_gated.yml": f"on: workflow_call\njobs:\n  gpu:\n    environment: gpu\n    {job}",
+        ".github/workflows/_push.yml": f"on: push\njobs:\n  gpu:\n    {job}",
+        ".github/workflows/_plain.yml": f"on: workflow_call\njobs:\n  gpu:\n    {job}",
+    }
+    result = run_cli("check", make_repo(files), "--select", "CC045")
+    assert result.headers == [
+        f".github/workflows/pr.yml:5:3: CC045 job 'plain' (calling 'gpu') {EXPOSED_BY_PULL_REQUESTS}"
+    ]
+
+
+def test_a_chain_of_calls_is_followed_four_calls_up_from_the_self_hosted_job_and_no_further(make_repo) -> None:  # type: ignore[no-untyped-def]
+    """`w4.yml`'s pull requests reach the job through four calls, and expose it; `w5.yml`'s would through five, past
+    the bound of the search."""
+    files = {
+        ".github/workflows/w0.yml": "on: workflow_call\njobs:\n  gpu:\n"
+        "    runs-on: [self-hosted, gpu]\n    timeout-minutes: 5\n    steps: [{run: a}]\n"
+    }
+    for level in range(1, 6):
+        on = "[pull_request, workflow_call]" if level == 4 else "pull_request" if level == 5 else "workflow_call"
+        files[f".github/workflows/w{level}.yml"] = (
+            f"on: {on}\njobs:\n  call{level}: {{uses: ./.github/workflows/w{level - 1}.yml}}\n"
+        )
+    result = run_cli("check", make_repo(files), "--select", "CC045")
+    assert result.headers == [
+        f".github/workflows/w4.yml:3:3: CC045 job 'call4' (calling 'gpu') {EXPOSED_BY_PULL_REQUESTS}"
+    ]
+
+
+def test_a_container_started_after_other_docker_commands_of_a_script_is_judged(make_repo) -> None:  # type: ignore[no-untyped-def]
+    script = "          docker pull img\n          docker run img a\n"
+    workflow = (
+        "on: push\njobs:\n  cuda:\n    runs-on: [self-hosted, nvidia, h100]\n    timeout-minutes: 60\n"
+        f"    steps:\n      - run: |\n{script}"
+    )
+    result = run_cli("check", make_repo({".github/workflows/ci.yml": workflow}), "--select", "CC046")
+    assert result.headers == [
+        ".github/workflows/ci.yml:9:11: CC046 `docker run` in job 'cuda' starts a container on an NVIDIA GPU runner "
+        "without `--gpus`; CUDA sees no GPU inside it"
+    ]
