@@ -1093,6 +1093,17 @@ def test_an_install_between_a_fetch_and_its_checkout_names_the_tree_and_both_com
     ]
 
 
+def test_a_fetch_spelt_with_quotes_is_still_a_fetch(make_repo) -> None:  # type: ignore[no-untyped-def]
+    """The shell reads `git fe""tch` and `pip inst'al'l` as `git fetch` and `pip install`, and so does CC047."""
+    script = '          git fe""tch origin "$PR"\n          pip inst\'al\'l -e .\n          git checkout FETCH_HEAD\n'
+    steps = f"      - uses: actions/checkout@v4\n      - run: |\n{script}"
+    root = make_repo(
+        {".github/workflows/ci.yml": f"on: push\njobs:\n  t:\n    runs-on: ubuntu-latest\n    steps:\n{steps}"}
+    )
+    result = run_cli("check", root, "--select", "CC047", "--backends", "none", "--output-format", "concise")
+    assert [header.split(" CC047 ")[0] for header in result.headers] == [".github/workflows/ci.yml:9:28:"]
+
+
 FETCHED_REFS = (
     ("a", "", "origin/main"),
     ("b", "", "main"),

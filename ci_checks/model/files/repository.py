@@ -197,5 +197,10 @@ def _texts(steps: list[Step]) -> str:
     return "\n".join(step.run.value for step in steps if step.run is not None)
 
 
+_QUOTING = str.maketrans("", "", "\"'\\")
+
+
 def _mention(text: str, groups: tuple[tuple[str, ...], ...]) -> bool:
-    return all(any(word in text for word in group) for group in groups)
+    """Whether the text holds a word of each group, as the shell reads it (`git fe""tch` is `git fetch`)."""
+    read = text.translate(_QUOTING)
+    return all(any(word in read for word in group) for group in groups)
