@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 
@@ -611,6 +612,91 @@ def test_a_python_string_that_is_no_valid_glob_leaves_orphan_patch_judging(make_
     assert [line.split(" ")[:2] for line in result.out.splitlines()[:-1]] == [
         ["docker/patches/old/fix.patch:1:1:", "CC042"]
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param(
+            "P = 'docker/a.patch'\nP = 'docker/b.patch'\nopen(P + '.orig')\n"
+            "A, B = 'docker/c.patch', 'x'\nopen(A + '.orig')\n",
+            [("docker/a.patch", False, False), ("docker/b.patch", False, False), ("docker/c.patch", False, False)],
+            id="a name assigned twice or by unpacking is unknown",
+        ),
+        pytest.param(
+            "import glob, os\nfrom pathlib import Path\nopen(str('docker/a.patch'))\n"
+            "open(os.path.abspath('docker/b.patch'))\nopen(Path('docker/c.patch'))\nglob.iglob('patches/*.patch')\n",
+            [
+                ("patches/*.patch", False, True),
+                ("docker/a.patch", False, False),
+                ("docker/b.patch", False, False),
+                ("docker/c.patch", False, False),
+            ],
+            id="str, abspath, Path and iglob name their argument once",
+        ),
+        pytest.param(
+            "from glob import glob\nglob('docker/*.diff')\n",
+            [("docker/*.diff", False, True)],
+            id="a glob imported by name names its pattern once",
+        ),
+        pytest.param(
+            "open('docker/patches')\nopen('fix.patch')\nopen('utf-8')\n",
+            [("docker/patches", False, False), ("fix.patch", False, False)],
+            id="a string names a path by a slash or by a suffix",
+        ),
+        pytest.param(
+            "import glob\ndef find(a, b):\n    glob.glob(f'{a}/x/{b}.patch')\n    glob.glob(f'docker/{b}.patch')\n",
+            [("docker/*.patch", False, True)],
+            id="a glob names a folder only when the text before its first unknown part holds a slash",
+        ),
+        pytest.param(
+            "import os\nfrom pathlib import Path\nPath() / 'docker' / 'fix.patch'\nPath('docker') / '/opt/fix.patch'\n"
+            "os.path.join('docker', __file__)\nos.path.join('my patches ', 'fix.patch')\n"
+            "Path('/opt') / 'fix.patch'\nPath('docker/X') / 'fix.patch'\n",
+            [
+                ("docker/fix.patch", False, False),
+                ("/opt/fix.patch", False, False),
+                ("ci/x.py", True, False),
+                ("my patches /fix.patch", False, False),
+                ("/opt/fix.patch", False, False),
+                ("docker/X/fix.patch", False, False),
+            ],
+            id="a join starts at an absolute or anchored part and keeps each part's text",
+        ),
+        pytest.param(
+            "import os\nfrom pathlib import Path\ndef parents(name):\n    os.path.dirname('docker/patches/')\n"
+            "    Path('ci/docker/patches/').parent\n    Path('docker/patches/X').parent\n"
+            "    os.path.dirname(f'docker/patches/{name}')\n"
+            "    os.path.join(os.path.dirname(f'{name}.py'), 'fix.patch')\n"
+            "    Path(f'{name}.py').parent / 'fix.patch'\n    os.path.join(os.path.dirname('setup.py'), 'fix.patch')\n",
+            [
+                ("docker/patches", False, False),
+                ("ci/docker", False, False),
+                ("docker/patches", False, False),
+                ("docker/patches", False, False),
+                ("fix.patch", False, False),
+            ],
+            id="dirname drops what follows the last slash, parent the last name; neither knows an unknown one's",
+        ),
+    ],
+)
+def test_python_path_expressions_are_evaluated_as_python_evaluates_them(
+    text: str, expected: list[tuple[str, bool, bool]]
+) -> None:
+    """Each row is a file `ci/x.py`: what `os.path`, `pathlib`, `glob` and names make of its strings, as far as the
+    file itself tells (`dirname("a/b/")` is `a/b`, `Path("a/b/").parent` is `a`; a parameter is unknown)."""
+    mentions = path_mentions(source.decode("ci/x.py", text.encode()), "ci/x.py")
+    assert mentions == [PathMention(*mention) for mention in expected]
+
+
+def test_python_a_file_is_read_whatever_python_warns_of_it() -> None:
+    """An invalid escape such as `"\\d"` makes Python warn while parsing (an error where warnings are errors):
+    the file is read all the same, and no warning about the scanned file escapes."""
+    text = 'PATTERN = "v\\d+"\nopen("docker/fix.patch")\n'
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        mentions = path_mentions(source.decode("ci/x.py", text.encode()), "ci/x.py")
+    assert mentions == [PathMention("docker/fix.patch", False, False)]
 
 
 def test_each_known_action_writes_its_places_in_its_step_at_its_uses_line() -> None:

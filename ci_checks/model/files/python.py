@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ast
 import posixpath
+import warnings
 from dataclasses import dataclass
 
 from ci_checks import globs
@@ -67,7 +68,10 @@ class PathMention:
 def path_mentions(source: SourceFile, path: str) -> list[PathMention]:
     """The paths the Python file at repository path `path` names; [] when it cannot be parsed."""
     try:
-        tree = ast.parse(source.text, filename=path)
+        # Python warns of what it parses (an escape such as `"\\d"`): not ours to print, and an error with -W error
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(source.text)
     except (SyntaxError, RecursionError, MemoryError, ValueError):
         return []
     evaluator = _Evaluator(path, _assignments(tree))
@@ -141,13 +145,13 @@ class _Evaluator:
             middle = "**/" if node.func.attr == "rglob" else ""
             pattern = self.value(node.func.value).joined(_Value(middle + self.value(node.args[0]).text))
         else:
-            value = self.value(node) if isinstance(node, ast.expr) else None
-            if value is None or _UNKNOWN in value.text or not value.text or not _may_be_path(node, value):
+            value = self.value(node)
+            if _UNKNOWN in value.text or not value.text or not _may_be_path(node, value):
                 return None
             return PathMention(_clean(value.text), value.anchored, globs.has_wildcard(value.text))
         text = pattern.text
         if not pattern.anchored:
-            literal = text.split(_UNKNOWN, 1)[0]
+            literal = text.partition(_UNKNOWN)[0]
             if _UNKNOWN in text and "/" not in literal:
                 return None  # `f"{name}/*"`: no folder is known
         cleaned = _clean(text.replace(_UNKNOWN, "*"))
@@ -211,7 +215,7 @@ class _Evaluator:
                 value = value.joined(argument)
             return value
         if name == "os.path.dirname" and len(arguments) == 1:
-            return _parent(arguments[0])
+            return _dirname(arguments[0])
         if name in _PASSING_CALLS and len(arguments) == 1:
             return arguments[0]
         if isinstance(node.func, ast.Attribute) and node.func.attr in _PASSING_METHODS and not node.args:
@@ -224,10 +228,17 @@ class _Evaluator:
         return _Value(_UNKNOWN)
 
 
-def _parent(value: _Value) -> _Value:
-    if _UNKNOWN in value.text.rsplit("/", 1)[-1] and "/" not in value.text:
+def _dirname(value: _Value) -> _Value:
+    """`os.path.dirname`: the text before the last `/` (that of `"a/b/"` is `"a/b"`); unknown when no `/` is known
+    and a part is unknown (it may hold one, or be an absolute path)."""
+    if "/" not in value.text and _UNKNOWN in value.text:
         return _Value(_UNKNOWN)
-    return _Value(posixpath.dirname(value.text.rstrip("/")), value.anchored)
+    return _Value(posixpath.dirname(value.text), value.anchored)
+
+
+def _parent(value: _Value) -> _Value:
+    """`PurePath.parent`: a path ends at its last name (the parent of `"a/b/"` is `"a"`)."""
+    return _dirname(_Value(value.text.rstrip("/"), value.anchored))
 
 
 def _may_be_path(node: ast.AST, value: _Value) -> bool:
