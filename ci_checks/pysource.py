@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import enum
 import posixpath
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -42,10 +43,18 @@ class PythonSyntaxError:
     span: Span
 
 
+def parse(text: str) -> ast.Module:
+    """`ast.parse`, silent: what Python warns of while parsing (an escape such as `"\\d"`) is the scanned file's to
+    hear, not ci-checks' output, and under `-W error` it would make a valid file unreadable."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.parse(text)
+
+
 def facts(source: SourceFile) -> list[Fact] | PythonSyntaxError:
     """Every fact of the file in source order, or why it cannot be parsed."""
     try:
-        tree = ast.parse(source.text, filename=source.path)
+        tree = parse(source.text)
     except SyntaxError as error:
         line = error.lineno or 1
         column = _column(source, line, (error.offset or 1) - 1, in_bytes=False)
@@ -259,7 +268,7 @@ class _Modules:
             if text is None:
                 raise ConstantError(f"{path} cannot be read")
             try:
-                tree = ast.parse(text, filename=path)
+                tree = parse(text)
             except SyntaxError as error:
                 raise ConstantError(f"{path}:{error.lineno or 1} has a Python syntax error: {error.msg}") from None
             except (ValueError, RecursionError, MemoryError) as error:

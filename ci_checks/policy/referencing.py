@@ -35,6 +35,7 @@ from ci_checks.model.files.jobs import JobFlow
 from ci_checks.model.files.places import WORKSPACE, Place, Scope, place_of
 from ci_checks.model.files.repository import UNSURE, RepositoryFiles
 from ci_checks.model.references import command_references
+from ci_checks.pysource import parse
 from ci_checks.repository import FileKind, kind_of
 from ci_checks.shell import Script
 
@@ -200,7 +201,7 @@ def _globbed(file: LoadedFile, pattern: str, existing: frozenset[str]) -> Iterat
 
 def _python(file: LoadedFile, existing: frozenset[str]) -> Iterator[str]:
     try:
-        tree = ast.parse(file.source.text, filename=file.path)
+        tree = parse(file.source.text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return
     for node in ast.walk(tree):

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import time
+import warnings
 
 import pytest
 
+from ci_checks import pysource, source
 from tests.ci.conftest import run_cli
 
 WORKFLOW = """on: push
@@ -620,6 +622,22 @@ jobs:
       - name: Test [fast] *
         run: echo marker
 """
+
+
+def test_a_python_file_python_warns_of_is_read_all_the_same() -> None:
+    """An invalid escape (`"v\\d+"`) makes Python warn while parsing, an error where warnings are errors: the facts
+    of the file are still read, and no warning about the scanned file escapes."""
+    text = 'import os\nPATTERN = "v\\d+"\n'
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        found = pysource.facts(source.decode("t.py", text.encode()))
+    assert not isinstance(found, pysource.PythonSyntaxError)
+    assert [(fact.kind.value, fact.value) for fact in found] == [
+        ("import", "os"),
+        ("name", "os"),
+        ("assign", "PATTERN"),
+        ("name", "PATTERN"),
+    ]
 
 
 def test_an_invalid_glob_of_a_python_item_is_told_where_it_is_written(make_repo) -> None:  # type: ignore[no-untyped-def]

@@ -23,11 +23,10 @@ from __future__ import annotations
 
 import ast
 import posixpath
-import warnings
 from dataclasses import dataclass
 
 from ci_checks import globs
-from ci_checks.pysource import dotted
+from ci_checks.pysource import dotted, parse
 from ci_checks.source import SourceFile
 
 _UNKNOWN = "\0"
@@ -68,10 +67,7 @@ class PathMention:
 def path_mentions(source: SourceFile, path: str) -> list[PathMention]:
     """The paths the Python file at repository path `path` names; [] when it cannot be parsed."""
     try:
-        # Python warns of what it parses (an escape such as `"\\d"`): not ours to print, and an error with -W error
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tree = ast.parse(source.text)
+        tree = parse(source.text)
     except (SyntaxError, RecursionError, MemoryError, ValueError):
         return []
     evaluator = _Evaluator(path, _assignments(tree))
