@@ -223,17 +223,30 @@ def _effects(script: str) -> list[str]:
             " curl -H 'X: https://h/y' -O https://x/e?v=1; curl -O https://x/$F; curl -O --output-dir $D https://x/g",
             "download b; download c; download d; download e; download .; download None",
         ),
+        (  # `-O` names the file after the last segment of the URL's path (which may hold another URL), before the
+            # first `?` and any `#`; a path ending in `/` or none gives no name (curl fails): somewhere in the folder
+            "curl -O 'https://x/h?a=1?b=2'; curl -O https://x/o/r/c.sh; curl -O https://x/dir/; curl -O https://x;"
+            " curl -O 'https://x/i#j/k#l'; curl -O https://web.archive.org/web/2/https://x.org",
+            "download h; download c.sh; download .; download .; download i; download x.org",
+        ),
         (
             "wget -O a https://x; wget --output-document b https://x; wget --output-document=c https://x;"
             " wget -Od https://x; wget -O - https://x; wget https://x/n -O",
             "download a; download b; download c; download d; download n",
         ),
-        (  # `-P` in each spelling is the folder the URL's last name lands in
+        (  # `-P` in each spelling is the folder the URL's last name lands in, with its query, `index.html` for none
             "wget -P p https://x/a; wget --directory-prefix q https://x/b; wget --directory-prefix=r https://x/c;"
             " wget -Ps https://x/d; wget https://x/e.tgz?raw=1; wget https://x/f/; wget https://x/$F; "
             "wget -t 3 https://x/g",
-            "download p/a; download q/b; download r/c; download s/d; download e.tgz; download f; download .; "
-            "download g",
+            "download p/a; download q/b; download r/c; download s/d; download e.tgz?raw=1; download index.html; "
+            "download .; download g",
+        ),
+        (  # as wget 1.21 names its files: `index.html` for a URL without path, a URL without scheme read the same,
+            # a `/` of the query written `%2F`, the fragment dropped
+            "wget https://x; wget x.org; wget x.org/p/a.sh; wget 'https://x/s?q=a/b'; wget 'https://x/t?v=1#f';"
+            " wget 'https://x/u/#f'",
+            "download index.html; download index.html; download a.sh; download s?q=a%2Fb; download t?v=1; "
+            "download index.html",
         ),
         (  # `-t` names the folder the sources go into
             "cp -t out a.txt; cp --target-directory=out a b; cp -t out/ c; cp -t out",
@@ -266,6 +279,11 @@ def _effects(script: str) -> list[str]:
             " scp d.txt host:/x; rsync -a out/ user@h:/x; scp h:e.txt h:f/ ./; rsync user@h:/x/g.txt local.txt",
             "copy out/a.txt from a.txt; copy out/b.txt from b.txt; copy out/c.txt from c.txt; download e.txt; "
             "download .; download local.txt",
+        ),
+        (  # a host's path runs from the first `:`, a local path with `:` after a `/` is on no host; a variable set
+            # empty leaves `/` (`$E/` is the root); a source that cannot be known goes into the target's folder
+            "scp h:/x/a:b out/; rsync ./a:b/c out/; E=; cp a $E/; cp -r $E/ out/; cp $S out/",
+            "download out/a:b; copy out/c from a:b/c; copy /a from a; copy out from /; copy out",
         ),
         (  # `ln -s path` links it here under its own name, or into `-t`'s folder
             "ln -s /opt/x; ln -sf /opt/y z; ln -s -t lib /opt/z",
@@ -315,6 +333,11 @@ def _effects(script: str) -> list[str]:
             " tar -czvf t.tgz src; tar -cfz s.tgz src; tar czf",
             "create out.tar; create out.tgz; create f.tar; create g.tar; create u.tar; create t.tgz; create z",
         ),
+        (  # `tar rf` appends to its archive, creating it, even with no file to add; `-cffile`'s first `f` takes the
+            # rest of its bundle
+            "tar rf app.tar; tar -cffile src",
+            "create app.tar; create file",
+        ),
         (  # 7z unpacks only with `x` or `e`, into its `-o` folder; unzip into its `-d` folder
             "7z x a.7z -oout; 7z e a.7z -oout2; 7z a x.7z f; 7za x b.7z; 7z; unzip a.zip -d out; unzip -dout2 a.zip;"
             " unzip a.zip",
@@ -324,6 +347,13 @@ def _effects(script: str) -> list[str]:
 )
 def test_what_each_command_does_to_files(script: str, expected: str) -> None:
     assert "; ".join(_effects(script)) == expected
+
+
+def test_a_word_of_a_here_document_fed_to_a_shell_spans_its_own_characters() -> None:
+    script = "bash <<'EOF'\ngit apply /tmp/a.patch\nEOF\n"
+    (patch,) = _flow(script).reads
+    start = script.index("/tmp/a.patch") + 1  # a fragment counts columns from its start
+    assert (patch.reference.span.column, patch.reference.span.end_column) == (start, start + len("/tmp/a.patch"))
 
 
 def test_git_operations_name_the_folder_and_ref() -> None:

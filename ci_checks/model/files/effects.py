@@ -331,8 +331,8 @@ def _curl(arguments: list[Word], scope: Scope) -> Iterator[Write]:
             yield Write("download", scope.where(output.value, folder))
         return
     if any(
-        word.value in ("-O", "--remote-name", "--remote-name-all") or _bundles(word.value, "O") for word in arguments
-    ):
+        word.value in ("--remote-name", "--remote-name-all") or _bundles(word.value, "O") for word in arguments
+    ):  # `-O` is a bundle of one
         urls = [word for word in _operands(arguments, _CURL_VALUE_OPTIONS) if "://" in word.value]
         for url in urls:
             yield Write("download", _remote_name(url.value, folder, scope))
@@ -347,12 +347,17 @@ def _wget(arguments: list[Word], scope: Scope) -> Iterator[Write]:
     prefix = _option_value(arguments, ("-P", "--directory-prefix"), ("--directory-prefix=", "-P"))
     folder = scope.where(prefix.value) if prefix is not None else scope.cwd
     for url in _operands(arguments, _WGET_VALUE_OPTIONS | {"-P", "--directory-prefix"}):
-        yield Write("download", _remote_name(url.value, folder, scope))
+        yield Write("download", _remote_name(url.value, folder, scope, wget=True))
 
 
-def _remote_name(url: str, folder: Place | None, scope: Scope) -> Place | None:
-    """Where a download named by its URL lands: the URL's last segment in `folder`; the folder when unknown."""
-    name = url.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1]
+def _remote_name(url: str, folder: Place | None, scope: Scope, *, wget: bool = False) -> Place | None:
+    """Where a download named by its URL lands in `folder`: under the last segment of the URL's path, which wget
+    names `index.html` when it is empty and follows with the URL's query, its `/` written `%2F` (curl then fails
+    or, in later versions, picks a name of its own); the folder when the name cannot be known."""
+    address, mark, query = url.partition("#")[0].partition("?")
+    name = (address.partition("://")[2] or address).partition("/")[2].rpartition("/")[2]
+    if wget:
+        name = (name or "index.html") + mark + query.replace("/", "%2F")
     if not name or "$" in name or folder is None:
         return folder
     return scope.where(name, folder)
@@ -380,7 +385,7 @@ def _copy(name: str, arguments: list[Word], scope: Scope) -> Iterator[Write]:
     remote = name in ("rsync", "scp")
     if remote and _on_host(target):
         return  # to another host
-    place = scope.place(target.rstrip("/") or target)
+    place = scope.place(target)
     if place is None:
         yield Write("copy", scope.where(target))  # somewhere ci-checks cannot tell, with unknown content
         return
@@ -390,11 +395,11 @@ def _copy(name: str, arguments: list[Word], scope: Scope) -> Iterator[Write]:
         return
     for source in sources:
         if remote and _on_host(source.value):  # from another host: content ci-checks cannot know
-            name_there = posixpath.basename(source.value.split(":", 1)[1].rstrip("/"))
+            name_there = posixpath.basename(source.value.split(":", 1)[1])
             downloaded = place if not name_there or source.value.endswith("/") else place.joined(name_there)
             yield Write("download", downloaded)
             continue
-        source_place = scope.place(source.value.rstrip("/") or source.value)
+        source_place = scope.place(source.value)
         name_there = posixpath.basename(source_place.path) if source_place is not None else ""
         if not name_there or source.value.endswith("/"):
             yield Write("copy", place, source_place)
@@ -404,14 +409,16 @@ def _copy(name: str, arguments: list[Word], scope: Scope) -> Iterator[Write]:
 
 def _on_host(value: str) -> bool:
     """Whether an `rsync`/`scp` operand names a path on another host (`host:path`, `user@host:path`)."""
-    return ":" in value.split("/", 1)[0]
+    return ":" in value.partition("/")[0]
 
 
 def _tar(arguments: list[Word], scope: Scope) -> Iterator[Write]:
+    if not arguments:
+        return  # `tar` alone writes nothing
     values = [word.value for word in arguments]
-    first = values[0] if values else ""
+    first = values[0]  # the old-style options when it is all letters: `tar xzf a.tgz`
     extracting = "--extract" in values or "--get" in values or any(_bundles(v, "x") for v in values)
-    extracting = extracting or (bool(first) and not first.startswith("-") and "x" in first and first.isalpha())
+    extracting = extracting or (first.isalpha() and "x" in first)
     folder_word = _option_value(arguments, ("-C", "--directory"), ("--directory=",))
     if extracting:
         yield Write("unpack", scope.where(folder_word.value) if folder_word is not None else scope.cwd)
