@@ -1675,16 +1675,21 @@ def test_a_path_inside_a_git_submodule_is_not_judged_however_gitmodules_writes_i
     ]
 
 
-def test_build_push_file_is_judged_only_where_the_checkout_put_it_when_a_context_is_given(
+def test_build_push_file_is_judged_in_the_checkout_given_a_context_else_at_the_commit_unless_a_glob_or_elsewhere(
     make_repo: Callable[[dict[str, str | bytes]], Path],
 ) -> None:
+    """With no `context:`, docker/build-push-action builds the repository at the commit: no checkout needed."""
     build = "      - uses: docker/build-push-action@v6\n        with: {context: docker, file: docker/Dockerfile.gone}\n"
     jobs = f"  a:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: actions/checkout@v4\n{build}"
     jobs += f"  no-checkout:\n    runs-on: ubuntu-latest\n    steps:\n{build}"
+    jobs += "  git-context:\n    runs-on: ubuntu-latest\n    steps:\n"
+    for file in ("docker/Dockerfile.gone", "docker/*.Dockerfile", "/opt/Dockerfile"):
+        jobs += f"      - uses: docker/build-push-action@v6\n        with: {{file: {file}}}\n"
     root = make_repo({".github/workflows/ci.yml": f"on: push\njobs:\n{jobs}"})
     assert _dangling(root) == [
-        ".github/workflows/ci.yml:8:39: CC041 `file:` of docker/build-push-action names `docker/Dockerfile.gone`, "
+        f".github/workflows/ci.yml:{line}: CC041 `file:` of docker/build-push-action names `docker/Dockerfile.gone`, "
         "which does not exist in the repository [dangling-reference]"
+        for line in ("8:39", "18:22")
     ]
 
 
@@ -1755,4 +1760,98 @@ def test_only_a_git_command_that_puts_a_ref_in_the_tree_settles_a_fetch_before_a
         f"`git fetch origin $PR` and before `git checkout FETCH_HEAD`: {stale}",
         ".github/workflows/ci.yml:28:26: CC047 `pip install -e .` installs the tree in the workspace after "
         f"`git fetch origin $PR` and before `git checkout FETCH_HEAD`: {stale}",
+    ]
+
+
+def test_a_glob_or_outside_copy_source_is_skipped_a_missing_one_offered_a_close_name_and_dot_is_the_context(
+    make_repo: Callable[[dict[str, str | bytes]], Path],
+) -> None:
+    """A missing source is offered a file of a close name in its own folder of the context. `COPY .` names the
+    context itself: there in the repository root or a folder that exists, missing from a folder that does not."""
+    steps = "".join(
+        f"      - run: docker build -f docker/{name} {context}\n"
+        for name, context in (("Dockerfile", "docker"), ("Dockerfile.nowhere", "nothere"))
+    )
+    job = f"  a:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: actions/checkout@v4\n{steps}"
+    root = make_repo(
+        {
+            ".github/workflows/ci.yml": f"on: push\njobs:\n{job}",
+            "docker/Dockerfile": "FROM ubuntu:24.04\nCOPY *.whl /w/\nCOPY ../outside.txt /o\nCOPY . /src\n"
+            "COPY gone.txt /g\nCOPY requirments.txt /r\n",
+            "docker/requirements.txt": "",
+            "docker/Dockerfile.nowhere": "FROM ubuntu:24.04\nCOPY . /src\n",
+            "Dockerfile": "FROM ubuntu:24.04\nCOPY . /src\n",  # built by no job: from the root or its folder
+        }
+    )
+    assert _dangling(root) == [
+        ".github/workflows/ci.yml:8:56: CC041 `docker build -f docker/Dockerfile.nowhere nothere` builds from "
+        "`nothere`, which does not exist in the repository [dangling-reference]",
+        "docker/Dockerfile:5:6: CC041 `COPY` source `gone.txt` does not exist in the build context (`docker`) "
+        "[dangling-reference]",
+        "docker/Dockerfile:6:6: CC041 `COPY` source `requirments.txt` does not exist in the build context "
+        "(`docker`) (did you mean `docker/requirements.txt`?) [dangling-reference]",
+        "docker/Dockerfile.nowhere:2:6: CC041 `COPY` source `.` does not exist in the build context (`nothere`) "
+        "[dangling-reference]",
+    ]
+
+
+def test_a_symbolic_link_leading_outside_is_a_warning_not_an_error(
+    make_repo: Callable[[dict[str, str | bytes]], Path], tmp_path: Path
+) -> None:
+    steps = "      - uses: actions/checkout@v4\n      - run: bash link-out/x.sh\n"
+    root = make_repo(
+        {".github/workflows/ci.yml": f"on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n{steps}"}
+    )
+    (tmp_path / "outside").mkdir()
+    (root / "link-out").symlink_to(tmp_path / "outside")
+    result = run_cli("check", root, "--select", "CC041", "--backends", "none", "--output-format", "json")
+    assert [(found["code"], found["severity"]) for found in json.loads(result.out)["diagnostics"]] == [
+        ("CC041", "warning")
+    ]
+
+
+def test_commands_are_shown_on_one_line_and_cut_after_60_characters_and_an_unknown_action_hides_no_file(
+    make_repo: Callable[[dict[str, str | bytes]], Path],
+) -> None:
+    """An action ci-checks does not know is taken to write the paths it is given (its `with:` values), so a
+    script it is not given is still the repository's; its `file:` input is the action's own, not judged here."""
+    sixty, sixty_one = "bash scripts/" + "a" * 44 + ".sh", "bash scripts/" + "b" * 45 + ".sh"
+    steps = (
+        "      - uses: actions/checkout@v4\n      - uses: some/action@v1\n        with: {file: nothere.txt}\n"
+        f"      - run: {sixty}\n      - run: {sixty_one}\n"
+        "      - run: |\n          bash \\\n            scripts/gone.sh\n"
+    )
+    root = make_repo(
+        {".github/workflows/ci.yml": f"on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n{steps}"}
+    )
+    assert _dangling(root) == [
+        f".github/workflows/ci.yml:9:19: CC041 `{sixty}` runs `{sixty[5:]}`, which does not exist in the repository "
+        "[dangling-reference]",
+        f".github/workflows/ci.yml:10:19: CC041 `{sixty_one[:57]}...` runs `{sixty_one[5:]}`, which does not exist "
+        "in the repository [dangling-reference]",
+        ".github/workflows/ci.yml:13:13: CC041 `bash scripts/gone.sh` runs `scripts/gone.sh`, which does not exist "
+        "in the repository [dangling-reference]",
+    ]
+
+
+def test_every_job_is_judged_after_a_reusable_workflow_call_but_not_a_submodules_files_nor_a_folder_entered(
+    make_repo: Callable[[dict[str, str | bytes]], Path],
+) -> None:
+    """A submodule's files are not in this repository's tree; the rule judges files read, not a folder `cd` enters."""
+    jobs = (
+        "  call:\n    uses: $/.github/workflows/gone.yml\n"
+        "  b:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: actions/checkout@v4\n"
+        "      - run: bash scripts/gone.sh\n      - run: bash third_party/sub/build.sh\n      - run: cd nothere\n"
+    )
+    root = make_repo(
+        {
+            ".github/workflows/ci.yml": f"on: push\njobs:\n{jobs}",
+            ".gitmodules": '[submodule "sub"]\n\tpath = third_party/sub\n\turl = https://example.com/sub.git\n',
+        }
+    )
+    assert _dangling(root) == [
+        ".github/workflows/ci.yml:4:11: CC041 `uses: $/.github/workflows/gone.yml` calls `.github/workflows/gone.yml`, "
+        "which does not exist in the repository [dangling-reference]",
+        ".github/workflows/ci.yml:9:19: CC041 `bash scripts/gone.sh` runs `scripts/gone.sh`, which does not exist in "
+        "the repository [dangling-reference]",
     ]
