@@ -708,6 +708,29 @@ def test_a_python_string_that_is_no_valid_glob_leaves_orphan_patch_judging(make_
             ],
             id="dirname drops what follows the last slash, parent the last name; neither knows an unknown one's",
         ),
+        pytest.param(
+            "import glob, os\nROOT = os.path.dirname(os.path.dirname(__file__))\nHERE = os.path.dirname(__file__)\n"
+            "open(f'{ROOT}/docker/a.patch')\nopen(ROOT + '/XLA/b.patch')\nopen(f'{HERE}/c.patch')\n"
+            "glob.glob(f'{ROOT}/patches/*.patch')\n",
+            [
+                ("ci", True, False),
+                ("patches/*.patch", True, True),
+                ("docker/a.patch", True, False),
+                ("XLA/b.patch", True, False),
+                ("ci/c.patch", True, False),
+            ],
+            id="an f-string or a + that starts from __file__ is a repository path, a / after the root's own path",
+        ),
+        pytest.param(
+            "from pathlib import Path\nPath(__file__).parents[0] / 'a.patch'\nPath(__file__).parents[1] / 'b.patch'\n",
+            [("ci/a.patch", True, False), ("b.patch", True, False)],
+            id="parents[0] is the parent, parents[1] the one above",
+        ),
+        pytest.param(
+            "import glob\nglob.glob('*.patch')\nglob.glob('')\n",
+            [("*.patch", False, True)],
+            id="a glob of known parts names its pattern, a folder known or not; an empty one names nothing",
+        ),
     ],
 )
 def test_python_path_expressions_are_evaluated_as_python_evaluates_them(

@@ -144,13 +144,13 @@ class _Evaluator:
             value = self.value(node)
             if _UNKNOWN in value.text or not value.text or not _may_be_path(node, value):
                 return None
-            return PathMention(_clean(value.text), value.anchored, globs.has_wildcard(value.text))
+            return PathMention(_clean(value.text, value.anchored), value.anchored, globs.has_wildcard(value.text))
         text = pattern.text
         if not pattern.anchored:
             literal = text.partition(_UNKNOWN)[0]
             if _UNKNOWN in text and "/" not in literal:
                 return None  # `f"{name}/*"`: no folder is known
-        cleaned = _clean(text.replace(_UNKNOWN, "*"))
+        cleaned = _clean(text.replace(_UNKNOWN, "*"), pattern.anchored)
         if not cleaned:
             return None
         return PathMention(cleaned, pattern.anchored, globs.has_wildcard(cleaned))  # `glob("x")` names x alone
@@ -246,6 +246,9 @@ def _may_be_path(node: ast.AST, value: _Value) -> bool:
     return value.anchored or "/" in value.text or "." in value.text
 
 
-def _clean(text: str) -> str:
-    normalised = posixpath.normpath(text) if text else "."
+def _clean(text: str, anchored: bool) -> str:
+    """The path `text` spells, normalised ("" for its folder itself). An anchored text is relative to the
+    repository root, whose own text is "": a `/` it starts with follows the root's real path (`f"{ROOT}/docker"`
+    with `ROOT` the root is `/docker`, the repository's `docker`)."""
+    normalised = posixpath.normpath(text.lstrip("/") if anchored else text)
     return "" if normalised == "." else normalised
