@@ -1156,6 +1156,90 @@ def test_copy_and_add_put_each_source_at_its_destination_or_in_it(
     assert moved == {Place(ROOT, "opt/both/tools")}  # `tools` is no folder of the context `docker`
 
 
+def test_each_source_of_a_copy_of_several_is_put_whatever_the_source_before_it_was() -> None:
+    """After a here-document, an unknown destination, a URL or variable, or an archive `ADD` unpacks, the next
+    source is still put (and listed); a source is the word as written (`Xa.sh`); in a context that cannot be known a
+    source is taken for a file, so into a folder destination it goes under its own name."""
+    text = (
+        "FROM ubuntu:24.04\nCOPY <<EOF a.sh /opt/h/\nx\nEOF\nCOPY a.sh b.sh $DEST/\nADD $URL a.sh /opt/var/\n"
+        "ADD tools/x.tar.gz a.sh /opt/u/\nCOPY Xa.sh /opt/x/\nCOPY tools /opt/t/\n"
+    )
+    parsed = dockerfile.parse(source.decode("Dockerfile", text.encode()))
+    shown = []
+    for context in ("", None):
+        built = image(parsed, "Dockerfile", context, lambda path: path == "tools")
+        assert [found.word.value for found in built.sources] == [
+            *("a.sh", "a.sh", "b.sh", "$URL", "a.sh", "tools/x.tar.gz", "a.sh", "Xa.sh", "tools")
+        ]
+        shown.append(
+            [
+                f"{event.span.line}: {event.effect.kind} {event.effect.place} from {event.effect.source}"
+                for event in built.stages[0].flow.writes
+                if isinstance(event.effect, Write) and event.effect.kind not in ("checkout", "opaque")
+            ]
+        )
+    put = [
+        "2: create /opt/h from None",
+        "2: copy /opt/h/a.sh from a.sh",
+        "5: copy None from None",
+        "5: copy None from None",
+        "6: copy /opt/var from None",
+        "6: copy /opt/var/a.sh from a.sh",
+        "7: unpack /opt/u from None",
+        "7: copy /opt/u/a.sh from a.sh",
+        "8: copy /opt/x/Xa.sh from Xa.sh",
+    ]
+    assert shown == [[*put, "9: copy /opt/t from tools"], [*put, "9: copy /opt/t/tools from tools"]]
+
+
+def test_a_here_document_of_a_run_is_the_script_only_of_the_shell_it_is_fed_to() -> None:
+    """`cat > x <<EOF && sh`: the here-document is what `cat` writes; the `sh` after it reads the build's empty
+    standard input, not the here-document."""
+    text = (
+        "FROM ubuntu:24.04\nRUN cat > /tmp/p.sh <<EOF && sh\ngit apply /tmp/x.patch\nEOF\n"
+        "RUN bash <<EOF\ngit apply /tmp/y.patch\nEOF\n"
+    )
+    built = image(dockerfile.parse(source.decode("Dockerfile", text.encode())), "Dockerfile", "", lambda path: False)
+    assert [str(read.reference.place) for read in built.stages[0].flow.reads] == ["/tmp/y.patch"]
+
+
+def test_a_stage_reads_its_parent_and_another_stage_counting_only_the_writes_its_caller_counts() -> None:
+    """A caller that ignores writes to unknown places (`RUN cp /etc/x $DEST`) sees, through a stage `FROM` another,
+    a `--from=` copy or a stage's own place, what the other stage put there; one that counts them cannot know."""
+    text = (
+        "FROM ubuntu:24.04 AS build\nCOPY tools/run.sh /opt/run.sh\nRUN cp /etc/x $DEST\n"
+        "FROM build\nCOPY --from=build /opt/run.sh /srv/run.sh\n"
+    )
+    built = image(dockerfile.parse(source.decode("Dockerfile", text.encode())), "Dockerfile", "", lambda path: False)
+    flow = built.stages[1].flow
+    places = [Place(ROOT, "opt/run.sh"), Place(ROOT, "srv/run.sh"), Place(STAGE + "build", "opt/run.sh")]
+    assert [
+        flow.origin(place, flow.end, ignore).repository_path
+        for ignore in (frozenset({"unplaced"}), frozenset())
+        for place in places
+    ] == ["tools/run.sh", "tools/run.sh", "tools/run.sh", None, None, None]
+
+
+@pytest.mark.parametrize(
+    ("script", "expected"),
+    [
+        (  # git takes the last name after a `/` or a `:`; a URL that leaves no name clones nowhere known
+            "git clone h:o:r.git; git clone .git; git clone https://x/o/r.git",
+            "clone r; clone None; clone r",
+        ),
+        (  # `gh repo clone` runs `git clone` of the repository's URL with its other arguments (`--` passes git's
+            # options on, `-u` is gh's own remote name): the folder given, else the repository's name
+            "gh repo clone cli; gh repo clone https://github.com/o/r.git; gh repo clone o/r -- --depth 1;"
+            " gh repo clone o/r d -- --depth=1; gh repo clone git@github.com:o/r.git; gh repo clone -u up o/r;"
+            " gh repo clone o/r --upstream-remote-name up",
+            "clone cli; clone r; clone r; clone d; clone r; clone r; clone r",
+        ),
+    ],
+)
+def test_a_clone_lands_in_its_folder_operand_or_where_git_names_it_after_the_url(script: str, expected: str) -> None:
+    assert "; ".join(_effects(script)) == expected
+
+
 STALE_INSTALLS = """on: push
 jobs:
   here:

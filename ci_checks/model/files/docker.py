@@ -21,7 +21,7 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 
 from ci_checks import shell
@@ -151,7 +151,7 @@ def _stage_origin(built: Image, place: Place, ignore: frozenset[str]) -> Origin:
     stage = built.stage(place.base[len(STAGE) :])
     if stage is None:
         return Origin(None)
-    return stage.flow.origin(Place(ROOT, place.path, place.glob), stage.flow.end, ignore)
+    return stage.flow.origin(replace(place, base=ROOT), stage.flow.end, ignore)
 
 
 def _words(parts: list[Command | shell.Script]) -> list[Word]:
@@ -204,10 +204,9 @@ def _copy(
         if instruction.keyword == "ADD" and _ARCHIVE.search(place.path):
             stage.flow.note(Write("unpack", destination), instruction.span, None, None)  # ADD unpacks a local archive
             continue
-        folder = place.literal_folder() if place.glob else place
         whole = place.glob or (place.base == CONTEXT and _is_folder(built.context, place.path, is_folder))
         target = destination if whole or not into_folder else destination.joined(posixpath.basename(place.path))
-        stage.flow.note(Write("copy", target, folder), instruction.span, None, None)
+        stage.flow.note(Write("copy", target, place.literal_folder()), instruction.span, None, None)
 
 
 def _source_place(value: str, origin: str | None, stage_base: str | None) -> Place | None:
@@ -215,13 +214,13 @@ def _source_place(value: str, origin: str | None, stage_base: str | None) -> Pla
         return None
     if origin is not None and stage_base is None:
         return None
-    return Place(stage_base or CONTEXT, "").joined(value.lstrip("/"))
+    return Place(stage_base or CONTEXT).joined(value.lstrip("/"))
 
 
 def _is_folder(context: str | None, path: str, is_folder: Callable[[str], bool]) -> bool:
     if context is None:
         return False
-    return is_folder(posixpath.normpath(posixpath.join(context, path)) if path else context or ".")
+    return is_folder(posixpath.normpath(posixpath.join(context, path)))  # normpath("") is ".", the root
 
 
 def _run(

@@ -68,7 +68,8 @@ _GIT_VALUE_OPTIONS = {"-c", "-C", "--git-dir", "--work-tree", "--namespace", "--
 _CLONE_VALUE_OPTIONS = {"-b", "--branch", "-o", "--origin", "--depth", "--reference", "--reference-if-able",
                         "--separate-git-dir", "-c", "--config", "--filter", "-j", "--jobs", "-u", "--upload-pack",
                         "--shallow-since", "--shallow-exclude", "--template", "--server-option",
-                        "--bundle-uri"}  # fmt: skip
+                        "--bundle-uri", "--upstream-remote-name"}  # fmt: skip
+"""The options of `git clone` that take a value, and `gh repo clone`'s own (`-u` is both's)."""
 _CURL_VALUE_OPTIONS = {"-H", "--header", "-d", "--data", "--data-raw", "--data-binary", "-u", "--user", "-X",
                        "--request", "-A", "--user-agent", "-e", "--referer", "-m", "--max-time", "--retry",
                        "--retry-delay", "--retry-max-time", "--connect-timeout", "-w", "--write-out", "-F", "--form",
@@ -289,26 +290,22 @@ def _git(arguments: list[Word], scope: Scope) -> Iterator[Effect]:
 
 
 def _clone(rest: list[Word], scope: Scope, folder: Place | None) -> Iterator[Write]:
+    """`git clone URL [FOLDER]` clones into FOLDER, else into the name git guesses from the URL: its last name after
+    a `/` or a `:` (`host:r.git`), less `.git` ("" names no place)."""
     operands = _operands(rest, _CLONE_VALUE_OPTIONS)
     if not operands:
         return
     if len(operands) >= 2:
         yield Write("clone", scope.where(operands[1].value, folder))
         return
-    url = operands[0].value
-    name = url.rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1]
-    name = name[: -len(".git")] if name.endswith(".git") else name
-    yield Write("clone", scope.where(name, folder) if name else None)
+    name = re.split("[/:]", operands[0].value.rstrip("/"))[-1]
+    yield Write("clone", scope.where(name.removesuffix(".git"), folder))
 
 
 def _gh(arguments: list[Word], scope: Scope) -> Iterator[Effect]:
     values = [word.value for word in arguments]
-    if values[:2] == ["repo", "clone"]:
-        operands = _operands(arguments[2:], set())
-        if len(operands) >= 2:
-            yield Write("clone", scope.where(operands[1].value))
-        elif operands:
-            yield Write("clone", scope.where(operands[0].value.rstrip("/").rsplit("/", 1)[-1]))
+    if values[:2] == ["repo", "clone"]:  # `git clone` of the repository's URL, with the arguments after it
+        yield from _git(arguments[1:], scope)
     elif values[:2] == ["pr", "checkout"]:
         yield GitOperation("checkout", scope.cwd, values[2] if len(values) > 2 else None)
         yield Write("git", scope.cwd)
