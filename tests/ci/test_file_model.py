@@ -289,6 +289,11 @@ def _effects(script: str) -> list[str]:
             "ln -s /opt/x; ln -sf /opt/y z; ln -s -t lib /opt/z",
             "copy x from /opt/x; copy z from /opt/y; copy lib/z from /opt/z",
         ),
+        (  # in a folder that cannot be known, a relative path names no place; an absolute one still does
+            "git -C $X clone https://x/r.git; git -C $X worktree add w; curl --output-dir $D -o f https://x;"
+            " git -C $X -C sub init; git -C $X clone https://x/s.git /opt/s; git -C /opt clone https://x/t.git",
+            "clone None; clone None; download None; git init in None at None; clone /opt/s; clone /opt/t",
+        ),
         (  # a wrapped `cd` moves the shell, it writes nothing; a program named by a variable, or none, is unknown
             'builtin cd build; command popd +1; builtin pushd out; sudo; command; "$TOOL" out.txt; ${RUN} x/y',
             "",

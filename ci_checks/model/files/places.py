@@ -13,9 +13,11 @@ value for, a command substitution, an expression). Nothing is guessed.
 
 from __future__ import annotations
 
+import enum
 import posixpath
 import re
 from dataclasses import dataclass, field
+from typing import Literal
 
 from ci_checks import globs
 
@@ -109,6 +111,15 @@ def written(place: Place) -> str:
     return f"{head}/{place.path}" if place.path else head
 
 
+class _Folder(enum.Enum):
+    OWN = "the scope's own working directory"
+
+
+OWN = _Folder.OWN
+"""`cwd` of `Scope.place` and `Scope.where` when a word is read where the scope is: None there means a folder that
+cannot be known (`git -C $X clone ...`), where a relative path names no place."""
+
+
 @dataclass
 class Scope:
     """What a word is read against: the working directory (None: unknown) and the variables known there.
@@ -128,14 +139,15 @@ class Scope:
         known = self.variables.get(name)
         return match.group(0) if known is None else known
 
-    def place(self, text: str, cwd: Place | None = None) -> Place | None:
-        """The place a word names, relative to `cwd` (the scope's own when None); None when it cannot be known."""
+    def place(self, text: str, cwd: Place | Literal[_Folder.OWN] | None = OWN) -> Place | None:
+        """The place a word names, relative to `cwd` (by default the scope's own; None: a folder that cannot be
+        known); None when it cannot be known."""
         expanded = self.expand(text)
         if expanded is None:
             return None
-        return place_of(expanded, cwd if cwd is not None else self.cwd)
+        return place_of(expanded, self.cwd if cwd is OWN else cwd)
 
-    def where(self, text: str, cwd: Place | None = None) -> Place | None:
+    def where(self, text: str, cwd: Place | Literal[_Folder.OWN] | None = OWN) -> Place | None:
         """Where a command that writes to the place a word names may have written: that place, or when part of it
         cannot be known, the deepest folder that can (`/tmp/${ARCHIVE}` is somewhere in `/tmp`); None when no
         folder of it can be known."""
