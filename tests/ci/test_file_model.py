@@ -1122,12 +1122,14 @@ def test_copy_and_add_put_each_source_at_its_destination_or_in_it(
     """A folder of the context is copied whole at the destination, a file into a destination ending in `/` (or given
     with other sources) under its name, else as the destination; `ADD` of a local archive unpacks it there, of a URL
     downloads; a source or destination that cannot be read, or another image's path, puts unknown content; a
-    here-document creates the file; a `COPY` of one word does nothing."""
+    here-document creates the file, or in a folder a file named after its marker; a `COPY` of one word does
+    nothing."""
     dockerfile = (
         "FROM ubuntu:24.04\nCOPY tools /opt/tools\nCOPY tools a.sh /opt/both\nCOPY a.sh /opt/one/\n"
         "COPY a.sh /opt/renamed.sh\nCOPY lonely\nCOPY <<EOF /etc/conf.txt\nx\nEOF\nCOPY a.sh $DEST/\n"
         "ADD https://example.com/x.tgz /opt/dl/\nADD $URL /opt/var/\nADD tools/x.tar.gz /opt/unpacked/\n"
         "COPY tools/x.tar.gz /opt/packed/\nCOPY --from=nginx /x /opt/nginx\n"
+        'COPY <<robots.txt <<"humans.txt" /srv/html/\nUser-agent: *\nrobots.txt\nteam\nhumans.txt\n'
     )
     root = make_repo({"docker/Dockerfile": dockerfile, "tools/run.sh": "", "a.sh": ""})
     from_root, from_docker = _files(root).images("docker/Dockerfile")
@@ -1149,6 +1151,8 @@ def test_copy_and_add_put_each_source_at_its_destination_or_in_it(
         "13: unpack /opt/unpacked from None",
         "14: copy /opt/packed/x.tar.gz from tools/x.tar.gz",
         "15: copy /opt/nginx from None",
+        "16: create /srv/html/robots.txt from None",
+        "16: create /srv/html/humans.txt from None",
     ]
     assert [(source.word.value, source.keyword, str(source.place)) for source in from_root.sources][6:] == [
         ("https://example.com/x.tgz", "ADD", "None"),

@@ -189,8 +189,10 @@ def _copy(
     into_folder = destination_word.value.endswith("/") or len(sources) > 1
     for word in sources:
         place = _source_place(word.value, origin, stage_base)
-        if word.value.startswith("<<"):
-            stage.flow.note(Write("create", destination), instruction.span, None, None)
+        if word.value.startswith("<<"):  # a here-document: into a folder, a file named after its marker
+            name = word.value[2:].lstrip("-").strip("\"'")
+            created = destination.joined(name) if into_folder and destination is not None and name else destination
+            stage.flow.note(Write("create", created), instruction.span, None, None)
             continue
         built.sources.append(Source(word, place, instruction.keyword))
         if destination is None:
