@@ -1188,7 +1188,7 @@ def test_each_source_of_a_copy_of_several_is_put_whatever_the_source_before_it_w
             ]
         )
     put = [
-        "2: create /opt/h from None",
+        "2: create /opt/h/EOF from None",
         "2: copy /opt/h/a.sh from a.sh",
         "5: copy None from None",
         "5: copy None from None",
