@@ -14,7 +14,7 @@ from ci_checks.context import RepositoryContext
 from ci_checks.diagnostics import Span
 from ci_checks.loading import Workspace
 from ci_checks.model import Workflow
-from ci_checks.model.files.docker import image
+from ci_checks.model.files.docker import Image, Stage, image
 from ci_checks.model.files.effects import GitOperation, Output, Write, command_effects
 from ci_checks.model.files.flow import Flow, Walker
 from ci_checks.model.files.jobs import JobFlow, checkout, job_flow
@@ -1199,6 +1199,58 @@ def test_each_source_of_a_copy_of_several_is_put_whatever_the_source_before_it_w
         "8: copy /opt/x/Xa.sh from Xa.sh",
     ]
     assert shown == [[*put, "9: copy /opt/t from tools"], [*put, "9: copy /opt/t/tools from tools"]]
+
+
+def _built(text: str) -> Image:
+    return image(dockerfile.parse(source.decode("Dockerfile", text.encode())), "Dockerfile", "", lambda path: False)
+
+
+def _put(stage: Stage) -> list[str]:
+    return [
+        f"{event.span.line}: {event.effect.kind} {event.effect.place} from {event.effect.source}"
+        for event in stage.flow.writes
+        if isinstance(event.effect, Write) and event.effect.kind in ("copy", "create")
+    ]
+
+
+def test_a_here_document_copied_into_a_folder_is_named_after_its_marker_without_dash_or_quotes() -> None:
+    """`COPY <<-EOF <<XEOX /opt/h/` creates `/opt/h/EOF` and `/opt/h/XEOX`: the `-` (strip tabs) is no part of
+    the name, and a marker's own letters, whatever they are, all are."""
+    built = _built("FROM ubuntu:24.04\nCOPY <<-EOF <<XEOX /opt/h/\n\tx\n\tEOF\ny\nXEOX\n")
+    assert _put(built.stages[0]) == ["2: create /opt/h/EOF from None", "2: create /opt/h/XEOX from None"]
+
+
+def test_a_mount_option_value_may_hold_an_equals_sign_and_a_mount_without_a_target_mounts_nothing() -> None:
+    """BuildKit splits each mount option at its first `=` (`source=conf=a` is the context path `conf=a`); the
+    target may be spelt `destination`; a mount without a target (an error to BuildKit) puts nothing anywhere."""
+    built = _built(
+        "FROM ubuntu:24.04\nRUN --mount=type=bind,source=conf=a,destination=/mnt/c --mount=type=bind,source=tools"
+        " bash /mnt/c/k.sh\n"
+    )
+    flow = built.stages[0].flow
+    assert _put(built.stages[0]) == ["2: copy /mnt/c from conf=a"]
+    assert [flow.origin(read.reference.place, read.seq).repository_path for read in flow.reads] == ["conf=a/k.sh"]
+
+
+def test_the_script_of_a_here_document_fed_to_a_run_shell_is_positioned_where_it_is_in_the_dockerfile() -> None:
+    built = _built("FROM ubuntu:24.04\nRUN bash <<EOF\ngit apply /tmp/y.patch\nEOF\n")
+    [read] = built.stages[0].flow.reads
+    assert (read.reference.span.line, read.reference.span.column, read.reference.span.end_column) == (3, 11, 23)
+
+
+def test_what_comes_before_the_first_from_is_passed_over_and_an_arg_makes_its_variable_unknown() -> None:
+    """An `ARG` before the first `FROM` belongs to no stage and the stages after it are still read; an `ARG A=b=c`
+    declares `A` (its default `b=c` may be overridden), so after it `$A` is unknown even where an `ENV` had set it
+    (BuildKit: an `ARG` after an `ENV` of the same name wins); `--from=1` in a file of one stage names an image,
+    not a stage, so what it copies is unknown."""
+    built = _built(
+        "ARG BASE=ubuntu:24.04\nFROM $BASE\nENV A=/x\nCOPY a.sh $A/\nARG A=b=c\nCOPY a.sh $A/\n"
+        "COPY --from=1 /x /opt/x\n"
+    )
+    [stage] = built.stages
+    assert stage.variables == {"A": None}
+    assert _put(stage) == ["4: copy /x/a.sh from a.sh", "6: copy None from None", "7: copy /opt/x from None"]
+    assert (built.stage("1"), built.stage("0")) == (None, stage)
 
 
 def test_a_here_document_of_a_run_is_the_script_only_of_the_shell_it_is_fed_to() -> None:

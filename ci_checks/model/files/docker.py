@@ -54,7 +54,6 @@ class Stage:
     index: int
     name: str | None
     image: str
-    parent: Stage | None
     flow: Flow
     span: Span
     cwd: Place | None = field(default_factory=lambda: Place(ROOT))
@@ -136,7 +135,7 @@ def _stage(built: Image, instruction: Instruction, parts: list[Command | shell.S
     if parent is not None:
         flow.lookups[ROOT] = partial(_origin_at_end, parent.flow)
     flow.lookups[STAGE] = partial(_stage_origin, built)
-    stage = Stage(len(built.stages), name, image_name, parent, flow, instruction.span)
+    stage = Stage(len(built.stages), name, image_name, flow, instruction.span)
     if parent is not None:
         stage.cwd, stage.variables = parent.cwd, dict(parent.variables)
     built.stages.append(stage)
@@ -182,13 +181,12 @@ def _copy(
     *sources, destination_word = operands
     destination = scope.place(destination_word.value)
     origin = next((flag.split("=", 1)[1] for flag in flags if flag.startswith("--from=")), None)
-    stage_base = None
+    base: str | None = CONTEXT  # `--from=` an image, not a stage of the file: a place that cannot be known
     if origin is not None:
-        source_stage = built.stage(origin)
-        stage_base = STAGE + origin if source_stage is not None else None
+        base = STAGE + origin if built.stage(origin) is not None else None
     into_folder = destination_word.value.endswith("/") or len(sources) > 1
     for word in sources:
-        place = _source_place(word.value, origin, stage_base)
+        place = _source_place(word.value, base)
         if word.value.startswith("<<"):  # a here-document: into a folder, a file named after its marker
             name = word.value[2:].lstrip("-").strip("\"'")
             created = destination.joined(name) if into_folder and destination is not None and name else destination
@@ -211,12 +209,11 @@ def _copy(
         stage.flow.note(Write("copy", target, place.literal_folder()), instruction.span, None, None)
 
 
-def _source_place(value: str, origin: str | None, stage_base: str | None) -> Place | None:
-    if "://" in value or value.startswith("git@") or "$" in value:
+def _source_place(value: str, base: str | None) -> Place | None:
+    """The place source `value` names in `base` (the context or a stage; None: one that cannot be known)."""
+    if "://" in value or value.startswith("git@") or "$" in value or base is None:
         return None
-    if origin is not None and stage_base is None:
-        return None
-    return Place(stage_base or CONTEXT).joined(value.lstrip("/"))
+    return Place(base).joined(value.lstrip("/"))
 
 
 def _is_folder(context: str | None, path: str, is_folder: Callable[[str], bool]) -> bool:
@@ -236,7 +233,7 @@ def _run(
         if options.get("type", "bind") == "bind":
             origin = options.get("from")
             source = options.get("source", options.get("src", ""))  # none: the root of the context or stage
-            place = _source_place(source, origin, STAGE + origin if origin is not None else None)
+            place = _source_place(source, CONTEXT if origin is None else STAGE + origin)
             stage.flow.note(Write("copy", target, place), instruction.span, None, None)
         else:
             stage.flow.note(Write("named", target), instruction.span, None, None)
