@@ -348,6 +348,39 @@ def _effects(script: str) -> list[str]:
             " unzip a.zip",
             "unpack out; unpack out2; unpack .; unpack out; unpack out2; unpack .",
         ),
+        (  # git's options end at its subcommand, each `-C` read in the folder of the one before; an option last, or
+            # a `-C` with its folder last, names no subcommand
+            "git; git --version; git -C a; git --no-pager reset; git --no-pager -C a checkout v;"
+            " git -C a -C b checkout x",
+            "git reset in . at None; git .; git checkout in a at v; git a; git checkout in a/b at x; git a/b",
+        ),
+        (  # docker's options end at the image: a `-v` after it is the container's; a volume's host path ends at its
+            # first `:`; each other option but a flag takes the next word; no image runs nothing
+            "docker run -v ./data:/data:ro img; docker run img ls -v /opt; docker run -v ./x:/x; docker run -v;"
+            " docker run -e A=1 --gpus=all --rm --volume=/opt/v:/v -w /work --name n -dit -v ./w:/w img cmd",
+            "named data; named /opt/v; named w",
+        ),
+        (  # a dangling `-o` or an empty `--dir=` is the last of its options: the one before it no longer counts
+            "curl -o x https://y -o; gh release download v1 -D d --dir=; wget -O a https://x/b -O;"
+            " gh run download 1 -D e -D",
+            "download .; download b; download .",
+        ),
+        (  # `-O` alone is a bundle; `--O` none
+            "curl --O https://x/a; curl -O https://x/b",
+            "download b",
+        ),
+        (  # a folder's contents from another host land in the target itself; a named path under its name there
+            "scp -r h: out/; rsync -a h:/x/. out/; scp h:/x/y out/",
+            "download out; download out; download out/y",
+        ),
+        (  # only a writing redirection to a path writes: `>&-` closes a stream, a missing target names nothing
+            "cat < in.txt >> log.txt; echo a >&- 2>",
+            "create log.txt",
+        ),
+        (  # a `case` whose one arm matches all moves the shell as that arm does; an empty one leaves it
+            "case $x in *) cd sub ;; esac; touch f; case $y in esac; touch g",
+            "create sub/f; create sub/g",
+        ),
     ],
 )
 def test_what_each_command_does_to_files(script: str, expected: str) -> None:

@@ -29,6 +29,7 @@ import posixpath
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import takewhile
 from typing import Literal
 
 from ci_checks.model.files.places import Place, Scope
@@ -77,8 +78,8 @@ _CURL_VALUE_OPTIONS = {"-H", "--header", "-d", "--data", "--data-raw", "--data-b
                        "--config", "-T", "--upload-file", "-r", "--range", "-z", "--time-cond", "--limit-rate",
                        "--resolve", "--interface", "-Y", "-y", "--speed-limit", "--speed-time"}  # fmt: skip
 _WGET_VALUE_OPTIONS = {"-t", "--tries", "-T", "--timeout", "--header", "-U", "--user-agent", "--user", "--password",
-                       "-e", "--execute", "-a", "--append-output", "-o", "--output-file", "-w", "--wait",
-                       "-i", "--input-file", "-Q", "--quota", "--limit-rate"}  # fmt: skip
+                       "-e", "--execute", "-a", "--append-output", "-o", "--output-file", "-O", "--output-document",
+                       "-w", "--wait", "-i", "--input-file", "-Q", "--quota", "--limit-rate"}  # fmt: skip
 _CP_VALUE_OPTIONS = {"-t", "--target-directory", "-S", "--suffix"}
 _COPIERS = {
     "cp": _CP_VALUE_OPTIONS,
@@ -93,6 +94,11 @@ _COPIERS = {
 }  # fmt: skip
 """Copying programs, with their options that take a value (`cp -f` forces, `rsync -f` filters, `rsync -t` keeps
 times, `cp -t` names the target folder)."""
+_DOCKER_RUN_FLAGS = {"-d", "--detach", "-i", "--interactive", "-t", "--tty", "-P", "--publish-all", "-q", "--quiet",
+                     "--rm", "--privileged", "--init", "--read-only", "--no-healthcheck", "--oom-kill-disable",
+                     "--sig-proxy", "--disable-content-trust", "--use-api-socket", "--help"}  # fmt: skip
+"""The options of `docker run` and `docker create` that take no value; each other one takes the next word, unless
+given with `=`."""
 _NOT_A_NAME = re.compile(r"\s|^[\d.,:%]*$")
 """A word no program takes as a path it writes: text with spaces, a number, a version."""
 _ASSIGNMENT = re.compile(r"(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<value>.*)\Z", re.DOTALL)
@@ -195,10 +201,11 @@ def pipeline_outputs(pipeline: Pipeline) -> Iterator[Output]:
 
 def redirect_writes(redirect: Redirect, scope: Scope) -> Iterator[Write]:
     """`> file`, `>> file`, `&> file`: a file created, unless it is a device or a file of the runner's."""
-    target = redirect.target.value if redirect.target is not None else ""
-    if redirect.operator not in _WRITING_REDIRECTS or not target or _not_a_file(target):
-        return
-    yield Write("create", scope.where(target))
+    if redirect.operator not in _WRITING_REDIRECTS or redirect.target is None:
+        return  # only `>&-` and `<&-`, which close a stream, have no target
+    target = redirect.target.value
+    if target and not _not_a_file(target):
+        yield Write("create", scope.where(target))
 
 
 def command_outputs(command: Command) -> Iterator[Output]:
@@ -241,18 +248,19 @@ def _operands(arguments: list[Word], value_options: set[str]) -> list[Word]:
 
 
 def _option_value(arguments: list[Word], names: tuple[str, ...], attached: tuple[str, ...] = ()) -> Word | None:
-    """The value of the last of these options (`-o FILE`, `--output=FILE`, `-oFILE`, `-sLo FILE`)."""
+    """The value of the last of these options (`-o FILE`, `--output=FILE`, `-oFILE`, `-sLo FILE`); None when it has
+    none (`--dir=` is empty, a last `-o` lacks one: the program then fails or uses no value of its own)."""
     found: Word | None = None
-    short = {name[1] for name in names if len(name) == 2 and name[0] == "-"}
+    short = {name[1] for name in names if len(name) == 2}
     for index, word in enumerate(arguments):
         value = word.value
         bundled = _bundles(value, value[-1]) and value[-1] in short  # `-fsSLo FILE`
-        if (value in names or bundled) and index + 1 < len(arguments):
-            found = arguments[index + 1]
+        if value in names or bundled:
+            found = arguments[index + 1] if index + 1 < len(arguments) else None
             continue
         for prefix in attached:
-            if value.startswith(prefix) and len(value) > len(prefix):
-                found = suffix_word(word, len(prefix))
+            if value.startswith(prefix):
+                found = suffix_word(word, len(prefix))  # None for an empty value
                 break
     return found
 
@@ -260,9 +268,9 @@ def _option_value(arguments: list[Word], names: tuple[str, ...], attached: tuple
 def _git(arguments: list[Word], scope: Scope) -> Iterator[Effect]:
     index = 0
     folder = scope.cwd
-    while index < len(arguments) and arguments[index].value.startswith("-"):
+    while index + 1 < len(arguments) and arguments[index].value.startswith("-"):  # a last option runs nothing
         value = arguments[index].value
-        if value == "-C" and index + 1 < len(arguments):
+        if value == "-C":
             folder = scope.place(arguments[index + 1].value, folder)
         elif value in ("--git-dir", "--work-tree") or value.startswith(("--git-dir=", "--work-tree=")):
             folder = None
@@ -281,7 +289,7 @@ def _git(arguments: list[Word], scope: Scope) -> Iterator[Effect]:
         return
     if operation not in _GIT_TREE_OPERATIONS:
         return
-    before_paths = rest[: next((i for i, word in enumerate(rest) if word.value == "--"), len(rest))]
+    before_paths = list(takewhile(lambda word: word.value != "--", rest))
     operands = _operands(before_paths, {"-b", "-B", "-c", "-C", "--depth", "-m", "--message", "-o", "--origin"})
     ref = next((word.value for word in operands if operation not in ("fetch", "pull") or word is not operands[0]), None)
     yield GitOperation(operation, folder, ref)
@@ -362,7 +370,7 @@ def _remote_name(url: str, folder: Place | None, scope: Scope, *, wget: bool = F
 
 def _bundles(value: str, flag: str) -> bool:
     """Whether a bundle of short flags (`-sLO`) holds `flag`."""
-    return value.startswith("-") and not value.startswith("--") and flag in value[1:] and value[1:].isalpha()
+    return value.startswith("-") and flag in value[1:] and value[1:].isalpha()  # `--x` holds a `-`, no letter
 
 
 def _copy(name: str, arguments: list[Word], scope: Scope) -> Iterator[Write]:
@@ -392,9 +400,8 @@ def _copy(name: str, arguments: list[Word], scope: Scope) -> Iterator[Write]:
         return
     for source in sources:
         if remote and _on_host(source.value):  # from another host: content ci-checks cannot know
-            name_there = posixpath.basename(source.value.split(":", 1)[1])
-            downloaded = place if not name_there or source.value.endswith("/") else place.joined(name_there)
-            yield Write("download", downloaded)
+            # under its name there; a folder's contents (`h:x/`, no name) land in the target itself
+            yield Write("download", place.joined(posixpath.basename(source.value.split(":", 1)[1])))
             continue
         source_place = scope.place(source.value)
         name_there = posixpath.basename(source_place.path) if source_place is not None else ""
@@ -471,11 +478,27 @@ def _docker(arguments: list[Word], scope: Scope) -> Iterator[Write]:
         if len(operands) == 2 and ":" in operands[0].value:
             yield Write("download", scope.where(operands[1].value))
         return
-    for index, word in enumerate(arguments[:-1]):
-        if word.value in ("-v", "--volume"):
-            host = arguments[index + 1].value.split(":", 1)[0]
-            if host.startswith((".", "/", "$", "~")):
-                yield Write("named", scope.where(host))
+    volumes: list[str] = []
+    words = iter(arguments[1:])
+    for word in words:
+        value = word.value
+        if not value.startswith("-"):  # the image: the words after it are the container's command
+            for host in (volume.partition(":")[0] for volume in volumes):  # `HOST:CONTAINER[:OPTIONS]`
+                if host.startswith((".", "/", "$", "~")):  # else the name of a volume, no host path
+                    yield Write("named", scope.where(host))
+            return
+        if value.startswith("--volume="):
+            volumes.append(value.removeprefix("--volume="))
+        elif "=" not in value and not _docker_flags(value):
+            following = next(words, None)  # the option's value
+            if following is not None and value in ("-v", "--volume"):
+                volumes.append(following.value)
+    # without an image docker runs nothing
+
+
+def _docker_flags(value: str) -> bool:
+    """Whether an option of `docker run` takes no value: a flag, or a bundle of short flags (`-dit`)."""
+    return value in _DOCKER_RUN_FLAGS or all(f"-{letter}" in _DOCKER_RUN_FLAGS for letter in value[1:])
 
 
 def _named(arguments: list[Word], scope: Scope) -> Iterator[Write]:
