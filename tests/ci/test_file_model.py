@@ -1464,6 +1464,17 @@ def test_an_install_in_another_trees_checkout_is_stale_when_the_later_checkout_n
     ]
 
 
+def test_a_pull_after_the_install_is_a_fetch_of_its_own_not_the_checkout_of_the_earlier_one(make_repo) -> None:  # type: ignore[no-untyped-def]
+    lines = (
+        "          git clone https://example.com/k /opt/k\n          git -C /opt/k fetch origin feature\n"
+        "          pip install -e /opt/k\n          git -C /opt/k pull origin feature\n"
+    )
+    workflow = f"on: push\njobs:\n  trees:\n    runs-on: ubuntu-latest\n    steps:\n      - run: |\n{lines}"
+    root = make_repo({".github/workflows/ci.yml": workflow})
+    result = run_cli("check", root, "--select", "CC047", "--backends", "none", "--output-format", "concise")
+    assert (result.code, result.headers) == (0, [])
+
+
 def _shown(command: str) -> str:
     """A command as CC047 shows it: whole up to 60 characters, else its first 57 and `...`."""
     return command if len(command) <= 60 else command[:57] + "..."

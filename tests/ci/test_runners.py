@@ -739,6 +739,7 @@ def test_a_container_started_through_sudo_time_or_env_is_judged_and_shown_as_the
     script = (
         "          sudo -E docker run --rm img a\n          time docker container run --rm img b\n"
         "          sudo docker run --gpus all img c\n          env X=1 podman run img d\n"
+        "          npm run docker\n          sudo\n"  # neither starts a container
     )
     workflow = (
         "on: push\njobs:\n  cuda:\n    runs-on: [self-hosted, nvidia, h100]\n    timeout-minutes: 60\n"
