@@ -516,6 +516,12 @@ def test_a_file_referred_to_by_many_names_the_first_three_and_counts_the_rest(ma
         "docker/Dockerfile.x:1:1: CC101 docker/Dockerfile.x, which tools/t1.py, tools/t2.py, tools/t3.py and 2 "
         "more refer to, is forbidden here [many]"
     ]
+    for extra in ("tools/t4.py", "tools/t5.py"):
+        (root / extra).unlink()
+    assert run_cli("check", root, "--select", "CC1").headers == [
+        "docker/Dockerfile.x:1:1: CC101 docker/Dockerfile.x, which tools/t1.py, tools/t2.py, tools/t3.py refer to, "
+        "is forbidden here [many]"
+    ]
 
 
 def test_text_and_regex_items_find_only_what_is_inside_their_scope_and_count_each_occurrence(make_repo) -> None:  # type: ignore[no-untyped-def]
