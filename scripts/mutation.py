@@ -337,6 +337,12 @@ def _survivors(name: str, module: str, equivalents: dict[str, Equivalent]) -> It
 # --- commands -------------------------------------------------------------------------------------------------
 
 
+def _forget_test_map(work: Path) -> None:
+    """mutmut maps tests to the functions they call once, in its stats file: a test written since is not run for a
+    mutant until the map is made again, so survivors judged again after new tests need it rebuilt."""
+    (work / "mutants" / "mutmut-stats.json").unlink(missing_ok=True)
+
+
 def _sample_rank(mutant: str) -> tuple[int, int]:
     """A mutant's place in its module's sampling order: the `percent` share a sample takes is a prefix of it."""
     digest = int(hashlib.sha256(mutant.encode()).hexdigest(), 16)
@@ -378,6 +384,7 @@ def run(
     for name, chosen in _chosen(modules).items():
         work = _prepare(name)
         if survivors:
+            _forget_test_map(work)
             equivalents = _equivalents()
             patterns = [
                 mutant

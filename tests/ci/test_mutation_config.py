@@ -146,6 +146,16 @@ def test_a_sample_takes_at_least_a_number_of_each_modules_mutants_and_all_of_a_s
     }
 
 
+def test_survivors_are_judged_again_with_a_test_map_made_anew(tmp_path: Path) -> None:
+    """A test written after mutmut mapped tests to functions would never run for the survivor it was written for."""
+    stats = tmp_path / "mutants" / "mutmut-stats.json"
+    stats.parent.mkdir()
+    stats.write_text("{}")
+    MUTATION._forget_test_map(tmp_path)
+    assert not stats.exists() and stats.parent.is_dir()
+    MUTATION._forget_test_map(tmp_path)  # none to forget: nothing happens
+
+
 def test_a_floor_without_a_sample_is_refused_before_anything_runs(tmp_path: Path, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setattr(MUTATION, "WORK", tmp_path)
     with pytest.raises(SystemExit) as refused:
