@@ -1431,6 +1431,7 @@ FETCHED_REFS = (
     ("h", " +refs/heads/feature:refs/remotes/origin/feature", "origin/feature"),
     ("i", " +refs/heads/feature", "origin/feature"),
     ("j", " refs/heads/feature:refs/heads/local", "local"),
+    ("k", " refs/tags/v1:refs/tags/v1", "v1"),
 )
 
 
@@ -1460,7 +1461,7 @@ def test_an_install_in_another_trees_checkout_is_stale_when_the_later_checkout_n
         f"`/opt/{tree}` after `{_shown(fetch.format(tree, fetched))}` and before "
         f"`git -C /opt/{tree} checkout {checked}`: {stale}"
         for index, (tree, fetched, checked) in enumerate(FETCHED_REFS)
-        if tree in "acdfhij"
+        if tree in "acdfhijk"
     ]
 
 
