@@ -289,6 +289,12 @@ def _effects(script: str) -> list[str]:
             "ln -s /opt/x; ln -sf /opt/y z; ln -s -t lib /opt/z",
             "copy x from /opt/x; copy z from /opt/y; copy lib/z from /opt/z",
         ),
+        (  # after `--` every word is an operand; `-` alone is a name; a directory stack survives a branch and
+            # is a subshell's too
+            "cp -- -w.txt out/; cp -f -- a.txt b.txt; mkdir -; pushd /a; if x; then :; fi; popd; mkdir b;"
+            " pushd /a; (popd; mkdir c)",
+            "copy out/-w.txt from -w.txt; copy b.txt from a.txt; create -; create b; create c",
+        ),
         (  # in a folder that cannot be known, a relative path names no place; an absolute one still does
             "git -C $X clone https://x/r.git; git -C $X worktree add w; curl --output-dir $D -o f https://x;"
             " git -C $X -C sub init; git -C $X clone https://x/s.git /opt/s; git -C /opt clone https://x/t.git",

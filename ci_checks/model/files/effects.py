@@ -232,14 +232,14 @@ def _not_a_file(target: str) -> bool:
 
 
 def _operands(arguments: list[Word], value_options: set[str]) -> list[Word]:
-    """The arguments that are not options nor the values of `value_options`."""
+    """The arguments that are not options nor the values of `value_options`; after `--`, every one."""
     found: list[Word] = []
     skip = False
-    for word in arguments:
+    for index, word in enumerate(arguments):
         if skip:
             skip = False
         elif word.value == "--":
-            continue
+            return found + arguments[index + 1 :]
         elif word.value.startswith("-") and word.value != "-":
             skip = word.value in value_options
         else:
@@ -312,8 +312,9 @@ def _clone(rest: list[Word], scope: Scope, folder: Place | None) -> Iterator[Wri
 
 def _gh(arguments: list[Word], scope: Scope) -> Iterator[Effect]:
     values = [word.value for word in arguments]
-    if values[:2] == ["repo", "clone"]:  # `git clone` of the repository's URL, with the arguments after it
-        yield from _git(arguments[1:], scope)
+    if values[:2] == ["repo", "clone"]:  # `git clone` of the repository's URL, with the git flags after `--`
+        separator = values.index("--") if "--" in values else len(values)
+        yield from _git(arguments[1:separator] + arguments[separator + 1 :], scope)
     elif values[:2] == ["pr", "checkout"]:
         yield GitOperation("checkout", scope.cwd, values[2] if len(values) > 2 else None)
         yield Write("git", scope.cwd)
