@@ -295,6 +295,10 @@ def _effects(script: str) -> list[str]:
             " pushd /a; (popd; mkdir c)",
             "copy out/-w.txt from -w.txt; copy b.txt from a.txt; create -; create b; create c",
         ),
+        (  # a write below a variable is somewhere in its deepest known folder, but never the whole root
+            "mkdir /$X; mkdir /opt/$X",
+            "create None; create /opt",
+        ),
         (  # in a folder that cannot be known, a relative path names no place; an absolute one still does
             "git -C $X clone https://x/r.git; git -C $X worktree add w; curl --output-dir $D -o f https://x;"
             " git -C $X -C sub init; git -C $X clone https://x/s.git /opt/s; git -C /opt clone https://x/t.git",
