@@ -359,11 +359,13 @@ def _sampled(name: str, modules: list[str], percent: int, at_least: int = 0) -> 
     """The sampled mutants of the modules, and at least `at_least` of each module (all of a smaller one), so that
     a small module's score rests on more than a handful of mutants; a module without mutants adds none."""
     chosen: list[str] = []
+    known = False
     for module in modules:
         ranked = sorted(_results(name, module), key=_sample_rank)
+        known = known or bool(ranked)
         share = sum(1 for mutant in ranked if _in_sample(mutant, percent))
         chosen += ranked[: max(share, at_least)]
-    if not any(_results(name, module) for module in modules):
+    if not known:
         raise SystemExit(f"{', '.join(modules)}: no mutants known yet; run once without --sample")
     return sorted(chosen)
 
