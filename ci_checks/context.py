@@ -11,6 +11,7 @@ run was asked about.
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -22,12 +23,15 @@ from ci_checks.config_source import ConfigSource, WorkTree
 from ci_checks.loading import LoadedFile, Workspace
 from ci_checks.model import Workflow
 from ci_checks.model.inventory import Inference, infer, merged
-from ci_checks.model.runners import RunnerInventory, RunnerResolver
+from ci_checks.model.runners import RunnerInventory
+from ci_checks.model.valuation.runners import RunnerResolver
 from ci_checks.model.values import mapping, string_list
 from ci_checks.repository import FileKind, Repository
 
 if TYPE_CHECKING:
     from ci_checks.model.files.repository import RepositoryFiles
+    from ci_checks.model.valuation import Valuation
+    from ci_checks.shell import Block
 
 GITHUB_TIMEOUT_MINUTES = 360
 """How long GitHub lets a job run when it sets no `timeout-minutes`."""
@@ -83,8 +87,25 @@ class RepositoryContext:
         return RepositoryFiles(self.workspace, lambda: self.workflows)
 
     @cached_property
+    def valuation(self) -> Valuation:
+        """The legs of every job and the values each runs with (built as asked)."""
+        from ci_checks.model.valuation import Valuation
+
+        return Valuation(self.workflows, self.repository_script)
+
+    def repository_script(self, relative: str) -> Block | None:
+        """A shell script of the repository that a script sources (`source ci/env.sh`), parsed; None for a path
+        outside the repository or a file that is not there."""
+        normalized = posixpath.normpath(relative.removeprefix("./"))
+        if normalized.startswith(("../", "/")) or normalized in ("..", ".") or "\0" in normalized:
+            return None
+        if not self.repository.exists(normalized):
+            return None
+        return self.workspace.load(normalized, FileKind.SHELL).shell_script
+
+    @cached_property
     def resolver(self) -> RunnerResolver:
-        return RunnerResolver(self.workflows)
+        return RunnerResolver(self.workflows, self.valuation)
 
     @cached_property
     def declared_labels(self) -> tuple[str, ...]:

@@ -18,12 +18,25 @@ Two values are the same text exactly when their pieces are equal (compared
 without case for literals, as GitHub compares concurrency groups); any
 `UNKNOWN` makes a comparison undecided. The grammar is GitHub's: literals,
 context paths (`a.b`, `a['b']`), `!`, `<`, `<=`, `>`, `>=`, `==`, `!=`, `&&`,
-`||`, parentheses and the functions whose result follows from their
-arguments (`format`, `contains`, `startsWith`, `endsWith`).
+`||`, parentheses, property access on lists and objects (`fromJSON(x).a`,
+`labels.*.name`) and the functions whose result follows from their arguments
+(`format`, `contains`, `startsWith`, `endsWith`, `join`, `fromJSON`, `toJSON`,
+and the status functions as far as a job that runs at all is concerned).
+
+A `Scope` may also know a job's matrix values, its `env`, and the outputs of
+steps and needed jobs (the value model of `ci_checks.model.valuation` fills
+them in for one leg of a job). A context with several possible values (a step
+that writes one of two values to `$GITHUB_OUTPUT`) is `Several`: `possible`
+evaluates an expression once for each of them (up to a cap), `evaluate` calls
+it `UNKNOWN`. For a pull request, `Scope.fork` says whether it comes from a
+fork: a fork's head repository, author and actor are an outsider's (`foreign`
+symbols, equal to no name the workflow writes and to none of the base
+repository's), its labels are none until a maintainer adds one.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
@@ -53,6 +66,11 @@ class Symbol:
     """Whether it is set (True), or may be empty (None)."""
     shown: str = field(default="", compare=False)
     """The expression it stands for, for messages."""
+    foreign: bool = field(default=False, compare=False)
+    """An outsider's value (a fork's head repository, author, actor): equal to none of the base repository's own
+    symbols and to no name a workflow writes, except those `admits` may equal."""
+    admits: frozenset[str] | None = field(default=None, compare=False)
+    """For a foreign symbol, the literals (lower case) it may equal; None: none."""
 
 
 Part = str | Symbol
@@ -68,7 +86,39 @@ class Text:
         return _joined(tuple(part.lower() if isinstance(part, str) else part for part in self.parts))
 
 
-Value = str | bool | float | None | Text | _Unknown
+@dataclass(frozen=True)
+class Data:
+    """A list (`items`) or an object (`fields`, keys in lower case as GitHub looks them up): `fromJSON`, a matrix's
+    lists and mappings, `github.event.pull_request.labels`."""
+
+    items: tuple[Value, ...] | None = None
+    fields: tuple[tuple[str, Value], ...] | None = None
+
+    def field(self, name: str) -> Value:
+        for key, value in self.fields or ():
+            if key == name.lower():
+                return value
+        return None
+
+    @property
+    def plain(self) -> object:
+        """As Python lists and dicts (for JSON); UNKNOWN and symbols stay as they are."""
+        if self.items is not None:
+            return [item.plain if isinstance(item, Data) else item for item in self.items]
+        return {key: value.plain if isinstance(value, Data) else value for key, value in self.fields or ()}
+
+
+@dataclass(frozen=True)
+class Several:
+    """A context with more than one possible value (a step output written in two branches): `possible` tries each."""
+
+    key: str
+    values: tuple[Value, ...]
+
+
+Value = str | bool | float | None | Text | Data | _Unknown
+Lookup = Callable[[list[str]], "Value | Several"]
+"""The value of a `steps.*` or `needs.*` context path, as a scope knows it."""
 
 PULL_REQUEST_EVENTS = frozenset(
     {"pull_request", "pull_request_target", "pull_request_review", "pull_request_review_comment"}
@@ -108,18 +158,74 @@ class Scope:
     """`github.job`, in a job's `concurrency`."""
     instance: str = ""
     """Which call of the workflow within the run (its calling jobs), for `needs.*`: default, the run's own."""
+    matrix: Mapping[str, Value] | None = None
+    """`matrix.*` of one combination (names in lower case); None where they are not known."""
+    env: Mapping[str, Value] | None = None
+    """`env.*` where the expression is read (names as written); None where they are not known."""
+    outputs: Lookup | None = None
+    """`steps.*` and `needs.*`; None: `needs.*` are symbols of the run (as concurrency compares them)."""
+    fork: bool | None = None
+    """For a pull request event: whether it comes from a fork (None: either)."""
+    chosen: Mapping[str, Value] = field(default_factory=dict)
+    """The value `possible` picked for each `Several` context, and each undecided `&&`/`||` operand's truth, so far."""
+    branching: bool = False
+    """Whether an operand of `&&`/`||` whose truth cannot be told is taken each way in turn (in `possible`)."""
 
 
 def evaluate(text: str, scope: Scope) -> Value:
     """A value written in YAML: a `${{ }}` expression, a template with some, or plain text."""
+    try:
+        return _evaluate(text, scope)
+    except _Split:
+        return UNKNOWN
+
+
+def expression(body: str, scope: Scope) -> Value:
+    """The value of an expression body (the text between `${{` and `}}`); UNKNOWN for what does not parse, or
+    reads a context with several possible values (see `possible`)."""
+    try:
+        return _body(body, scope)
+    except _Split:
+        return UNKNOWN
+
+
+MAX_POSSIBLE = 32
+"""How many evaluations `possible` makes of one text (each choice of its several-valued contexts): past that, the
+rest of its values are UNKNOWN."""
+
+
+def possible(text: str, scope: Scope, limit: int = MAX_POSSIBLE) -> tuple[Value, ...]:
+    """Each value a template or expression may have, one per choice of the `Several` contexts it reads (UNKNOWN
+    among them where there are more choices than `limit`), without repeats."""
+    found: list[Value] = []
+    pending: list[Mapping[str, Value]] = [scope.chosen]
+    tries = 0
+    while pending:
+        chosen = pending.pop()
+        tries += 1
+        if tries > limit:
+            found.append(UNKNOWN)
+            break
+        try:
+            value = _evaluate(text, replace(scope, chosen=chosen, branching=True))
+        except _Split as split:
+            pending.extend({**chosen, split.key: value} for value in reversed(split.values))
+            continue
+        if not any(type(each) is type(value) and each == value for each in found):
+            found.append(value)
+    return tuple(found)
+
+
+def _evaluate(text: str, scope: Scope) -> Value:
+    """`evaluate`, with a read of a several-valued context left to raise `_Split`."""
     found = list(EXPRESSION.finditer(text.strip()))
     if len(found) == 1 and found[0].group(0) == text.strip():  # one expression alone keeps its type
-        return expression(found[0].group("body"), scope)
+        return _body(found[0].group("body"), scope)
     parts: list[Part] = []
     cursor = 0
     for match in EXPRESSION.finditer(text):
         parts.append(text[cursor : match.start()])
-        value = as_text(expression(match.group("body"), scope))
+        value = as_text(_body(match.group("body"), scope))
         if value is UNKNOWN:
             return UNKNOWN
         parts.extend(value.parts if isinstance(value, Text) else (str(value),))
@@ -128,10 +234,9 @@ def evaluate(text: str, scope: Scope) -> Value:
     return _text(tuple(parts))
 
 
-def expression(body: str, scope: Scope) -> Value:
-    """The value of an expression body (the text between `${{` and `}}`); UNKNOWN for what does not parse."""
+def _body(body: str, scope: Scope) -> Value:
     try:
-        parser = _Parser(_tokens(body), scope)
+        parser = _Parser(_tokens(body), scope, body)
         value = parser.disjunction()
         return value if parser.done() else UNKNOWN
     except _NoParse:
@@ -154,6 +259,8 @@ def as_text(value: Value) -> Text | str | _Unknown:
     """The value as a string is written into a template: null is empty, booleans `true`/`false`."""
     if value is UNKNOWN or isinstance(value, Text | str):
         return value
+    if isinstance(value, Data):
+        return "Array" if value.items is not None else "Object"  # as GitHub writes one into a string
     if value is None:
         return ""
     if isinstance(value, bool):
@@ -194,6 +301,78 @@ def _text(parts: tuple[Part, ...]) -> Value:
 # Contexts
 
 
+class _Star(Enum):
+    STAR = "*"
+
+
+_STAR = _Star.STAR
+Accessor = str | Value | _Star
+"""`.name`, `[index]` or `.*` after a context or a value."""
+
+
+def lookup(head: str, accessors: list[Accessor], scope: Scope) -> Value:
+    """The value of a context (`matrix`, `env`, `github`...) followed by its accessors; a `Several` context raises
+    `_Split` unless `possible` chose one of its values."""
+    names: list[str] = []
+    for accessor in accessors:
+        if not isinstance(accessor, str):
+            break
+        names.append(accessor)
+    lowered = head.lower()
+    rest = accessors[len(names) :]
+    if lowered == "matrix" and scope.matrix is not None:
+        value: Value = Data(fields=tuple(scope.matrix.items()))
+        return access(value, accessors)
+    if lowered == "env" and scope.env is not None:
+        if not names:
+            return UNKNOWN
+        found = scope.env.get(names[0])
+        if found is None:
+            found = next((v for k, v in scope.env.items() if k.lower() == names[0].lower()), None)
+        return access(found, accessors[1:])
+    if lowered in ("steps", "needs") and scope.outputs is not None:
+        key = ".".join([lowered, *(name.lower() for name in names)])
+        if key in scope.chosen:
+            return access(scope.chosen[key], rest)
+        several = scope.outputs([lowered, *(name.lower() for name in names)])
+        if isinstance(several, Several):
+            raise _Split(key, several.values)
+        return access(several, rest)
+    if lowered in _NOT_STATIC or (not names and lowered != "github"):
+        return UNKNOWN
+    return access(context([head, *names], scope), rest)
+
+
+def access(value: Value, accessors: list[Accessor]) -> Value:
+    """A value's property, item or `.*` filter, as GitHub reads them: null where there is none."""
+    mapped = False
+    for accessor in accessors:
+        if value is UNKNOWN or isinstance(value, Text):
+            return UNKNOWN
+        if accessor is _STAR:
+            if not isinstance(value, Data):
+                return None
+            value = Data(items=value.items if value.items is not None else tuple(v for _, v in value.fields or ()))
+            mapped = True
+            continue
+        if mapped and isinstance(value, Data) and value.items is not None:
+            value = Data(items=tuple(_item(item, accessor) for item in value.items))
+            continue
+        value = _item(value, accessor)
+    return value
+
+
+def _item(value: Value, accessor: Accessor) -> Value:
+    if not isinstance(value, Data) or accessor is _STAR or accessor is UNKNOWN or isinstance(accessor, Text):
+        return UNKNOWN if value is UNKNOWN or isinstance(value, Text) or accessor is UNKNOWN else None
+    if value.fields is not None and isinstance(accessor, str):
+        return value.field(accessor)
+    if value.items is not None and isinstance(accessor, float) and accessor == int(accessor):
+        index = int(accessor)
+        return value.items[index] if 0 <= index < len(value.items) else None
+    return None
+
+
 def context(path: list[str], scope: Scope) -> Value:
     """The value of a context path (`github.ref`, `inputs.ref`, `github.event.pull_request.number`)."""
     head, rest = path[0].lower(), [name.lower() for name in path[1:]]
@@ -232,6 +411,8 @@ def _github(rest: list[str], scope: Scope) -> Value:
             return Text(("refs/pull/", _github_symbol("event.number"), "/merge"))
         if name in ("action", "action_path", "action_ref", "action_repository", "token", "workspace"):
             return UNKNOWN
+        if name in ("actor", "triggering_actor") and _outsider(scope):
+            return _foreign(f"github.{name}")
         return Text((_github_symbol(name),))
     if name != "event":
         return UNKNOWN
@@ -245,10 +426,73 @@ def _github(rest: list[str], scope: Scope) -> Value:
         events = None  # set for some of the events, perhaps
     if payload[0] == "inputs":
         return context(["inputs", *payload[1:]], scope) if len(payload) == 2 else UNKNOWN
+    seen = _outsider_view(payload, scope)
+    if seen is not _UNDECIDED:
+        return seen
     written = "event." + ".".join(payload)
     if payload[:2] == ["pull_request", "number"]:
         payload = ["number"]  # one number, however it is written
     return Text((_github_symbol("event." + ".".join(payload), True if events is not None else None, written),))
+
+
+class _Undecided(Enum):
+    UNDECIDED = "undecided"
+
+
+_UNDECIDED = _Undecided.UNDECIDED
+_OUTSIDER_EVENTS = PULL_REQUEST_EVENTS | {"issue_comment"}
+_PEOPLE = (
+    ("pull_request", "user", "login"),
+    ("pull_request", "head", "user", "login"),
+    ("pull_request", "head", "repo", "owner", "login"),
+    ("pull_request", "head", "label"),
+    ("sender", "login"),
+    ("comment", "user", "login"),
+    ("issue", "user", "login"),
+    ("review", "user", "login"),
+)
+"""Who opened, pushed or commented: for an outsider's event, an outsider."""
+_ASSOCIATIONS = frozenset({"contributor", "first_time_contributor", "first_timer", "none", "mannequin"})
+"""The `author_association` an outsider can have: not OWNER, MEMBER nor COLLABORATOR."""
+
+
+def _outsider(scope: Scope) -> bool:
+    """Whether the scope is a pull request from a fork, or a comment by someone outside the repository."""
+    return scope.fork is True and scope.event in _OUTSIDER_EVENTS
+
+
+def _outsider_view(payload: list[str], scope: Scope) -> Value | _Undecided:
+    """What a fork's pull request (or an outsider's comment) says of who sent it and from where; for a pull request
+    from the repository itself, what is then the base repository's own; `_UNDECIDED` for everything else."""
+    if scope.fork is None or scope.event not in _OUTSIDER_EVENTS:
+        return _UNDECIDED
+    path = tuple(payload)
+    fork = scope.fork
+    if path == ("pull_request", "head", "repo", "fork"):
+        return scope.fork
+    if path == ("pull_request", "head", "repo", "full_name"):
+        return _foreign("github.event.pull_request.head.repo.full_name") if fork else _own("repository")
+    if path == ("pull_request", "head", "repo", "owner", "login") and not fork:
+        return _own("repository_owner")
+    if not fork:
+        return _UNDECIDED
+    if path in _PEOPLE:
+        return _foreign("github.event." + ".".join(path))
+    if len(path) == 2 and path[1] == "author_association":
+        return _foreign("github.event." + ".".join(path), _ASSOCIATIONS)
+    if path == ("pull_request", "labels"):
+        return Data(items=())  # none until a maintainer adds one
+    if path[:1] == ("label",):
+        return None  # no label was just added: adding one takes a maintainer
+    return _UNDECIDED
+
+
+def _foreign(name: str, admits: frozenset[str] | None = None) -> Text:
+    return Text((Symbol(f"{name}@outsider", True, name, foreign=True, admits=admits),))
+
+
+def _own(name: str) -> Text:
+    return Text((_github_symbol(name),))
 
 
 def _github_symbol(name: str, truthy: bool | None = True, written: str = "") -> Symbol:
@@ -266,6 +510,15 @@ _TOKEN = re.compile(
 
 class _NoParse(Exception):
     pass
+
+
+class _Split(Exception):
+    """A read of a context with several values: `possible` evaluates again with each."""
+
+    def __init__(self, key: str, values: tuple[Value, ...]) -> None:
+        super().__init__(key)
+        self.key = key
+        self.values = values
 
 
 @lru_cache(maxsize=4096)
@@ -290,10 +543,11 @@ def _scan(body: str) -> list[tuple[str, str]]:
 
 
 class _Parser:
-    def __init__(self, tokens: tuple[tuple[str, str], ...], scope: Scope) -> None:
+    def __init__(self, tokens: tuple[tuple[str, str], ...], scope: Scope, body: str = "") -> None:
         self.tokens = tokens
         self.index = 0
         self.scope = scope
+        self.body = body
 
     def done(self) -> bool:
         return self.index == len(self.tokens)
@@ -311,6 +565,7 @@ class _Parser:
     def disjunction(self) -> Value:
         value = self.conjunction()
         while self.peek() == "||":
+            value = self.decided(value)
             self.take()
             right = self.conjunction()
             value = _or(value, right)
@@ -319,10 +574,24 @@ class _Parser:
     def conjunction(self) -> Value:
         value = self.comparison()
         while self.peek() == "&&":
+            value = self.decided(value)
             self.take()
             right = self.comparison()
             value = _and(value, right)
         return value
+
+    def decided(self, value: Value) -> Value:
+        """In `possible`, the left operand of `&&`/`||` whose truth cannot be told, taken as true and as false in
+        turn (`cond && inputs.runner || 'ubuntu-24.04'` is either value)."""
+        if not self.scope.branching or truthy(value) is not None:
+            return value
+        key = f"?{self.index}:{self.body}"
+        if key not in self.scope.chosen:
+            raise _Split(key, (True, False))
+        if not self.scope.chosen[key]:
+            return False
+        symbol = value.parts[0] if isinstance(value, Text) and len(value.parts) == 1 else None
+        return Text((replace(symbol, truthy=True),)) if isinstance(symbol, Symbol) else value
 
     def comparison(self) -> Value:
         value = self.unary()
@@ -344,7 +613,7 @@ class _Parser:
         if text == "(":
             value = self.disjunction()
             self.take(")")
-            return value
+            return access(value, self.accessors())
         if kind == "string":
             return text[1:-1].replace("''", "'")
         if kind == "number":
@@ -357,24 +626,28 @@ class _Parser:
         if lowered == "null":
             return None
         if self.peek() == "(":
-            return self.call(lowered)
+            return access(self.call(lowered), self.accessors())
         return self.path(text)
 
     def path(self, head: str) -> Value:
-        names, known = [head], True
+        return lookup(head, self.accessors(), self.scope)
+
+    def accessors(self) -> list[Accessor]:
+        """The `.name`, `.*` and `[index]` that follow a context or a value."""
+        found: list[Accessor] = []
         while self.peek() in (".", "["):
             if self.take()[1] == ".":
                 kind, text = self.take()
-                known = known and kind == "name"
-                names.append(text)
+                found.append(_STAR if text == "*" else text if kind == "name" else UNKNOWN)
+            elif self.peek() == "*":
+                self.take()
+                self.take("]")
+                found.append(_STAR)
             else:
                 index = self.disjunction()
                 self.take("]")
-                known = known and isinstance(index, str)
-                names.append(index if isinstance(index, str) else "*")
-        if not known or names[0].lower() in _NOT_STATIC:
-            return UNKNOWN
-        return context(names, self.scope)
+                found.append(index)
+        return found
 
     def call(self, function: str) -> Value:
         self.take("(")
@@ -434,12 +707,22 @@ def _shown(value: Value) -> str:
 
 
 def _equal(left: Value, right: Value) -> bool | None:
-    """GitHub's `==`: strings without case; a text whose literal start differs from a string's is not it."""
+    """GitHub's `==`: strings without case; a text whose literal start differs from a string's is not it; an
+    outsider's value is none of the base repository's own, nor a name the workflow writes unless it admits it."""
     if left is UNKNOWN or right is UNKNOWN:
         return None
+    if isinstance(left, Data) or isinstance(right, Data):
+        return left == right if isinstance(left, Data) and isinstance(right, Data) else False
     if isinstance(left, Text) or isinstance(right, Text):
         if same_text(left, right):
             return True
+        outsider = _foreign_symbol(left) or _foreign_symbol(right)
+        other = right if outsider is _foreign_symbol(left) else left
+        if outsider is not None:
+            if isinstance(other, str):
+                return None if outsider.admits is not None and other.lower() in outsider.admits else False
+            if isinstance(other, Text) and _foreign_symbol(other) is None and len(other.parts) == 1:
+                return False
         texts = [value for value in (left, right) if isinstance(value, Text)]
         other = right if texts[0] is left else left
         if len(texts) == 1 and isinstance(other, str):
@@ -450,6 +733,15 @@ def _equal(left: Value, right: Value) -> bool | None:
     if isinstance(left, str) and isinstance(right, str):
         return left.lower() == right.lower()
     return left == right
+
+
+def _foreign_symbol(value: Value) -> Symbol | None:
+    """The outsider's symbol a value is made of alone, if it is one."""
+    if isinstance(value, Text) and len(value.parts) == 1:
+        part = value.parts[0]
+        if isinstance(part, Symbol) and part.foreign:
+            return part
+    return None
 
 
 def _format(arguments: list[Value]) -> Value:
@@ -490,11 +782,86 @@ def _starts_with(arguments: list[Value]) -> Value:
     return _string_test(str.startswith)(arguments)
 
 
+def _contains(arguments: list[Value]) -> Value:
+    """`contains` of a string in a string, or of an item in a list (each compared as `==` does)."""
+    if len(arguments) == 2 and isinstance(arguments[0], Data) and arguments[0].items is not None:
+        found = [_equal(item, arguments[1]) for item in arguments[0].items]
+        return True if True in found else False if all(item is False for item in found) else UNKNOWN
+    return _string_test(lambda haystack, needle: needle in haystack)(arguments)
+
+
+def _from_json(arguments: list[Value]) -> Value:
+    if len(arguments) != 1 or not isinstance(arguments[0], str):
+        return UNKNOWN
+    try:
+        parsed = json.loads(arguments[0])
+    except (ValueError, RecursionError):
+        return UNKNOWN
+    return from_plain(parsed)
+
+
+def from_plain(value: object, depth: int = 0) -> Value:
+    """A value read from JSON (or YAML) as an expression value: numbers as floats, lists and objects as `Data`."""
+    if depth > _MAX_DATA_DEPTH:
+        return UNKNOWN
+    if value is None or isinstance(value, bool | str):
+        return value
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, list):
+        return Data(items=tuple(from_plain(item, depth + 1) for item in value))
+    if isinstance(value, dict):
+        return Data(fields=tuple((str(key).lower(), from_plain(item, depth + 1)) for key, item in value.items()))
+    return UNKNOWN
+
+
+_MAX_DATA_DEPTH = 32
+
+
+def _to_json(arguments: list[Value]) -> Value:
+    if len(arguments) != 1 or arguments[0] is UNKNOWN or isinstance(arguments[0], Text):
+        return UNKNOWN
+    value = arguments[0]
+    plain = value.plain if isinstance(value, Data) else value
+    try:
+        return json.dumps(plain, indent=2, default=_no_json)
+    except _NoJson:
+        return UNKNOWN
+
+
+class _NoJson(Exception):
+    pass
+
+
+def _no_json(value: object) -> object:
+    raise _NoJson(repr(value))
+
+
+def _join(arguments: list[Value]) -> Value:
+    if not arguments or len(arguments) > 2:
+        return UNKNOWN
+    items = arguments[0].items if isinstance(arguments[0], Data) else (arguments[0],)
+    separator = as_text(arguments[1]) if len(arguments) == 2 else ","
+    texts = [as_text(item) for item in items or ()]
+    if not isinstance(separator, str) or any(not isinstance(text, str) for text in texts):
+        return UNKNOWN
+    return separator.join(str(text) for text in texts)
+
+
 _FUNCTIONS: dict[str, Callable[[list[Value]], Value]] = {
     "format": _format,
-    "contains": _string_test(lambda haystack, needle: needle in haystack),
+    "contains": _contains,
     "startswith": _starts_with,
     "endswith": _string_test(str.endswith),
+    "fromjson": _from_json,
+    "tojson": _to_json,
+    "join": _join,
+    # As far as a job or step that runs at all is concerned: it runs when what it needs succeeded, or always;
+    # whether something failed or was cancelled cannot be told.
+    "success": lambda arguments: True,
+    "always": lambda arguments: True,
+    "failure": lambda arguments: UNKNOWN,
+    "cancelled": lambda arguments: UNKNOWN,
 }
 
 

@@ -39,7 +39,8 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 
 from ci_checks.diagnostics import Span
-from ci_checks.model.runners import GENERIC_LABELS, Label, Runner, RunnerInventory, RunnerResolver, is_github_hosted
+from ci_checks.model.runners import GENERIC_LABELS, Label, Runner, RunnerInventory, is_github_hosted
+from ci_checks.model.valuation.runners import RunnerResolver
 from ci_checks.model.workflow import Job, Workflow
 
 _WORDS = re.compile(r"[-_.:/\s]+")

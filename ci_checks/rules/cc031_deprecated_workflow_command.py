@@ -48,8 +48,8 @@ from collections.abc import Iterator
 from ci_checks.diagnostics import Diagnostic, Edit, Fix, Related, Severity, Span
 from ci_checks.loading import LoadedFile
 from ci_checks.model import Action, Job, Step
-from ci_checks.model.runners import RunnerResolver
 from ci_checks.model.steps import shell_program
+from ci_checks.model.valuation.runners import RunnerResolver
 from ci_checks.rule import YAML_KINDS, Rule
 from ci_checks.shell import Command
 

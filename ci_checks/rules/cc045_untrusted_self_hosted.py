@@ -11,15 +11,21 @@ request from a fork can start with its own code:
   (`ref: ${{ github.event.pull_request.head.sha }}`, `refs/pull/...`,
   `gh pr checkout`).
 
-A gate is an `if:` on the job, on a job it `needs`, or on the job that calls
-its reusable workflow, that checks the head repository
+A gate is what keeps the job from running for a pull request from a fork:
+an `if:` on the job, on a job it `needs` (a job whose needs are skipped is
+skipped), or on the job that calls its reusable workflow, that is false for
+such a pull request when it is evaluated with the value model
 (`github.event.pull_request.head.repo.full_name == github.repository`,
-`head.repo.fork`), a label, the author's association or the actor; or an
-`environment:` (give it required reviewers). An `if:` that limits the job to
-other events (`github.event_name == 'push'`) also keeps it out of reach. The
-finding is at the job that lacks the gate (for a reusable workflow, the
-calling job, when that caller passes a self-hosted runner), with the trigger
-and the self-hosted label as notes.
+`head.repo.fork == false`, a label only a maintainer can add,
+`author_association` of a member, an actor named in the workflow, or an
+event or ref that a pull request never has: `github.event_name == 'push'`,
+`github.ref == 'refs/heads/main'`); or an `environment:` (give it required
+reviewers). A condition that does not decide it (`!=` an actor, `|| true`,
+the draft flag, a step output) is no gate. Each leg of the job is judged for
+itself: a matrix leg or a caller that passes a GitHub-hosted runner exposes
+nothing, and `if: false` never runs. The finding is at the job that lacks the
+gate (for a reusable workflow, the calling job, when that caller passes a
+self-hosted runner), with the trigger and the self-hosted label as notes.
 
 `pull_request_target` with the head checked out, and `issue_comment`, are
 errors: nothing outside the workflow stands between a stranger and the runner.
@@ -56,140 +62,60 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from ci_checks.context import RepositoryContext
-from ci_checks.diagnostics import Diagnostic, Related, Severity
-from ci_checks.model import Job, Step, Trigger, Workflow
-from ci_checks.model.expressions import condition, split_top_level, unwrapped
-from ci_checks.model.runners import RunnerChoice, passed_input
+from ci_checks.diagnostics import Diagnostic, Related, Severity, Span
+from ci_checks.model import Job, Step, Trigger
+from ci_checks.model.runners import RunnerChoice
+from ci_checks.model.valuation import Leg
+from ci_checks.model.valuation.runners import runners
 from ci_checks.repository import FileKind
 from ci_checks.rule import Rule
 
 _UNTRUSTED = ("pull_request", "issue_comment", "pull_request_target")
-_FORK_GATE = re.compile(
-    r"head\.repo\.(full_name|fork|owner|id)|author_association|\.labels\b|labels\.\*|label\.name"
-    r"|github\.(actor|triggering_actor)\b|sender\.login|user\.login",
-    re.IGNORECASE,
-)
-_EVENT_TEST = re.compile(r"github\.event_name\s*(?P<op>==|!=)\s*'(?P<event>[a-z_]+)'\Z", re.IGNORECASE)
 _PULL_REQUEST_HEAD = re.compile(
     r"pull_request\.head\.(sha|ref)|github\.head_ref|refs/pull/|merge_commit_sha|gh\s+pr\s+checkout|pull/\$",
     re.IGNORECASE,
 )
-_MAX_DEPTH = 4
-
-
-@dataclass(frozen=True)
-class _Exposure:
-    trigger: Trigger
-    workflow: Workflow
-    outer: Job
-    """The job in the triggered workflow that should be gated: the self-hosted job, or the call leading to it."""
-    chain: tuple[Job, ...]
-    """The calling jobs from the self-hosted job's workflow up to `outer`."""
 
 
 def check_repository(context: RepositoryContext) -> Iterator[Diagnostic]:
+    valuation = context.valuation
     for workflow in context.workflows:
         for job in workflow.jobs.values():
             if job.is_call:
                 continue
-            choices = [c for c in context.resolver.runners(job).choices if c.self_hosted(context.runners)]
-            if not choices:
-                continue
-            seen: set[tuple[str, int, int]] = set()
-            for exposure in _exposures(context, job, job, (), 0):
-                key = (exposure.workflow.path, exposure.outer.key.span.line, exposure.outer.key.span.column)
-                choice = _through(choices, exposure.chain)
-                if key not in seen and choice is not None:
-                    seen.add(key)
-                    yield _diagnostic(job, choice, exposure, context)
+            seen: set[tuple[str, Span]] = set()
+            for leg in valuation.legs(job).legs:
+                trigger = _untrusted_trigger(leg)
+                if trigger is None:
+                    continue
+                outer = leg.chain[0].job if leg.chain else job
+                key = (outer.workflow.path, outer.key.span)
+                if key in seen:
+                    continue
+                choice = next((c for c in runners(leg).choices if c.self_hosted(context.runners)), None)
+                if choice is None:
+                    continue
+                if trigger.event == "pull_request_target" and not _checks_out_head(job, leg):
+                    continue
+                if valuation.runs(leg, fork=True, approval=True) is False:
+                    continue  # gated: a fork's pull request (or an outsider's comment) does not reach it
+                seen.add(key)
+                yield _diagnostic(job, outer, choice, trigger, context)
 
 
-def _exposures(
-    context: RepositoryContext, job: Job, target: Job, chain: tuple[Job, ...], depth: int
-) -> Iterator[_Exposure]:
-    """How fork-controlled events reach `target`: through `job` (the target or a job calling its workflow)."""
-    workflow = job.workflow
-    events = _reachable_events(job)
-    head = _checks_out_head(target, chain)
-    for name, trigger in workflow.triggers.items():
-        if name not in _UNTRUSTED or name not in events or _gated(job):
-            continue
-        if name == "pull_request_target" and not head:
-            continue
-        yield _Exposure(trigger, workflow, job, chain)
-    call = workflow.workflow_call
-    if call is None or depth >= _MAX_DEPTH or _gated(job):
-        return
-    for caller in context.resolver.callers.get(workflow.path, []):
-        if all(caller.workflow.path != passed.workflow.path for passed in (target, *chain)):  # a cycle goes no round
-            yield from _exposures(context, caller, target, (*chain, caller), depth + 1)
+def _untrusted_trigger(leg: Leg) -> Trigger | None:
+    """The trigger of the run's workflow that an outsider can fire, if the leg's event is one."""
+    if leg.event not in _UNTRUSTED:
+        return None
+    return leg.entry.top.triggers.get(leg.event or "")
 
 
-def _through(choices: list[RunnerChoice], chain: tuple[Job, ...]) -> RunnerChoice | None:
-    """The self-hosted choice that the calls of `chain` can lead to: one each of whose labels is written in a
-    workflow of the chain and passed down by the callers below it; a chain whose callers pass only GitHub-hosted
-    labels exposes nothing. A label's notes say which caller passed it at each call (by the place of its `with:`
-    value, not inside the caller where a YAML alias is used)."""
-    passes = [{passed_input(caller, entry) for entry in caller.with_.values()} for caller in chain]
-    for choice in choices:
-        if all(_passed_along(label.via, passes) for label in choice.labels):
-            return choice
-    return None
-
-
-def _passed_along(via: tuple[Related, ...], passes: list[set[Related]]) -> bool:
-    """Whether the calls a label went through, nearest first, are those of a chain (or its first ones)."""
-    return len(via) <= len(passes) and all(hop in passed for hop, passed in zip(via, passes, strict=False))
-
-
-def _gated(job: Job) -> bool:
-    """Whether the job, or a job it needs, has a gate that keeps fork pull requests out."""
-    for item in _with_needs(job):
-        if item.environment is not None:
-            return True
-        text = item.if_.text if item.if_ is not None else None
-        if text is not None and _FORK_GATE.search(text):
-            return True
-    return False
-
-
-def _with_needs(job: Job) -> list[Job]:
-    found: dict[str, Job] = {}
-    pending = [job]
-    while pending:
-        current = pending.pop()
-        if current.id in found:
-            continue
-        found[current.id] = current
-        pending.extend(
-            current.workflow.jobs[need.value] for need in current.needs if need.value in current.workflow.jobs
-        )
-    return list(found.values())
-
-
-def _reachable_events(job: Job) -> set[str]:
-    """The events the job's own `if:` lets through, from its top-level `github.event_name` tests."""
-    events = set(job.workflow.triggers) | set(_UNTRUSTED)
-    if job.if_ is None or job.if_.text is None:
-        return events
-    for term in split_top_level(condition(job.if_.text), "&&"):
-        test = _EVENT_TEST.match(unwrapped(term))
-        if test is None:
-            continue
-        if test.group("op") == "==":
-            events &= {test.group("event")}
-        else:
-            events.discard(test.group("event"))
-    return events
-
-
-def _checks_out_head(target: Job, chain: tuple[Job, ...]) -> bool:
+def _checks_out_head(target: Job, leg: Leg) -> bool:
     """Whether the self-hosted job works on the pull request's head: it checks it out, or a caller passes it."""
     texts = [_text(step) for step in target.steps]
-    texts += [entry.text or "" for caller in chain for entry in caller.with_.values()]
+    texts += [entry.text or "" for caller in leg.chain for entry in caller.job.with_.values()]
     return any(_PULL_REQUEST_HEAD.search(text) for text in texts)
 
 
@@ -198,22 +124,22 @@ def _text(step: Step) -> str:
     return source.text[source.offset(span.line, span.column) : source.offset(span.end_line, span.end_column)]
 
 
-def _diagnostic(job: Job, choice: RunnerChoice, exposure: _Exposure, context: RepositoryContext) -> Diagnostic:
-    event = exposure.trigger.event
+def _diagnostic(job: Job, outer: Job, choice: RunnerChoice, trigger: Trigger, context: RepositoryContext) -> Diagnostic:
+    event = trigger.event
     if event == "pull_request_target":
         how = "`pull_request_target` runs it with a checkout of the pull request's head"
     elif event == "issue_comment":
         how = "`issue_comment` lets anyone start it by commenting"
     else:
         how = "`pull_request` runs it for pull requests from forks"
-    where = f"job '{exposure.outer.id}'" if exposure.outer is job else f"job '{exposure.outer.id}' (calling '{job.id}')"
+    where = f"job '{outer.id}'" if outer is job else f"job '{outer.id}' (calling '{job.id}')"
     message = (
         f"{where} runs on a self-hosted runner and {how}, with no gate that excludes forks "
         "(a head-repository, label or author check, or an environment with required reviewers)"
     )
-    related = [Related(exposure.trigger.key.span, f"`{event}` triggers it here"), *choice.related(context.runners)]
+    related = [Related(trigger.key.span, f"`{event}` triggers it here"), *choice.related(context.runners)]
     severity = Severity.WARNING if event == "pull_request" else Severity.ERROR
-    return RULE.diagnostic(exposure.outer.key.span, message, related, severity=severity)
+    return RULE.diagnostic(outer.key.span, message, related, severity=severity)
 
 
 RULE = Rule(

@@ -122,7 +122,8 @@ def test_runs_on_is_followed_through_matrices_expressions_and_callers(make_repo)
     ]
     assert values[("caller.yml", "chosen")] == [["big-runner"], ["ubuntu-24.04"]]
     assert values[("caller.yml", "by-platform")] == [["mi300x"], ["self-hosted", "h100"]]
-    assert values[("callee.yml", "run")] == [["ubuntu-latest"], ["self-hosted", "amd", "mi300x"]]
+    # The callee's one caller passes `runs_on`: its default is never what a run gets.
+    assert values[("callee.yml", "run")] == [["self-hosted", "amd", "mi300x"]]
     assert values[("caller.yml", "unknown")] == []
     assert not context.resolver.runners(jobs[("caller.yml", "unknown")]).complete
 
@@ -130,7 +131,7 @@ def test_runs_on_is_followed_through_matrices_expressions_and_callers(make_repo)
 def test_a_label_from_a_json_input_is_placed_inside_the_callers_string(make_repo) -> None:  # type: ignore[no-untyped-def]
     context = _context(make_repo)
     callee = next(w for w in context.workflows if w.path.endswith("callee.yml"))
-    choice = context.resolver.runners(callee.jobs["run"]).choices[1]
+    choice = context.resolver.runners(callee.jobs["run"]).choices[0]
     amd = choice.labels[1]
     assert (amd.value, amd.span.path, amd.span.line, amd.span.column, amd.span.end_column) == (
         "amd",

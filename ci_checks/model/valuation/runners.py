@@ -1,0 +1,116 @@
+"""The runner one leg of a job asks for: its `runs-on` evaluated in the leg, each label placed where it is written.
+
+`runs-on: ${{ matrix.runner }}` is the leg's matrix value, placed at that
+value; `runs-on: ${{ fromJSON(inputs.runs_on) }}` is the list a caller passes,
+each label placed inside the caller's JSON string, with a note naming the
+call. Where a part cannot be known (a step output, `vars.*`), the leg has no
+runner to judge, rather than a guessed one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from itertools import product
+
+from ci_checks.diagnostics import Span
+from ci_checks.model.evaluation import Data
+from ci_checks.model.runners import Label, RunnerChoice, Runners
+from ci_checks.model.valuation.legs import Binding, Leg, Valuation
+from ci_checks.model.values import mapping
+from ci_checks.model.workflow import Job, Workflow
+from ci_checks.yamlpos import Scalar, Sequence
+
+_MAX_CHOICES = 16
+
+
+class RunnerResolver:
+    """The label sets each job of a repository may ask for: those of its legs that may run."""
+
+    def __init__(self, workflows: Iterable[Workflow], valuation: Valuation | None = None) -> None:
+        self.valuation = valuation if valuation is not None else Valuation(workflows)
+        self.callers = self.valuation.callers
+        self._runners: dict[int, Runners] = {}
+
+    def runners(self, job: Job) -> Runners:
+        """The label sets `job` may ask for, each once (a reusable-workflow call has none of its own); a leg that
+        cannot run (`if: false`, a skipped need) asks for nothing."""
+        key = id(job)
+        if key in self._runners:
+            return self._runners[key]
+        legs = self.valuation.legs(job)
+        result = Runners(complete=legs.complete)
+        seen: set[tuple[tuple[str, Span, tuple[object, ...]], ...]] = set()
+        for leg in legs.legs:
+            if self.valuation.runs(leg) is False:
+                continue
+            found = runners(leg)
+            result.complete = result.complete and found.complete
+            for choice in found.choices:
+                identity = tuple((label.value, label.span, label.via) for label in choice.labels)
+                if identity not in seen:
+                    seen.add(identity)
+                    result.choices.append(choice)
+        self._runners[key] = result
+        return result
+
+
+@dataclass(frozen=True)
+class LegRunners:
+    """The label sets a leg may ask for; `complete` is False where a part of `runs-on` cannot be known."""
+
+    choices: tuple[RunnerChoice, ...]
+    complete: bool
+
+
+def runners(leg: Leg) -> LegRunners:
+    runs_on = leg.job.runs_on
+    if runs_on is None:
+        return LegRunners((), True)
+    node = runs_on.node
+    body = mapping(node)
+    labels = body.get("labels") if body is not None else node
+    if labels is None:
+        return LegRunners((), body is not None)
+    items = labels.items if isinstance(labels, Sequence) else [labels]
+    complete = True
+    alternatives: list[list[tuple[Label, ...]]] = []
+    for item in items:
+        if not isinstance(item, Scalar) or item.resolved is None:
+            complete = False
+            continue
+        found = _item(leg, item)
+        if found is None:
+            complete = False
+            continue
+        alternatives.append(found)
+    choices: list[RunnerChoice] = []
+    for count, combination in enumerate(product(*alternatives) if alternatives else ()):
+        if count >= _MAX_CHOICES:
+            complete = False
+            break
+        choices.append(RunnerChoice(tuple(label for labels in combination for label in labels)))
+    return LegRunners(tuple(choices), complete)
+
+
+def _item(leg: Leg, item: Scalar) -> list[tuple[Label, ...]] | None:
+    """The label lists one item of `runs-on` may be; None where it cannot be known."""
+    if "${{" not in item.value:
+        return [(Label(item.value, item.span),)]
+    read = leg.reads(item.value)
+    source = read[0] if len(read) == 1 else None
+    found: list[tuple[Label, ...]] = []
+    for value in leg.possible(item.value):
+        if isinstance(value, str):
+            found.append((_label(value, item.span, source),))
+        elif isinstance(value, Data) and value.items is not None and all(isinstance(v, str) for v in value.items):
+            found.append(tuple(_label(str(label), item.span, source) for label in value.items))
+        else:
+            return None
+    return found
+
+
+def _label(value: str, span: Span, source: Binding | None) -> Label:
+    if source is None:
+        return Label(value, span)
+    return Label(value, source.place(value) or span, source.via)
