@@ -15,14 +15,28 @@ another accelerator (`intel`, `xpu`, `gaudi2`) are left alone.
   `--device=/dev/dri` in `options:` on AMD (or `--privileged`), and
   `--gpus` on NVIDIA (or `--runtime=nvidia`, or a CDI `--device
   nvidia.com/gpu=...`);
-- so must every `docker run` (and `podman run`, `docker container run`) in
-  the job's `run:` scripts, also one run through `sudo`, `env` or `time`
-  (`nvidia-docker run` gives the GPUs itself).
+- so must every `docker run` (and `podman run`, `docker container run`,
+  `docker create`) in the job's `run:` scripts, also one run through `sudo`,
+  `env` or `time`, or inside `$(...)` (`nvidia-docker run` gives the GPUs
+  itself).
 
-Options written with an expression or a variable (`${{ matrix.docker_opts }}`,
-`$DOCKER_ARGS`) may hold the devices and are not judged. Runners are found
-as for `unknown-runner-label`, through matrices and reusable workflows.
-Workflows with no `on:` never run and are not judged.
+Each leg of the job is judged for itself (each matrix combination, each
+caller's inputs, each event; see the value model in `docs/model.md`): the
+runner, the container's `options:` and the `docker run` words are evaluated
+there, with the job's and step's `env:`, the script's own variables
+(`OPTS="--device=/dev/kfd"`, `${DOCKER_ARGS:-}`, a `for` loop's words, a
+sourced repository script) and `${{ }}` expressions; the message names the
+leg's values it read (`matrix.runner` = `linux-mi300-gpu-1`). A word whose
+value cannot be known in the leg (a command's output, a step output written
+by a program, `vars.*`) may hold the devices: where such a word stands among
+the options, the command is not judged; the image (a variable or expression
+named for one: `"$IMAGE"`, `${{ matrix.docker_image }}`) and the values of
+options (`-v "$(pwd):/w"`) are not options. A leg that never runs (`if: false`, a
+skipped need) and a step whose `if:` is false there are passed over; so is a
+variable that may hold the devices on one path (`if rocminfo; then
+DEV=--device=/dev/kfd; fi`). Runners are found as for
+`unknown-runner-label`. Workflows with no `on:` never run and are not
+judged.
 
 ## Why it matters
 Without the devices the container sees no GPU: ROCm reports no agents,
@@ -45,19 +59,25 @@ NVIDIA: `options: --gpus all`.
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Iterator
+from dataclasses import dataclass
+from itertools import product
 
 from ci_checks.context import RepositoryContext
-from ci_checks.diagnostics import Diagnostic, Severity
-from ci_checks.model import Job
+from ci_checks.diagnostics import Diagnostic, Severity, Span
+from ci_checks.model import Step
+from ci_checks.model.evaluation import as_text
 from ci_checks.model.inventory import has_gpus
 from ci_checks.model.references import unwrapped
 from ci_checks.model.runners import RunnerChoice
-from ci_checks.model.values import is_expression
+from ci_checks.model.valuation import Leg
+from ci_checks.model.valuation.runners import runners
+from ci_checks.model.valuation.shell import Env, Expression, word_values
 from ci_checks.repository import FileKind
 from ci_checks.rule import Rule
-from ci_checks.shell import Command
-from ci_checks.yamlpos import Mapping
+from ci_checks.shell import Command, Word
+from ci_checks.yamlpos import Mapping, Node, Scalar, Sequence
 
 _WANTED = {
     "amd": "`--device=/dev/kfd` and `--device=/dev/dri`",
@@ -65,78 +85,202 @@ _WANTED = {
 }
 _SEES = {"amd": "ROCm sees no GPU inside it", "nvidia": "CUDA sees no GPU inside it"}
 _NAMES = {"amd": "an AMD GPU runner", "nvidia": "an NVIDIA GPU runner"}
+_VALUE_OPTIONS = frozenset({
+    "-a", "--attach", "--add-host", "--annotation", "--blkio-weight", "--blkio-weight-device", "--cap-add",
+    "--cap-drop", "--cgroup-parent", "--cgroupns", "--cidfile", "--cpu-period", "--cpu-quota", "--cpu-rt-period",
+    "--cpu-rt-runtime", "-c", "--cpu-shares", "--cpus", "--cpuset-cpus", "--cpuset-mems", "--detach-keys", "--device",
+    "--device-cgroup-rule", "--device-read-bps", "--device-read-iops", "--device-write-bps", "--device-write-iops",
+    "--dns", "--dns-option", "--dns-search", "--domainname", "--entrypoint", "-e", "--env", "--env-file", "--expose",
+    "--gpus", "--group-add", "--health-cmd", "--health-interval", "--health-retries", "--health-start-period",
+    "--health-start-interval", "--health-timeout", "-h", "--hostname", "--ip", "--ip6", "--ipc", "--isolation",
+    "--kernel-memory", "-l", "--label", "--label-file", "--link", "--link-local-ip", "--log-driver", "--log-opt",
+    "--mac-address", "-m", "--memory", "--memory-reservation", "--memory-swap", "--memory-swappiness", "--mount",
+    "--name", "--network", "--net", "--network-alias", "--oom-score-adj", "--pid", "--pids-limit", "--platform", "-p",
+    "--publish", "--pull", "--restart", "--runtime", "--security-opt", "--shm-size", "--stop-signal",
+    "--stop-timeout", "--storage-opt", "--sysctl", "--tmpfs", "--ulimit", "-u", "--user", "--userns", "--uts", "-v",
+    "--volume", "--volume-driver", "--volumes-from", "-w", "--workdir", "--hooks-dir", "--cgroup-conf",
+    "--chrootdirs", "--secret", "--userns-gid-map", "--userns-uid-map", "--uidmap", "--gidmap", "--subuidname",
+    "--subgidname", "--requires", "--pod", "--pod-id-file", "--preserve-fds", "--sdnotify", "--seccomp-policy",
+    "--timezone", "--umask", "--variant", "--arch", "--os", "--personality", "--passwd-entry", "--group-entry",
+    "--init-path", "--log-level", "--rdt-class", "--decryption-key", "--image-volume", "--pidfile"
+})  # fmt: skip
+"""`docker run` and `podman run` options that take a value (the next word, unless written `--opt=value`)."""
+_SHORT_VALUES = frozenset("acehlmpuvw")
+_IMAGE_NAME = re.compile(r"image|img|tag|container|uri", re.IGNORECASE)
+_NAME = re.compile(r"(?:\$\{\{\s*(?P<expression>[^}]*?)\s*\}\}|\$\{?(?P<variable>[A-Za-z_][A-Za-z0-9_]*))")
+_MAX_ARGVS = 64
 
 
 def check_repository(context: RepositoryContext) -> Iterator[Diagnostic]:
     if not context.runners:
         return
+    valuation = context.valuation
     for workflow in context.target_workflows:
         if not workflow.triggers:
             continue  # a workflow with no `on:` never runs
         for job in workflow.jobs.values():
             if job.is_call:
                 continue
-            vendors: dict[str, RunnerChoice] = {}
-            for choice in context.resolver.runners(job).choices:
-                vendor = choice.vendor(context.runners)
-                if vendor is not None:
-                    vendors.setdefault(vendor, choice)
-            for vendor, choice in vendors.items():
-                yield from _container(job, vendor, choice, context)
-                yield from _docker_runs(job, vendor, choice, context)
+            reported: set[tuple[Span, str]] = set()
+            for leg in valuation.legs(job).legs:
+                if valuation.runs(leg) is False:
+                    continue
+                vendors: dict[str, RunnerChoice] = {}
+                for choice in runners(leg).choices:
+                    vendor = choice.vendor(context.runners)
+                    if vendor is not None:
+                        vendors.setdefault(vendor, choice)
+                for vendor, choice in vendors.items():
+                    for finding in [
+                        *_container(leg, vendor, choice, context),
+                        *_docker_runs(leg, vendor, choice, context),
+                    ]:
+                        key = (finding.span, vendor)
+                        if key not in reported:
+                            reported.add(key)
+                            yield finding
 
 
-def _container(job: Job, vendor: str, choice: RunnerChoice, context: RepositoryContext) -> Iterator[Diagnostic]:
+def _leg_shown(leg: Leg, *texts: str, step: Step | None = None) -> str:
+    """The values of the leg that the runner and these texts read, for the message: " (`matrix.gpu` = `b200`)"."""
+    runs_on = leg.job.runs_on
+    runs_on_text = _text_of(runs_on.node) if runs_on is not None else ""
+    described = leg.describe(runs_on_text, *texts, step=step)
+    return f" ({described})" if described else ""
+
+
+def _text_of(node: Node) -> str:
+    """The text of a value's scalars, for the names of the values it reads."""
+    if isinstance(node, Scalar):
+        return node.value
+    if isinstance(node, Mapping):
+        return " ".join(_text_of(value) for _, value in node.items())
+    if isinstance(node, Sequence):
+        return " ".join(_text_of(item) for item in node.items)
+    return ""
+
+
+def _container(leg: Leg, vendor: str, choice: RunnerChoice, context: RepositoryContext) -> Iterator[Diagnostic]:
+    job = leg.job
     container = job.container
-    if container is None or not container.image:
-        return
-    options = container.options or ""
-    if is_expression(options) or has_gpus(vendor, options.split()):
+    if container is None:
         return
     node = container.node
+    image_text = container.image or ""
+    images = leg.possible(image_text) if image_text else ("",)
+    if all(as_text(image) == "" for image in images):
+        return  # no image: GitHub runs the job on the runner itself
+    options_text = container.options or ""
+    options = [as_text(value) for value in leg.possible(options_text)]
+    if any(not isinstance(value, str) or has_gpus(vendor, value.split()) for value in options):
+        return  # the devices are given, or may be by an option not known here
     options_node = node.get("options") if isinstance(node, Mapping) else None
     image_key = node.key_node("image") if isinstance(node, Mapping) else None
     span = options_node.span if options_node is not None else image_key.span if image_key is not None else node.span
-    entry = options_node
-    where = "its `options:`" if entry is not None else "`options:`"
+    where = "its `options:`" if options_node is not None else "`options:`"
     message = (
-        f"the container of job '{job.id}' runs on {_NAMES[vendor]} (`{', '.join(choice.values)}`) without "
-        f"{_WANTED[vendor]} in {where}; {_SEES[vendor]}"
+        f"the container of job '{job.id}'{_leg_shown(leg, image_text, options_text)} runs on {_NAMES[vendor]} "
+        f"(`{', '.join(choice.values)}`) without {_WANTED[vendor]} in {where}; {_SEES[vendor]}"
     )
     yield RULE.diagnostic(span, message, choice.related(context.runners, machine=True))
 
 
-def _docker_runs(job: Job, vendor: str, choice: RunnerChoice, context: RepositoryContext) -> Iterator[Diagnostic]:
+def _docker_runs(leg: Leg, vendor: str, choice: RunnerChoice, context: RepositoryContext) -> Iterator[Diagnostic]:
+    job = leg.job
     for step in job.steps:
         if step.run is None or ("docker" not in step.run.value and "podman" not in step.run.value):
             continue  # no container is started by a script that names neither program
         script = step.script
-        if script is None:
+        if script is None or context.valuation.step_runs(leg, step) is False:
             continue
+        values = leg.shell(step)
+        expression = leg.expression(step)
         for command in script.commands():
             started = _container_run(command)
-            if started is None or not all(word.static for word in command.words):
+            if started is None:
                 continue
-            shown, arguments = started
-            if has_gpus(vendor, arguments):
+            shown, words = started
+            env = values.before(command) if values is not None else {}
+            if _may_have_gpus(vendor, words, env, expression):
                 continue
+            leg_shown = _leg_shown(leg, command.text, step=step)
             message = (
-                f"`{shown}` in job '{job.id}' starts a container on {_NAMES[vendor]} without "
+                f"`{shown}` in job '{job.id}'{leg_shown} starts a container on {_NAMES[vendor]} without "
                 f"{_WANTED[vendor]}; {_SEES[vendor]}"
             )
             yield RULE.diagnostic(command.span, message, choice.related(context.runners, machine=True))
 
 
-def _container_run(command: Command) -> tuple[str, list[str]] | None:
-    """`docker run`, `podman run` or `docker container run` (also through `sudo`, `time` and the like), as written,
-    and its arguments; None for any other command."""
-    argv = [word.value for word in unwrapped(command.words)]
+@dataclass(frozen=True)
+class _Unknown:
+    """An argv word whose value is not known in the leg, and the variable or expression it is named by."""
+
+    name: str
+
+
+_Arg = str | _Unknown
+
+
+def _may_have_gpus(vendor: str, words: list[Word], env: Env, expression: Expression) -> bool:
+    """Whether any way the words may expand gives the container the GPUs, or cannot be told to."""
+    alternatives: list[list[list[_Arg]]] = []
+    for word in words:
+        values = word_values(word, env, expression)
+        if values is None:
+            alternatives.append([[_Unknown(_named(word.value))]])
+        else:
+            alternatives.append([list(fields) for fields in values])
+    for count, combination in enumerate(product(*alternatives)):
+        if count >= _MAX_ARGVS:
+            return True  # more ways than are followed: not judged
+        options = _options([arg for fields in combination for arg in fields])
+        if options is None or has_gpus(vendor, options):
+            return True
+    return False
+
+
+def _named(text: str) -> str:
+    match = _NAME.search(text)
+    if match is None:
+        return ""
+    return (match.group("expression") or match.group("variable") or "").rsplit(".", 1)[-1]
+
+
+def _options(arguments: list[_Arg]) -> list[str] | None:
+    """The options of `docker run` before its image (values included); None where a word that is not known may be
+    options (an image named for one is the image)."""
+    found: list[str] = []
+    index = 0
+    while index < len(arguments):
+        argument = arguments[index]
+        if isinstance(argument, _Unknown):
+            return found if _IMAGE_NAME.search(argument.name) else None  # the image, or what may be options
+        if argument == "--" or not argument.startswith("-") or argument == "-":
+            return found
+        found.append(argument)
+        takes_value = "=" not in argument and (
+            argument in _VALUE_OPTIONS
+            or (not argument.startswith("--") and len(argument) > 1 and argument[-1] in _SHORT_VALUES)
+        )
+        if takes_value and index + 1 < len(arguments):
+            value = arguments[index + 1]
+            found.append(value if isinstance(value, str) else "")
+            index += 1
+        index += 1
+    return found
+
+
+def _container_run(command: Command) -> tuple[str, list[Word]] | None:
+    """`docker run`, `podman run`, `docker container run` or `docker create` (also through `sudo`, `time` and the
+    like), as written, and its argument words; None for any other command."""
+    words = unwrapped(command.words)
+    argv = [word.value for word in words]
     if not argv or posixpath.basename(argv[0]) not in ("docker", "podman"):
         return None
-    if argv[1:2] == ["run"]:
-        return f"{argv[0]} run", argv[2:]
-    if argv[1:3] == ["container", "run"]:
-        return f"{argv[0]} container run", argv[3:]
+    if argv[1:2] in (["run"], ["create"]):
+        return f"{argv[0]} {argv[1]}", words[2:]
+    if argv[1:3] in (["container", "run"], ["container", "create"]):
+        return f"{argv[0]} container {argv[2]}", words[3:]
     return None
 
 

@@ -661,7 +661,7 @@ jobs:
     timeout-minutes: 60
     container:
       image: rocm/pytorch:latest
-      options: ${{ matrix.options }}
+      options: ${{ vars.ROCM_OPTIONS }}
     steps:
       - run: docker run --device=/dev/kfd img g
   both:
@@ -691,9 +691,9 @@ jobs:
 
 def test_each_container_a_gpu_job_starts_is_given_the_gpus_of_each_vendor_it_may_run_on(make_repo) -> None:  # type: ignore[no-untyped-def]
     # docker and podman (by any path), `run` and `container run`, each once per vendor the job may run on (named by
-    # its first choice of that vendor); passed
-    # over: a script in PowerShell, an image only known at run time, other docker commands, options from an
-    # expression, a reusable call, a container without an image.
+    # its first choice of that vendor, the matrix leg named), an image only known at run time included (no image
+    # brings the devices); passed over: a script in PowerShell, other docker commands, options from an expression
+    # not known here (`vars.*`), a reusable call, a container without an image.
     inventory = (
         "runners:\n  mi300x:\n    vendor: amd\n    labels: [self-hosted, amd, mi300x]\n"
         "  h100:\n    vendor: nvidia\n    labels: [self-hosted, nvidia, h100, 8gpu]\n"
@@ -709,6 +709,7 @@ def test_each_container_a_gpu_job_starts_is_given_the_gpus_of_each_vendor_it_may
     amd_devices = "`--device=/dev/kfd` and `--device=/dev/dri`"
     assert found == [
         (10, 11, f"`docker container run` in job 'cuda' {on_nvidia}", [(4, 28, h100)]),
+        (13, 11, f"`docker run` in job 'cuda' {on_nvidia}", [(4, 28, h100)]),
         (18, 14, f"`/usr/bin/podman run` in job 'cuda' {on_nvidia}", [(4, 28, h100)]),
         (
             22,
@@ -727,8 +728,8 @@ def test_each_container_a_gpu_job_starts_is_given_the_gpus_of_each_vendor_it_may
         (
             41,
             16,
-            "the container of job 'both' runs on an NVIDIA GPU runner (`self-hosted, h100`) without `--gpus` in its "
-            "`options:`; CUDA sees no GPU inside it",
+            "the container of job 'both' (`matrix.runner` = `[\"self-hosted\", \"h100\"]`) runs on an NVIDIA GPU runner "
+            "(`self-hosted, h100`) without `--gpus` in its `options:`; CUDA sees no GPU inside it",
             [(36, 55, h100)],
         ),
     ]

@@ -258,13 +258,13 @@ class Leg:
     def _outputs(self, path: list[str]) -> Value | Several:
         return self.valuation.outputs(self, path)
 
-    def reads(self, *texts: str) -> list[Binding]:
+    def reads(self, *texts: str, step: Step | None = None) -> list[Binding]:
         """The bindings of this leg that these texts read (`matrix.x`, `inputs.y`, and through `env.z` or `$Z`, the
-        ones the job's `env:` reads), in the order first read."""
+        ones the `env:` of the job, or of `step`, reads), in the order first read."""
         found: dict[str, Binding] = {}
         pending = list(texts)
         seen_env: set[str] = set()
-        env_entries = {**self.job.workflow.env, **self.job.env}
+        env_entries = {**self.job.workflow.env, **self.job.env, **(step.env if step is not None else {})}
         while pending:
             text = pending.pop(0)
             for match in _READ.finditer(text):
@@ -284,9 +284,9 @@ class Leg:
                     pending.append(env_entries[name].text or "")
         return list(found.values())
 
-    def describe(self, *texts: str) -> str:
+    def describe(self, *texts: str, step: Step | None = None) -> str:
         """The values of this leg these texts read, for a message: "`matrix.gpu` = `mi300x`"; "" where none."""
-        return ", ".join(binding.shown for binding in self.reads(*texts))
+        return ", ".join(binding.shown for binding in self.reads(*texts, step=step))
 
 
 def _env_value(text: str | None, scope: Scope) -> Value:
