@@ -728,8 +728,8 @@ def test_each_container_a_gpu_job_starts_is_given_the_gpus_of_each_vendor_it_may
         (
             41,
             16,
-            "the container of job 'both' (`matrix.runner` = `[\"self-hosted\", \"h100\"]`) runs on an NVIDIA GPU runner "
-            "(`self-hosted, h100`) without `--gpus` in its `options:`; CUDA sees no GPU inside it",
+            'the container of job \'both\' (`matrix.runner` = `["self-hosted", "h100"]`) runs on an NVIDIA GPU '
+            "runner (`self-hosted, h100`) without `--gpus` in its `options:`; CUDA sees no GPU inside it",
             [(36, 55, h100)],
         ),
     ]
