@@ -239,7 +239,7 @@ def _body(body: str, scope: Scope) -> Value:
         parser = _Parser(_tokens(body), scope, body)
         value = parser.disjunction()
         return value if parser.done() else UNKNOWN
-    except _NoParse:
+    except (_NoParse, RecursionError):  # parentheses nested past Python's stack are not read
         return UNKNOWN
 
 

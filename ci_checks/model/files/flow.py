@@ -211,10 +211,17 @@ def _latest(events: list[Event] | None, before: int, ignore: frozenset[str]) -> 
     return None
 
 
+_MAX_VALUE = 4096
+"""The longest value a variable is followed with: `a=$a$a` repeated would otherwise double past any memory."""
+
+
 def _expanded(scope: Scope, value: str) -> str | None:
-    """A value assigned in a script, as the shell expands it there; None when a command's output is in it."""
+    """A value assigned in a script, as the shell expands it there; None when a command's output is in it, or it is
+    longer than any path."""
     expanded = scope.expand(value)
-    return None if expanded is None or "$(" in expanded or "`" in expanded else expanded
+    if expanded is None or "$(" in expanded or "`" in expanded or len(expanded) > _MAX_VALUE:
+        return None
+    return expanded
 
 
 @dataclass

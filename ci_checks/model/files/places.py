@@ -45,6 +45,7 @@ _ENV_EXPRESSION = re.compile(r"\$\{\{\s*env\.(?P<name>[A-Za-z_][A-Za-z0-9_-]*)\s
 _CWD = re.compile(r"\$PWD(?![A-Za-z0-9_])|\$\{PWD\}|\$\(pwd\)|`pwd`")
 _UNKNOWN = re.compile(r"[$`]|\$\{\{|\{[^}]*,")
 _MAX_SUBSTITUTIONS = 8
+_MAX_EXPANDED = 4096
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,6 +174,8 @@ class Scope:
             substituted = _ENV_EXPRESSION.sub(self._value, _VARIABLE.sub(self._value, text))
             if substituted == text:
                 break
+            if len(substituted) > _MAX_EXPANDED:
+                return None  # `a=$a$a` over and over: no path is that long
             text = substituted
         return text
 

@@ -58,6 +58,8 @@ from ci_checks.yamlpos import Mapping as YamlMapping
 from ci_checks.yamlpos import Node, Scalar, Sequence
 
 MAX_LEGS = 64
+MAX_ENTRIES = 256
+"""How many ways into one workflow (events, dispatch choices, callers' legs) are followed."""
 MAX_DISPATCH = 16
 MAX_DEPTH = 4
 _MAX_SEVERAL = 16
@@ -406,6 +408,8 @@ class Valuation:
                     complete = False
                     continue
                 for inputs in _passed(caller, workflow, leg):
+                    if len(found) >= MAX_ENTRIES:
+                        return found, False
                     found.append(Entry(workflow, leg.event, inputs, leg))
         return found, complete
 

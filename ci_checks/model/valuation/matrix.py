@@ -155,6 +155,9 @@ def _combine(
     axes: dict[str, list[Cell]], include: list[dict[str, Cell]], exclude: list[dict[str, Cell]], result: Expansion
 ) -> Expansion:
     names = list(axes)
+    if len(include) > MAX_COMBINATIONS or len(exclude) > MAX_COMBINATIONS * 4:
+        result.complete = False  # more entries than combinations are told apart: the first ones are read
+        include, exclude = include[:MAX_COMBINATIONS], exclude[: MAX_COMBINATIONS * 4]
     combinations: list[dict[str, Cell]] = []
     if names:
         for count, values in enumerate(product(*(axes[name] for name in names))):
