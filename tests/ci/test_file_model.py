@@ -2251,3 +2251,9 @@ def test_an_install_is_stale_on_one_path_through_the_branches_but_not_across_exc
         ".github/workflows/ci.yml:22:101",  # one
         ".github/workflows/ci.yml:26:50",  # function
     ]
+
+
+def test_a_path_context_is_at_most_64_arms_deep() -> None:
+    """A chain of a hundred `&&` nests no deeper than 64 arms: past that a command is in the context before it."""
+    arms, _ = _arms(" && ".join(f"touch {index}" for index in range(100)))
+    assert [len(arms[str(index)]) for index in (0, 62, 63, 64, 99)] == [1, 63, 64, 64, 64]

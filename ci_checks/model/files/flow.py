@@ -78,6 +78,9 @@ _UNKNOWN_NAME = re.compile(r"\$(?!\{\{)|`")
 Arm = tuple[int, int]
 """An arm of a branching construct that a path through a script may or may not take: the construct's id in its
 flow (`Flow.ways`) and the arm's index in it."""
+_MAX_ARMS = 64
+"""How many arms deep a read or write is placed: deeper (a chain of thousands of `&&`), a construct's arms are
+those of the statement it is in, so that each read or write holds a bounded path context."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -316,7 +319,7 @@ class Walker:
         outer = self.arms
         for name, body in self.functions.items():
             if name not in self.called:  # a function called where the walk cannot see (a trap, a variable): maybe
-                self.arms = (*outer, (self.flow.branching(2), 0))
+                self.arms = _inside(outer, (self.flow.branching(2), 0))
                 self._block(body, _State(Scope(None, dict(state.scope.variables), scope.root)))
         self.arms = outer
         return state.scope
@@ -362,7 +365,7 @@ class Walker:
             if node.condition is not None:
                 self._block(node.condition, body)
             outer = self.arms
-            self.arms = (*outer, (self.flow.branching(2), 0))  # the body may run no time
+            self.arms = _inside(outer, (self.flow.branching(2), 0))  # the body may run no time
             self._block(node.body, body)
             self.arms = outer
             self._become(state, _merged([state, body]))
@@ -374,7 +377,7 @@ class Walker:
             construct = self.flow.branching(len(node.items) + (0 if matches_all else 1))
             outer = self.arms
             for index, (arm_item, arm) in enumerate(zip(node.items, arms, strict=True)):
-                self.arms = (*outer, (construct, index))
+                self.arms = _inside(outer, (construct, index))
                 self._block(arm_item.body, arm)
             self.arms = outer
             self._become(state, _merged([*arms, *([] if matches_all else [state])]))
@@ -393,7 +396,7 @@ class Walker:
             branch = state.copy()
             if clause.keyword != "else":
                 construct = self.flow.branching(2)
-                self.arms, rest = (*rest, (construct, 0)), (*rest, (construct, 1))
+                self.arms, rest = _inside(rest, (construct, 0)), _inside(rest, (construct, 1))
             self._block(clause.body, branch)
             self.arms = rest
             ends.append(branch)
@@ -412,10 +415,10 @@ class Walker:
             before = node.operators[index - 1] if index else None
             after = node.operators[index] if index < len(node.operators) else None
             if before == "||" or (before == "&&" and alternatives):
-                context = (*outer, (self.flow.branching(2), 0))
+                context = _inside(outer, (self.flow.branching(2), 0))
             alternatives = alternatives or before == "||"
             if after == "&&":
-                context = (*context, (self.flow.branching(2), 0))
+                context = _inside(context, (self.flow.branching(2), 0))
             self.arms = context
             self._node(item, state)
         self.arms = outer
@@ -521,6 +524,11 @@ class Walker:
         if command.name == "pushd":
             state.stack.append(scope.cwd)
         scope.cwd = target if target is None or not target.glob else None
+
+
+def _inside(arms: tuple[Arm, ...], arm: Arm) -> tuple[Arm, ...]:
+    """The path context of an arm inside `arms` (the same context past `_MAX_ARMS`)."""
+    return arms if len(arms) >= _MAX_ARMS else (*arms, arm)
 
 
 def container_command(words: list[Word]) -> tuple[Word, Word | None, list[Word]] | None:
