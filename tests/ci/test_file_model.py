@@ -2181,6 +2181,8 @@ def test_a_script_in_a_commands_arguments_runs_in_a_process_of_its_own_in_the_ar
         ("su - builder -c 'touch h'; su builder -c 'touch i'", "None i"),
         ("bash x.sh 'touch /j'; bash -c; bash -- -c 'touch /k'; bash +c 'touch /l'; sh -o c 'touch /m'", ""),
         ("bash -c -- 'touch /n'; bash -c -e 'touch /o'", "/n /o"),
+        ("bash -c \"touch /r $(touch /s)\"; bash -c 'touch /t $(touch /u)'", "/s /u /t None"),
+        ('docker exec c touch "$(touch /v)" /w', "/v None container:c/w"),
         ('bash -c $\'touch /m\'; bash -c "touch $(echo "/n")"; bash -c "touch \\$\'/o\'"', "/o"),
         ('bash -c \'bash -c "bash -c \\"bash -c \\\\\\"touch /p\\\\\\"\\""\'; bash -c \'touch q\'', "/p q"),
     ],
@@ -2188,8 +2190,9 @@ def test_a_script_in_a_commands_arguments_runs_in_a_process_of_its_own_in_the_ar
 def test_the_scripts_commands_run_from_their_arguments(script: str, expected: str) -> None:
     """A shell's `-c` (alone or among other flags, before or after `--`) makes its first operand the script; `su -c`
     and `--command=` too (`su -` starts in the user's home). Options' values, `+c` and a script file (`--` then
-    `-c` is one) are no script; nor is a word
-    whose quoting is not read back (`$'...'`, quotes inside `$( )`), though a `$'...'` inside one is read."""
+    `-c` is one) are no script; nor is a word holding what this shell's `$( )` prints (walked once, here, as is
+    one in a `docker exec` command), or one whose quoting is not read back (`$'...'`, quotes inside `$( )`), though
+    a `$'...'` inside one is read."""
     flow = _flow(script)
     shown = [
         str(event.effect.place)
@@ -2257,3 +2260,12 @@ def test_a_path_context_is_at_most_64_arms_deep() -> None:
     """A chain of a hundred `&&` nests no deeper than 64 arms: past that a command is in the context before it."""
     arms, _ = _arms(" && ".join(f"touch {index}" for index in range(100)))
     assert [len(arms[str(index)]) for index in (0, 62, 63, 64, 99)] == [1, 63, 64, 64, 64]
+
+
+def test_a_cd_a_groups_redirection_and_a_pipelines_output_lie_in_the_arms_they_are_written_in() -> None:
+    flow = _flow('if a; then cd /opt/x; { echo x; } > /tmp/o; echo "a=b" | tee -a "$GITHUB_OUTPUT"; fi')
+    assert [read.arms for read in flow.reads] == [((0, 0),)]
+    assert [(type(event.effect).__name__, event.arms) for event in flow.events] == [
+        ("Write", ((0, 0),)),
+        ("Output", ((0, 0),)),
+    ]

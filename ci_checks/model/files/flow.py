@@ -21,7 +21,7 @@ import bisect
 import posixpath
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ci_checks import shell
 from ci_checks.diagnostics import Span
@@ -343,7 +343,7 @@ class Walker:
             self._and_or(node, state)
         elif isinstance(node, Pipeline):
             for output in pipeline_outputs(node):
-                self.flow.note(output, node, None, self.step)
+                self.flow.note(output, node, None, self.step, self.arms)
             for stage in node.stages:  # each in a process of its own
                 self._node(stage, state.copy())
         elif isinstance(node, Negated):
@@ -353,7 +353,7 @@ class Walker:
         elif isinstance(node, Redirected):
             for redirect in node.redirects:  # opened before the statement runs, where it starts
                 for write in redirect_writes(redirect, state.scope):
-                    self.flow.note(write, redirect, None, self.step)
+                    self.flow.note(write, redirect, None, self.step, self.arms)
             self._node(node.statement, state)
         elif isinstance(node, IfStatement):
             self._branches(node, state)
@@ -490,12 +490,15 @@ class Walker:
             scope = Scope(None, dict(state.scope.variables), base)  # its words are expanded by this shell
             scope.cwd = scope.place(workdir.value) if workdir is not None else None  # else the image's WORKDIR
             text = " ".join(word.text for word in run)
+            run = [replace(word, substitutions=()) for word in run]  # this shell ran them, walked above
             inner = Walker(self.flow, self.step, self.arms, self.nested + 1)
             inner.command(Command(command.locator, run[0].start, run[-1].end, run, text=text), scope)
             return
         found = inline_script(words)
-        unquoted = unquoted_value(found[0]) if found is not None else None
-        if found is None or unquoted is None:
+        if found is None or found[0].substitutions:
+            return  # the script holds what this shell's `$( )` printed: unknown
+        unquoted = unquoted_value(found[0])
+        if unquoted is None:
             return
         word, login = found
         value, offsets = unquoted
@@ -520,7 +523,7 @@ class Walker:
         else:
             target = scope.place(arguments[0].value)
             if target is not None and target.path and not target.glob:
-                self.flow.read(Reference("cd", target, command, arguments[0]), self.step)
+                self.flow.read(Reference("cd", target, command, arguments[0]), self.step, self.arms)
         if command.name == "pushd":
             state.stack.append(scope.cwd)
         scope.cwd = target if target is None or not target.glob else None
