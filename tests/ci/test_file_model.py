@@ -149,14 +149,15 @@ def test_what_commands_write(script: str, expected: list[tuple[str, str | None]]
 
 
 def _effects(script: str) -> list[str]:
-    """Each write, git operation and output of a script run in the workspace, as one line."""
+    """Each write, git operation and output of a script run in the workspace, as one line (a clone as its write)."""
     shown: list[str] = []
     for event in _flow(script).events:
         effect = event.effect
         if isinstance(effect, Write):
             shown.append(f"{effect.kind} {effect.place}" + (f" from {effect.source}" if effect.source else ""))
         elif isinstance(effect, GitOperation):
-            shown.append(f"git {effect.operation} in {effect.folder} at {effect.ref}")
+            if effect.operation != "clone":
+                shown.append(f"git {effect.operation} in {effect.folder} at {effect.ref}")
         else:
             shown.append(f"output {effect.name}={effect.value}" + (" to env" if effect.to_env else ""))
     return shown
@@ -412,6 +413,24 @@ def test_git_operations_name_the_folder_and_ref() -> None:
     assert operations == [GitOperation("checkout", Place(ROOT, "opt/m"), "FETCH_HEAD")]
 
 
+def test_a_clone_is_a_git_operation_of_the_branch_it_checks_out_and_a_checkout_of_paths_says_so() -> None:
+    flow = _flow(
+        "git -C /opt clone -b v1 https://x/r.git; git clone --branch=v2 u d; git clone https://x/e; git clone u $D;"
+        " git checkout v3 -- f; git checkout v4 f g; git reset --hard v5; git checkout -b b origin/x; git checkout -- f"
+    )
+    assert [event.effect for event in flow.git_operations] == [
+        GitOperation("clone", Place(ROOT, "opt/r"), "v1"),
+        GitOperation("clone", Place(WORKSPACE, "d"), "v2"),
+        GitOperation("clone", Place(WORKSPACE, "e"), None),
+        GitOperation("clone", None, None),  # where cannot be known: its write is anywhere, its tree nowhere known
+        GitOperation("checkout", W, "v3", paths=True),
+        GitOperation("checkout", W, "v4", paths=True),
+        GitOperation("reset", W, "v5"),
+        GitOperation("checkout", W, "origin/x"),
+        GitOperation("checkout", W, None, paths=True),
+    ]
+
+
 def test_outputs_written_to_the_runner_files_are_read() -> None:
     flow = _flow('echo "dockerfile=./docker/Dockerfile.ci" | tee -a "$GITHUB_OUTPUT"\necho "X=/opt/x" >> $GITHUB_ENV\n')
     outputs = [event.effect for event in flow.events if isinstance(event.effect, Output)]
@@ -464,7 +483,7 @@ def test_a_shell_fed_a_here_document_runs_it_in_a_process_of_its_own() -> None:
     flow = _flow(
         "bash -ex <<'EOF'\ncd /opt/m\ngit apply /tmp/a.patch\nEOF\nbash x.sh\nsudo bash -c 'cd /y' <<EOF\nz\nEOF\n"
     )
-    assert [str(read.reference.place) for read in flow.reads] == ["/opt/m", "/tmp/a.patch", "x.sh"]
+    assert [str(read.reference.place) for read in flow.reads] == ["/opt/m", "/tmp/a.patch", "x.sh", "/y"]
     (patch,) = [read for read in flow.reads if read.reference.kind == "patch"]
     text = "bash -ex <<'EOF'\ncd /opt/m\ngit apply /tmp/a.patch"
     assert patch.reference.span.column == text.index("/tmp/a.patch") + 1  # a fragment counts columns from its start
@@ -1790,7 +1809,7 @@ def test_a_here_document_fed_to_a_shell_is_found_after_its_command_and_options_a
     bundled = "sh --rcfile x +O extglob <<EOF\ngit apply r.patch\nEOF\nbash -eO extglob <<EOF\ngit apply O.patch\nEOF\n"
     first, *others = _flow(script + other + bundled).reads
     assert (str(first.reference.place), first.reference.span.column) == ("/tmp/a.patch", script.rindex("/tmp/") + 1)
-    assert [str(read.reference.place) for read in others] == ["/tmp/o.patch", "r.patch", "O.patch"]
+    assert [str(read.reference.place) for read in others] == ["/y", "/tmp/o.patch", "r.patch", "O.patch"]
 
 
 def test_a_value_holding_a_commands_output_is_unknown() -> None:
@@ -2077,4 +2096,176 @@ def test_every_job_is_judged_after_a_reusable_workflow_call_but_not_a_submodules
         "which does not exist in the repository [dangling-reference]",
         ".github/workflows/ci.yml:9:19: CC041 `bash scripts/gone.sh` runs `scripts/gone.sh`, which does not exist in "
         "the repository [dangling-reference]",
+    ]
+
+
+def _arms(script: str) -> tuple[dict[str, tuple[tuple[int, int], ...]], dict[int, int]]:
+    """The arms each `touch NAME` of a script lies in, by NAME, and the ways through each construct."""
+    flow = _flow(script)
+    arms = {
+        effect.place.path: event.arms
+        for event in flow.events
+        if isinstance(effect := event.effect, Write) and effect.place is not None
+    }
+    return arms, flow.ways
+
+
+def test_each_write_names_the_arms_of_the_branches_it_lies_in_and_each_construct_its_ways() -> None:
+    """`elif` is an `if` in the `else`; a `case` without `*` may take no arm; a loop's body may not run; a function
+    takes the arms of its call, and one never seen called lies in an arm of its own."""
+    script = (
+        "touch a\n"
+        "if x; then touch b; elif y; then touch c; else touch d; fi\n"
+        "case $m in p) touch e ;; q) touch f ;; esac; case $m in *) touch g ;; esac\n"
+        "for i in 1 2; do touch h; done; while z; do touch i; done\n"
+        "f() { touch j; }\nif w; then f; fi\n"
+        "g() { touch /k; }\n"
+    )
+    arms, ways = _arms(script)
+    assert arms == {
+        "a": (),
+        "b": ((0, 0),),
+        "c": ((0, 1), (1, 0)),
+        "d": ((0, 1), (1, 1)),
+        "e": ((2, 0),),
+        "f": ((2, 1),),
+        "g": ((3, 0),),
+        "h": ((4, 0),),
+        "i": ((5, 0),),
+        "j": ((6, 0),),
+        "opt/k"[4:]: ((7, 0),),
+    }
+    assert ways == {0: 2, 1: 2, 2: 3, 3: 1, 4: 2, 5: 2, 6: 2, 7: 2}
+
+
+def test_a_command_before_and_is_one_arm_with_what_runs_when_it_succeeds_and_one_after_or_may_run() -> None:
+    """`a && b && c`: b runs only when a succeeded, c only when b did; after `||`, or after `&&` once a `||` came
+    before (`(a || b) && c` runs c after a as well as after b), a command only may run."""
+    arms, ways = _arms("touch a && touch b && touch c; touch d || touch e && touch f; touch g && touch h || touch i")
+    assert arms == {
+        "a": ((0, 0),),
+        "b": ((0, 0), (1, 0)),
+        "c": ((0, 0), (1, 0)),
+        "d": (),
+        "e": ((2, 0), (3, 0)),
+        "f": ((4, 0),),
+        "g": ((5, 0),),
+        "h": ((5, 0),),
+        "i": ((6, 0),),
+    }
+    assert set(ways.values()) == {2}
+
+
+def test_a_script_in_a_commands_arguments_runs_in_a_process_of_its_own_in_the_arms_of_the_command() -> None:
+    """`bash -c "..."` is read as bash passes it (`\\"` is `"`) and each of its words spans its own characters;
+    its `cd` stays in it, and its commands lie in the arms of the command that runs it."""
+    script = 'if a; then bash -lc "cd /opt/x && touch \\"q r\\""; fi; touch s'
+    flow = _flow(script)
+    writes = [(str(event.effect.place), event.arms) for event in flow.writes if isinstance(event.effect, Write)]
+    assert writes == [("/opt/x/q r", ((0, 0), (1, 0))), ("s", ())]
+    touch = flow.writes[0].command
+    assert touch is not None
+    quoted = touch.words[1]
+    start = script.index('\\"q r') + 1  # a fragment counts columns from its start; the word starts at its `\`
+    assert (quoted.span.column, quoted.span.end_column) == (start + 1, start + len('\\"q r\\"'))
+
+
+@pytest.mark.parametrize(
+    ("script", "expected"),
+    [
+        (
+            "bash -c 'touch /a'; sh -ec 'touch /b'; bash -o pipefail -xc 'touch /c'; sudo -u u bash -c 'touch /d'",
+            "/a /b /c /d",
+        ),
+        ("env A=1 bash -lc 'touch /e'; su -c 'touch /f' builder; su builder --command='touch /g'", "/e /f /g"),
+        ("su - builder -c 'touch h'; su builder -c 'touch i'", "None i"),
+        ("bash x.sh 'touch /j'; bash -c; bash -- -c 'touch /k'; bash +c 'touch /l'; sh -o c 'touch /m'", ""),
+        ("bash -c -- 'touch /n'; bash -c -e 'touch /o'", "/n /o"),
+        ("bash -c \"touch /r $(touch /s)\"; bash -c 'touch /t $(touch /u)'", "/s /u /t None"),
+        ('docker exec c touch "$(touch /v)" /w', "/v None container:c/w"),
+        ('bash -c $\'touch /m\'; bash -c "touch $(echo "/n")"; bash -c "touch \\$\'/o\'"', "/o"),
+        ('bash -c \'bash -c "bash -c \\"bash -c \\\\\\"touch /p\\\\\\"\\""\'; bash -c \'touch q\'', "/p q"),
+    ],
+)
+def test_the_scripts_commands_run_from_their_arguments(script: str, expected: str) -> None:
+    """A shell's `-c` (alone or among other flags, before or after `--`) makes its first operand the script; `su -c`
+    and `--command=` too (`su -` starts in the user's home). Options' values, `+c` and a script file (`--` then
+    `-c` is one) are no script; nor is a word holding what this shell's `$( )` prints (walked once, here, as is
+    one in a `docker exec` command), or one whose quoting is not read back (`$'...'`, quotes inside `$( )`), though
+    a `$'...'` inside one is read."""
+    flow = _flow(script)
+    shown = [
+        str(event.effect.place)
+        for event in flow.writes
+        if isinstance(event.effect, Write) and event.effect.kind == "create"
+    ]
+    assert " ".join(shown) == expected
+
+
+def test_docker_exec_runs_its_command_in_the_file_system_of_the_container_it_names() -> None:
+    """Absolute paths there are the container's, the runner's folders name nothing known, it starts in `-w` (else
+    the image's unknown WORKDIR); a container whose name cannot be known is one of its own, an expression's value
+    one per job; `docker exec` with no command runs nothing."""
+    script = (
+        "docker exec -w /srv c touch a /b $HOME/h; docker exec c sh -c 'cd /opt/x && touch y $(pwd)/p'\n"
+        "touch /opt/x/z\n"
+        "docker exec $(docker ps -q) touch /u; docker exec -it --user root ${{ job.container.id }} touch /e\n"
+        "docker exec -e X=1 c; docker container exec c touch /f rel; docker exec --workdir=/w c touch g\n"
+    )
+    c = "container:c"
+    assert [event.effect.place for event in _flow(script).writes if isinstance(event.effect, Write)] == [
+        Place(c, "srv/a"),
+        Place(c, "b"),
+        None,
+        Place(c, "opt/x/y"),
+        Place(c, "opt/x/p"),
+        Place(ROOT, "opt/x/z"),
+        Place("container:?1", "u"),
+        Place("container:${{ job.container.id }}", "e"),
+        Place(c, "f"),
+        None,
+        Place(c, "w/g"),
+    ]
+
+
+def test_an_install_is_stale_on_one_path_through_the_branches_but_not_across_exclusive_arms(make_repo) -> None:  # type: ignore[no-untyped-def]
+    """A checkout in a loop's body or in an arm the install is not in leaves the fetch pending for it; one in an
+    arm exclusive to the install's (`elif`, another `case` arm) is not after it on its path; a checkout in both arms
+    of an `if` with an `else` is on every path."""
+    jobs = {
+        "loop": "git fetch origin pr; for i in 1; do git checkout FETCH_HEAD; done; pip install -e .;"
+        " git checkout FETCH_HEAD",
+        "elif": "git fetch origin pr; if a; then git checkout FETCH_HEAD; elif b; then pip install -e .; else"
+        " git checkout FETCH_HEAD; fi",
+        "case": "git fetch origin pr; case $M in a) pip install -e . ;; *) git checkout FETCH_HEAD ;; esac",
+        "both": "git fetch origin pr; if a; then git checkout FETCH_HEAD; else git reset --hard FETCH_HEAD; fi;"
+        " pip install -e .; git checkout FETCH_HEAD",
+        "one": "git fetch origin pr; if a; then git checkout FETCH_HEAD; fi; pip install -e .; git checkout FETCH_HEAD",
+        "function": "build() { pip install -e .; }; git fetch origin pr; if a; then build; fi; git checkout FETCH_HEAD",
+    }
+    steps = "".join(
+        f"  {name}:\n    runs-on: ubuntu-latest\n    steps:\n      - run: cd /opt/m; {script}\n"
+        for name, script in jobs.items()
+    )
+    root = make_repo({".github/workflows/ci.yml": f"on: push\njobs:\n{steps}"})
+    result = run_cli("check", root, "--select", "CC047", "--backends", "none", "--output-format", "concise")
+    assert [header.split(": CC047 `")[0] for header in result.headers] == [
+        ".github/workflows/ci.yml:6:107",  # loop
+        ".github/workflows/ci.yml:22:101",  # one
+        ".github/workflows/ci.yml:26:50",  # function
+    ]
+
+
+def test_a_path_context_is_at_most_64_arms_deep() -> None:
+    """A chain of a hundred `&&` nests no deeper than 64 arms: past that a command is in the context before it."""
+    arms, _ = _arms(" && ".join(f"touch {index}" for index in range(100)))
+    assert [len(arms[str(index)]) for index in (0, 62, 63, 64, 99)] == [1, 63, 64, 64, 64]
+
+
+def test_a_cd_a_groups_redirection_and_a_pipelines_output_lie_in_the_arms_they_are_written_in() -> None:
+    flow = _flow('if a; then cd /opt/x; { echo x; } > /tmp/o; echo "a=b" | tee -a "$GITHUB_OUTPUT"; fi')
+    assert [read.arms for read in flow.reads] == [((0, 0),)]
+    assert [(type(event.effect).__name__, event.arms) for event in flow.events] == [
+        ("Write", ((0, 0),)),
+        ("Output", ((0, 0),)),
     ]

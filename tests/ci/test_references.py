@@ -25,7 +25,7 @@ def _found(script: str, start: str | None = "") -> list[tuple[str, str | None, s
     [
         ("bash scripts/x.sh --fast", [("script", "scripts/x.sh", "workspace")]),
         ("sudo -E bash -eo pipefail ci/run.sh", [("script", "ci/run.sh", "workspace")]),
-        ("bash -c 'make all'", []),
+        ("bash -c 'make all'", [("make", "", "workspace")]),  # `-c` names no script file; its script reads
         ("python3 -u -W ignore tools/y.py", [("script", "tools/y.py", "workspace")]),
         ("python -m pytest tests", []),
         ("python -m pip install -r req.txt", [("requirements", "req.txt", "workspace")]),

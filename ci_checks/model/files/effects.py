@@ -14,7 +14,8 @@
   cannot be read has place None: it may be anywhere.
 - `GitOperation`s: `git fetch`, `checkout`, `reset` and the like, with the
   folder they act in and the ref they name, so that which tree a folder holds
-  can be followed.
+  can be followed; a clone is one too (`clone`, with its `--branch`), since it
+  fetches every ref and checks one out.
 - `Output`s: `NAME=value` lines written to `$GITHUB_OUTPUT` or `$GITHUB_ENV`.
 
 Programs known to write nothing that matters here (`echo`, `grep`, `pip
@@ -65,6 +66,8 @@ _GIT_IN_PLACE = {"checkout", "switch", "reset", "pull", "merge", "rebase", "rest
 """Subcommands that change the files of the tree they run in."""
 _GIT_TREE_OPERATIONS = _GIT_IN_PLACE | {"fetch", "init"}
 """Subcommands that change which tree a folder holds or will hold."""
+_GIT_PATHS = {"checkout", "reset"}
+"""Subcommands that, given paths after a ref, put what the ref holds at those paths."""
 _GIT_VALUE_OPTIONS = {"-c", "-C", "--git-dir", "--work-tree", "--namespace", "--exec-path"}
 _CLONE_VALUE_OPTIONS = {"-b", "--branch", "-o", "--origin", "--depth", "--reference", "--reference-if-able",
                         "--separate-git-dir", "-c", "--config", "--filter", "-j", "--jobs", "-u", "--upload-pack",
@@ -122,11 +125,14 @@ class Write:
 @dataclass(frozen=True)
 class GitOperation:
     """A git command acting on the tree in `folder` (None: unknown): `operation` is its subcommand, `ref` the
-    ref it names (the first operand that is not an option; None without one)."""
+    ref it names (the first operand that is not an option; None without one). With `paths`, it names paths
+    (`git checkout REF -- f`, `git reset REF f`, `git checkout -- f`): it puts what the ref (or the index) holds
+    there, and leaves the tree at the ref it was at."""
 
     operation: str
     folder: Place | None
     ref: str | None
+    paths: bool = False
 
 
 @dataclass(frozen=True)
@@ -292,22 +298,26 @@ def _git(arguments: list[Word], scope: Scope) -> Iterator[Effect]:
     before_paths = list(takewhile(lambda word: word.value != "--", rest))
     operands = _operands(before_paths, {"-b", "-B", "-c", "-C", "--depth", "-m", "--message", "-o", "--origin"})
     ref = next((word.value for word in operands if operation not in ("fetch", "pull") or word is not operands[0]), None)
-    yield GitOperation(operation, folder, ref)
+    paths = operation in _GIT_PATHS and (len(before_paths) + 1 < len(rest) or len(operands) > 1)
+    yield GitOperation(operation, folder, ref, paths)
     if operation in _GIT_IN_PLACE:
         yield Write("git", folder)
 
 
-def _clone(rest: list[Word], scope: Scope, folder: Place | None) -> Iterator[Write]:
+def _clone(rest: list[Word], scope: Scope, folder: Place | None) -> Iterator[Effect]:
     """`git clone URL [FOLDER]` clones into FOLDER, else into the name git guesses from the URL: its last name after
-    a `/` or a `:` (`host:r.git`), less `.git` ("" names no place)."""
+    a `/` or a `:` (`host:r.git`), less `.git` ("" names no place). The clone fetches every ref into the tree
+    there and checks out its `--branch` (None: the remote's default)."""
     operands = _operands(rest, _CLONE_VALUE_OPTIONS)
     if not operands:
         return
     if len(operands) >= 2:
-        yield Write("clone", scope.where(operands[1].value, folder))
-        return
-    name = re.split("[/:]", operands[0].value.rstrip("/"))[-1]
-    yield Write("clone", scope.where(name.removesuffix(".git"), folder))
+        named = operands[1].value
+    else:
+        named = re.split("[/:]", operands[0].value.rstrip("/"))[-1].removesuffix(".git")
+    yield Write("clone", scope.where(named, folder))
+    branch = _option_value(rest, ("-b", "--branch"), ("--branch=",))
+    yield GitOperation("clone", scope.place(named, folder), branch.value if branch is not None else None)
 
 
 def _gh(arguments: list[Word], scope: Scope) -> Iterator[Effect]:

@@ -5,18 +5,23 @@ it: `cd`, `pushd` and `popd` move the working directory (`cd x && make`
 included), a subshell `( ... )` and each stage of a pipeline keep their `cd`s
 to themselves, branches and loops that may or may not move it leave it
 unknown after them, a function's commands run where it is called, and
-variables assigned in the script are substituted. Each command's reads
-(`ci_checks.model.references`) and writes (`effects`) are noted with a
-sequence number, so that a flow answers "what put this place here before
-this command?" (`Flow.origin`).
+variables assigned in the script are substituted. A script a command runs
+from its arguments (`bash -lc '...'`, `sh -c`, `sudo bash -c`, `su -c`) is
+walked too, in a process of its own, and so is the command `docker exec NAME
+...` runs, in the container's file system (`places.CONTAINER`). Each
+command's reads (`ci_checks.model.references`) and writes (`effects`) are
+noted with a sequence number, so that a flow answers "what put this place here
+before this command?" (`Flow.origin`), and with the arms of the branches it
+lies in (`Arm`), so that a rule can follow each path through the script.
 """
 
 from __future__ import annotations
 
 import bisect
 import posixpath
+import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ci_checks import shell
 from ci_checks.diagnostics import Span
@@ -30,8 +35,15 @@ from ci_checks.model.files.effects import (
     pipeline_outputs,
     redirect_writes,
 )
-from ci_checks.model.files.places import CONTEXT, HOME, STAGE, Place, Scope
-from ci_checks.model.references import SHELL_VALUE_OPTIONS, SHELLS, Reference, command_references, unwrapped
+from ci_checks.model.files.places import CONTAINER, CONTEXT, HOME, ROOT, STAGE, Place, Scope
+from ci_checks.model.references import (
+    SHELL_VALUE_OPTIONS,
+    SHELLS,
+    Reference,
+    command_references,
+    suffix_word,
+    unwrapped,
+)
 from ci_checks.model.steps import Step
 from ci_checks.shell import (
     AndOr,
@@ -55,28 +67,45 @@ _DECLARATIONS = {"export", "declare", "local", "readonly", "typeset"}
 _MAX_CALLS = 16
 """How many times one function's body is walked where it is called: past that (a function called in a loop of
 calls), later calls are not followed, so that a script cannot make the walk grow without bound."""
+_MAX_NESTED = 4
+"""How deep scripts run from a command's arguments are followed (`docker exec c bash -c "su -c '...'"` is three
+deep): past that, a script's arguments are not read as a script."""
+_DOCKER_EXEC_VALUE_OPTIONS = {"-e", "--env", "--env-file", "-u", "--user", "-w", "--workdir", "--detach-keys"}
+_UNKNOWN_NAME = re.compile(r"\$(?!\{\{)|`")
+"""What makes a container's name unknown: a variable left in it or a command's output (an expression such as
+`${{ job.container.id }}` is one value in a job)."""
+
+Arm = tuple[int, int]
+"""An arm of a branching construct that a path through a script may or may not take: the construct's id in its
+flow (`Flow.ways`) and the arm's index in it."""
+_MAX_ARMS = 64
+"""How many arms deep a read or write is placed: deeper (a chain of thousands of `&&`), a construct's arms are
+those of the statement it is in, so that each read or write holds a bounded path context."""
 
 
 @dataclass(frozen=True, eq=False)
 class Read:
-    """A place read at `seq`: by a command's `reference`, in `step` (None in a Dockerfile)."""
+    """A place read at `seq`: by a command's `reference`, in `step` (None in a Dockerfile), in the branch `arms`
+    that enclose it (outermost first)."""
 
     seq: int
     reference: Reference
     step: Step | None
+    arms: tuple[Arm, ...] = ()
 
 
 @dataclass(frozen=True, eq=False)
 class Event:
     """A write, git operation or output at `seq`, by `command` (None for a step's `uses:` or a Dockerfile
     instruction that is not `RUN`), in `step`, at `where` (a span, or the node of a script whose span is found
-    when asked: most are never shown)."""
+    when asked: most are never shown), in the branch `arms` that enclose it (outermost first)."""
 
     seq: int
     effect: Write | GitOperation | Output
     where: Span | ShellNode
     command: Command | None = None
     step: Step | None = None
+    arms: tuple[Arm, ...] = ()
 
     @property
     def span(self) -> Span:
@@ -109,7 +138,16 @@ class Flow:
     lookups: dict[str, Lookup] = field(default_factory=dict)
     outputs: dict[str, dict[str, list[str]]] = field(default_factory=dict)
     """The values each step (by id) writes to `$GITHUB_OUTPUT`, by name."""
+    ways: dict[int, int] = field(default_factory=dict)
+    """For each branching construct (by id), how many ways through it there are: one per arm, and one more when a
+    path may take none of them. Each `if`/`elif` condition has two arms, its body and the clauses after it (the
+    `else`); a `case`, one per pattern list (and none when one is `*`); a loop's body, one (it may not run); a
+    command before `&&`, one holding it and what runs only when it succeeds (the other way: it failed); a command
+    after `||`, one (it may not run). Two reads or events lie on one path unless they are in different arms of one
+    construct; the arms of a read or event are those of the commands that run it (a function's, where it is
+    called)."""
     _seq: int = 0
+    _containers: int = 0
     _at: dict[tuple[str, str], list[Event]] = field(default_factory=dict)
     """Writes by their place: a read looks at the places that hold it, not at every write."""
     _below: dict[tuple[str, str], list[Event]] = field(default_factory=dict)
@@ -124,13 +162,29 @@ class Flow:
     def end(self) -> int:
         return self._seq + 1
 
-    def read(self, reference: Reference, step: Step | None) -> None:
-        self.reads.append(Read(self.next_seq(), reference, step))
+    def branching(self, ways: int) -> int:
+        """A new branching construct with this many ways through it (see `ways`): its id."""
+        construct = len(self.ways)
+        self.ways[construct] = ways
+        return construct
+
+    def unnamed_container(self) -> str:
+        """The base of a container whose name cannot be known: one of its own."""
+        self._containers += 1
+        return f"{CONTAINER}?{self._containers}"
+
+    def read(self, reference: Reference, step: Step | None, arms: tuple[Arm, ...] = ()) -> None:
+        self.reads.append(Read(self.next_seq(), reference, step, arms))
 
     def note(
-        self, effect: Write | GitOperation | Output, where: Span | ShellNode, command: Command | None, step: Step | None
+        self,
+        effect: Write | GitOperation | Output,
+        where: Span | ShellNode,
+        command: Command | None,
+        step: Step | None,
+        arms: tuple[Arm, ...] = (),
     ) -> None:
-        event = Event(self.next_seq(), effect, where, command, step)
+        event = Event(self.next_seq(), effect, where, command, step, arms)
         self.events.append(event)
         if isinstance(effect, Write):
             if effect.place is None:
@@ -243,15 +297,21 @@ def _merged(states: list[_State]) -> _State:
         values = {state.scope.variables.get(name) for state in states}
         variables[name] = values.pop() if len(values) == 1 else None
     stack = first.stack if all(state.stack == first.stack for state in states) else []
-    return _State(Scope(cwd, variables), list(stack))
+    return _State(Scope(cwd, variables, first.scope.root), list(stack))
 
 
 class Walker:
-    """Walks the statements of shell scripts into a flow (one walker per script: functions are the script's)."""
+    """Walks the statements of shell scripts into a flow (one walker per script: functions are the script's).
 
-    def __init__(self, flow: Flow, step: Step | None) -> None:
+    A script run from a command's arguments is walked by a walker of its own, `nested` one deeper, in the `arms`
+    of that command."""
+
+    def __init__(self, flow: Flow, step: Step | None, arms: tuple[Arm, ...] = (), nested: int = 0) -> None:
         self.flow = flow
         self.step = step
+        self.arms = arms
+        """The arms of the branches the statement walked lies in."""
+        self.nested = nested
         self.functions: dict[str, Block] = {}
         self.called: dict[str, int] = {}
         self.active: set[str] = set()
@@ -263,9 +323,12 @@ class Walker:
         self.root = block
         state = _State(scope)
         self._block(block, state)
+        outer = self.arms
         for name, body in self.functions.items():
-            if name not in self.called:  # a function called where the walk cannot see (a trap, a variable)
-                self._block(body, _State(Scope(None, dict(state.scope.variables))))
+            if name not in self.called:  # a function called where the walk cannot see (a trap, a variable): maybe
+                self.arms = _inside(outer, (self.flow.branching(2), 0))
+                self._block(body, _State(Scope(None, dict(state.scope.variables), scope.root)))
+        self.arms = outer
         return state.scope
 
     def command(self, command: Command, scope: Scope) -> None:
@@ -284,11 +347,10 @@ class Walker:
             for word in node.assignments:
                 self._assign(word, state)
         elif isinstance(node, AndOr):
-            for item in node.items:
-                self._node(item, state)
+            self._and_or(node, state)
         elif isinstance(node, Pipeline):
             for output in pipeline_outputs(node):
-                self.flow.note(output, node, None, self.step)
+                self.flow.note(output, node, None, self.step, self.arms)
             for stage in node.stages:  # each in a process of its own
                 self._node(stage, state.copy())
         elif isinstance(node, Negated):
@@ -298,7 +360,7 @@ class Walker:
         elif isinstance(node, Redirected):
             for redirect in node.redirects:  # opened before the statement runs, where it starts
                 for write in redirect_writes(redirect, state.scope):
-                    self.flow.note(write, redirect, None, self.step)
+                    self.flow.note(write, redirect, None, self.step, self.arms)
             self._node(node.statement, state)
         elif isinstance(node, IfStatement):
             self._branches(node, state)
@@ -309,29 +371,64 @@ class Walker:
                 body.scope.variables[node.variable] = None
             if node.condition is not None:
                 self._block(node.condition, body)
+            outer = self.arms
+            self.arms = _inside(outer, (self.flow.branching(2), 0))  # the body may run no time
             self._block(node.body, body)
+            self.arms = outer
             self._become(state, _merged([state, body]))
         elif isinstance(node, Case):
             if node.subject is not None:
                 self._substitutions([node.subject], state)
             arms = [state.copy() for _ in node.items]
-            for arm_item, arm in zip(node.items, arms, strict=True):
-                self._block(arm_item.body, arm)
             matches_all = any(pattern.text == "*" for arm_item in node.items for pattern in arm_item.patterns)
+            construct = self.flow.branching(len(node.items) + (0 if matches_all else 1))
+            outer = self.arms
+            for index, (arm_item, arm) in enumerate(zip(node.items, arms, strict=True)):
+                self.arms = _inside(outer, (construct, index))
+                self._block(arm_item.body, arm)
+            self.arms = outer
             self._become(state, _merged([*arms, *([] if matches_all else [state])]))
         elif isinstance(node, Function):
             self.functions[node.name] = node.body
 
     def _branches(self, node: IfStatement, state: _State) -> None:
+        """`if a; then x; elif b; then y; else z; fi` runs as `if a; then x; else if b; then y; else z; fi; fi`:
+        each condition branches into its body and the clauses after it."""
         ends: list[_State] = []
+        outer = self.arms
         for clause in node.clauses:
+            rest = self.arms
             if clause.condition is not None:
                 self._block(clause.condition, state)
             branch = state.copy()
+            if clause.keyword != "else":
+                construct = self.flow.branching(2)
+                self.arms, rest = _inside(rest, (construct, 0)), _inside(rest, (construct, 1))
             self._block(clause.body, branch)
+            self.arms = rest
             ends.append(branch)
+        self.arms = outer
         has_else = node.clauses[-1].keyword == "else"  # else it may be that no branch ran
         self._become(state, _merged([*ends, *([] if has_else else [state])]))
+
+    def _and_or(self, node: AndOr, state: _State) -> None:
+        """`a && b || c`: a command before `&&` and those that run after it only when it succeeds are one arm, the
+        other being that it failed (a fetch that failed fetched nothing); a command after `||`, or after `&&` once
+        a `||` came before, may run or not."""
+        outer = self.arms
+        context = outer
+        alternatives = False
+        for index, item in enumerate(node.items):
+            before = node.operators[index - 1] if index else None
+            after = node.operators[index] if index < len(node.operators) else None
+            if before == "||" or (before == "&&" and alternatives):
+                context = _inside(outer, (self.flow.branching(2), 0))
+            alternatives = alternatives or before == "||"
+            if after == "&&":
+                context = _inside(context, (self.flow.branching(2), 0))
+            self.arms = context
+            self._node(item, state)
+        self.arms = outer
 
     @staticmethod
     def _become(state: _State, other: _State) -> None:
@@ -362,12 +459,14 @@ class Walker:
             return  # `echo`, `grep`, `test`: nothing to note
         scope = state.scope  # `D=x cmd $D`: the shell expands the words before it assigns D for cmd
         for reference in command_references(command, scope):
-            self.flow.read(reference, self.step)
+            self.flow.read(reference, self.step, self.arms)
         for effect in command_effects(command, scope):
-            self.flow.note(effect, command, command, self.step)
+            self.flow.note(effect, command, command, self.step, self.arms)
         for output in command_outputs(command):
-            self.flow.note(output, command, command, self.step)
+            self.flow.note(output, command, command, self.step, self.arms)
         self._fed(command, state)
+        if self.nested < _MAX_NESTED:
+            self._runs(command, state)
         if name in self.functions and name not in self.active and self.called.get(name, 0) < _MAX_CALLS:
             self.called[name] = self.called.get(name, 0) + 1
             self.active.add(name)
@@ -385,6 +484,39 @@ class Walker:
             if body and start >= 0:
                 self._block(shell.parse(body, _Shifted(self.root.locator, start)), state.copy())
 
+    def _runs(self, command: Command, state: _State) -> None:
+        """`bash -lc '...'`, `su -c '...'`: the script a command runs from its arguments; `docker exec NAME CMD`: the
+        command it runs in the container. Each runs in a process of its own, walked by a walker of its own (it
+        knows none of this script's functions)."""
+        words = unwrapped(command.words)
+        executed = container_command(words)
+        if executed is not None:
+            name, workdir, run = executed
+            known = state.scope.expand(name.value)
+            base = CONTAINER + known if known and not _UNKNOWN_NAME.search(known) else self.flow.unnamed_container()
+            scope = Scope(None, dict(state.scope.variables), base)  # its words are expanded by this shell
+            scope.cwd = scope.place(workdir.value) if workdir is not None else None  # else the image's WORKDIR
+            text = " ".join(word.text for word in run)
+            run = [replace(word, substitutions=()) for word in run]  # this shell ran them, walked above
+            inner = Walker(self.flow, self.step, self.arms, self.nested + 1)
+            inner.command(Command(command.locator, run[0].start, run[-1].end, run, text=text), scope)
+            return
+        found = inline_script(words)
+        if found is None or found[0].substitutions:
+            return  # the script holds what this shell's `$( )` printed: unknown
+        unquoted = unquoted_value(found[0])
+        if unquoted is None:
+            return
+        word, login = found
+        value, offsets = unquoted
+        scope = state.scope.copy()
+        if login:
+            scope.cwd = None  # `su -`: the user's home
+        if scope.root != ROOT and word.text.startswith("'"):
+            scope.variables = {}  # expanded by the container's shell, with variables of its own
+        script = shell.parse(value, _Unquoted(word.locator, offsets))
+        Walker(self.flow, self.step, self.arms, self.nested + 1).script(script, scope)
+
     def _cd(self, command: Command, state: _State) -> None:
         arguments = [word for word in command.words[1:] if not (word.value.startswith("-") and word.value != "-")]
         scope = state.scope
@@ -398,10 +530,117 @@ class Walker:
         else:
             target = scope.place(arguments[0].value)
             if target is not None and target.path and not target.glob:
-                self.flow.read(Reference("cd", target, command, arguments[0]), self.step)
+                self.flow.read(Reference("cd", target, command, arguments[0]), self.step, self.arms)
         if command.name == "pushd":
             state.stack.append(scope.cwd)
         scope.cwd = target if target is None or not target.glob else None
+
+
+def _inside(arms: tuple[Arm, ...], arm: Arm) -> tuple[Arm, ...]:
+    """The path context of an arm inside `arms` (the same context past `_MAX_ARMS`)."""
+    return arms if len(arms) >= _MAX_ARMS else (*arms, arm)
+
+
+def container_command(words: list[Word]) -> tuple[Word, Word | None, list[Word]] | None:
+    """`docker exec [-w DIR] NAME CMD...` (or `podman`, `docker container exec`): the container's name, the
+    working directory given, and the command run there; None for another command."""
+    if not words or words[0].value.rsplit("/", 1)[-1] not in ("docker", "podman"):
+        return None
+    values = [word.value for word in words[1:3]]
+    if values[:1] == ["exec"]:
+        rest = words[2:]
+    elif values == ["container", "exec"]:
+        rest = words[3:]
+    else:
+        return None
+    workdir: Word | None = None
+    index = 0
+    while index < len(rest) and rest[index].value.startswith("-"):
+        value = rest[index].value
+        if value in ("-w", "--workdir") and index + 1 < len(rest):
+            workdir = rest[index + 1]
+        elif value.startswith("--workdir="):
+            workdir = suffix_word(rest[index], len("--workdir="))
+        index += 2 if value in _DOCKER_EXEC_VALUE_OPTIONS else 1
+    if index + 1 >= len(rest):
+        return None  # no container, or nothing to run in it
+    return rest[index], workdir, rest[index + 1 :]
+
+
+def inline_script(words: list[Word]) -> tuple[Word, bool] | None:
+    """The word whose value is the script a command runs: the first operand of a shell given `-c` (`bash -lc
+    '...'`, `sh -ec "..."`), the value of `su -c` or `su --command=`; with whether the script starts in another
+    folder (`su -` and `su -l` start the user's login shell, in the user's home). None for another command."""
+    if not words:
+        return None
+    program = words[0].value.rsplit("/", 1)[-1]
+    if program == "su":
+        login = any(word.value in ("-", "-l", "--login") for word in words[1:])
+        for index, word in enumerate(words[1:], start=1):
+            if word.value in ("-c", "--command") and index + 1 < len(words):
+                return words[index + 1], login
+            if word.value.startswith("--command="):
+                found = suffix_word(word, len("--command="))
+                return (found, login) if found is not None else None
+        return None
+    if program not in SHELLS:
+        return None
+    given = False
+    value_follows = False
+    for index, word in enumerate(words[1:], start=1):
+        value = word.value
+        if value_follows:
+            value_follows = False
+        elif value == "--":  # the options end: the next word is the first operand
+            return (words[index + 1], False) if given and index + 1 < len(words) else None
+        elif value.startswith(("-", "+")) and value not in ("-", "+"):
+            short = not value.startswith("--")
+            given = given or (short and value[0] == "-" and "c" in value[1:])
+            value_follows = value in SHELL_VALUE_OPTIONS or (short and value[-1] in "oO")
+        else:
+            return (word, False) if given else None
+    return None
+
+
+def unquoted_value(word: Word) -> tuple[str, list[int]] | None:
+    """A word's value as the shell passes it to the program (its quotes and backslashes removed), with the offset
+    in the word's script of each of its characters and one past its end; None where that value is not the word's
+    (`$'...'`, quotes inside `$( )`: quoting read here only as far as it can be mapped back)."""
+    text = word.text
+    characters: list[str] = []
+    offsets: list[int] = []
+    quote = ""
+    index = 0
+    while index < len(text):
+        char = text[index]
+        if quote == "'":
+            if char == "'":
+                quote = ""
+            else:
+                characters.append(char)
+                offsets.append(index)
+            index += 1
+            continue
+        following = text[index + 1] if index + 1 < len(text) else ""
+        if char == "\\" and following == "\n":  # a line continued
+            index += 2
+            continue
+        if char == "\\" and following and (not quote or following in '$`"\\'):
+            characters.append(following)
+            offsets.append(index + 1)
+            index += 2
+            continue
+        if (not quote and char in "'\"") or (quote == '"' and char == '"'):
+            quote = "" if quote else char
+            index += 1
+            continue
+        characters.append(char)
+        offsets.append(index)
+        index += 1
+    value = "".join(characters)
+    if quote or value != word.value:
+        return None
+    return value, [word.start + offset for offset in offsets] + [word.start + len(text)]
 
 
 def runs_standard_input(command: Command) -> bool:
@@ -420,6 +659,20 @@ def runs_standard_input(command: Command) -> bool:
         else:  # `-o pipefail`, `-eo pipefail`, `--rcfile x`
             value_follows = value in SHELL_VALUE_OPTIONS or (not value.startswith("--") and value[-1] in "oO")
     return True
+
+
+class _Unquoted:
+    """The spans of a script that is the value of a word, through the offsets its characters are written at in the
+    word's script (`offsets`: one per character, and one past the end)."""
+
+    def __init__(self, locator: Locator, offsets: list[int]) -> None:
+        self.locator = locator
+        self.offsets = offsets
+
+    def span(self, start: int, end: int) -> Span:
+        last = len(self.offsets) - 1
+        first = self.offsets[min(start, last)]
+        return self.locator.span(first, self.offsets[min(end - 1, last)] + 1 if end > start else first)
 
 
 class _Shifted:

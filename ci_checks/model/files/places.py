@@ -4,11 +4,13 @@ A `Place` is a path below a base: the job's workspace (`$GITHUB_WORKSPACE`,
 `${{ github.workspace }}`), a composite action's own folder
 (`$GITHUB_ACTION_PATH`), the file system's root (`/opt/x`), the home folder
 (`~`, `$HOME`), the runner's temporary folder (`$RUNNER_TEMP`), a Docker build
-context, or another stage of a Dockerfile. `Scope.place` reads a word into a
-place: it substitutes the variables it knows (the `env:` values of the
-workflow, job and step, the script's own assignments), follows the working
-directory, and gives None for whatever it cannot know (a variable it has no
-value for, a command substitution, an expression). Nothing is guessed.
+context, another stage of a Dockerfile, or the file system of a container a
+job runs commands in with `docker exec` (its absolute paths are the
+container's, not the runner's). `Scope.place` reads a word into a place: it
+substitutes the variables it knows (the `env:` values of the workflow, job
+and step, the script's own assignments), follows the working directory, and
+gives None for whatever it cannot know (a variable it has no value for, a
+command substitution, an expression). Nothing is guessed.
 """
 
 from __future__ import annotations
@@ -29,6 +31,9 @@ TEMP = "temp"
 CONTEXT = "context"
 STAGE = "stage:"
 """The prefix of a Dockerfile stage's base: `stage:build` is the root of the stage named `build`."""
+CONTAINER = "container:"
+"""The prefix of the root of a container's file system that `docker exec NAME` runs commands in: `container:NAME`
+(`container:?N` for the Nth container whose name cannot be known, a place of its own)."""
 
 _BASE_TOKENS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(rf"(?:{pattern})(?=/|\Z)"), base)
@@ -95,9 +100,14 @@ class Place:
         return f"{head}/{self.path}" if self.path else head
 
 
+def is_root(base: str) -> bool:
+    """Whether a base is the root of a file system: the runner's or an image's, or a container's."""
+    return base == ROOT or base.startswith(CONTAINER)
+
+
 def _normalised(base: str, path: str) -> str:
     joined = posixpath.normpath(path) if path else "."
-    if base == ROOT and joined.startswith(".."):
+    if is_root(base) and joined.startswith(".."):
         joined = posixpath.normpath("/" + joined).lstrip("/") or "."  # `/..` is `/`
     return "" if joined == "." else joined
 
@@ -123,17 +133,20 @@ cannot be known (`git -C $X clone ...`), where a relative path names no place.""
 
 @dataclass
 class Scope:
-    """What a word is read against: the working directory (None: unknown) and the variables known there.
+    """What a word is read against: the working directory (None: unknown), the variables known there, and the base
+    of absolute paths (`root`: the runner's or image's file system, or a container's).
 
     A variable mapped to None is known to be unknown (assigned from something that cannot be read), which hides
-    a value of the same name from an outer scope.
+    a value of the same name from an outer scope. In a container, the runner's folders (`$GITHUB_WORKSPACE`,
+    `$HOME`, `$RUNNER_TEMP`) name no known place.
     """
 
     cwd: Place | None
     variables: dict[str, str | None] = field(default_factory=dict)
+    root: str = ROOT
 
     def copy(self) -> Scope:
-        return Scope(self.cwd, dict(self.variables))
+        return Scope(self.cwd, dict(self.variables), self.root)
 
     def _value(self, match: re.Match[str]) -> str:
         name = match.group(match.lastgroup or 0)
@@ -146,7 +159,7 @@ class Scope:
         expanded = self.expand(text)
         if expanded is None:
             return None
-        return place_of(expanded, self.cwd if cwd is OWN else cwd)
+        return place_of(expanded, self.cwd if cwd is OWN else cwd, self.root)
 
     def where(self, text: str, cwd: Place | Literal[_Folder.OWN] | None = OWN) -> Place | None:
         """Where a command that writes to the place a word names may have written: that place, or when part of it
@@ -163,13 +176,15 @@ class Scope:
         if unknown is None or "/" not in expanded[base : unknown.start()]:
             return None
         folder = self.place(expanded[: unknown.start()].rsplit("/", 1)[0] or "/", cwd)
-        return folder if folder is not None and (folder.path or folder.base != ROOT) else None
+        return folder if folder is not None and (folder.path or not is_root(folder.base)) else None
 
     def expand(self, text: str) -> str | None:
         """The text with the variables this scope knows substituted; None when one it does not know remains
         in a part that is not a base (`$GITHUB_WORKSPACE`, `$HOME` and the like stay for `place_of`)."""
-        if self.cwd is not None and _CWD.search(text):
-            text = _CWD.sub(lambda _: written(self.cwd) if self.cwd is not None else "", text)
+        cwd = self.cwd
+        if cwd is not None and _CWD.search(text):
+            here = "/" + cwd.path if cwd.base == self.root else written(cwd)  # a container's folder, as it names it
+            text = _CWD.sub(lambda _: here, text)
         for _ in range(_MAX_SUBSTITUTIONS):
             substituted = _ENV_EXPRESSION.sub(self._value, _VARIABLE.sub(self._value, text))
             if substituted == text:
@@ -180,9 +195,10 @@ class Scope:
         return text
 
 
-def place_of(text: str, cwd: Place | None) -> Place | None:
-    """The place an expanded word names; None for what cannot be known: a variable or expression left in it,
-    a relative path where the working directory is unknown, an empty word, a URL."""
+def place_of(text: str, cwd: Place | None, root: str = ROOT) -> Place | None:
+    """The place an expanded word names, its absolute paths below `root`; None for what cannot be known: a
+    variable or expression left in it, a relative path where the working directory is unknown, an empty word, a
+    URL, a runner's folder named in a container."""
     if not text or "://" in text:
         return None
     base: str | None = None
@@ -190,6 +206,8 @@ def place_of(text: str, cwd: Place | None) -> Place | None:
     for pattern, name in _BASE_TOKENS:
         match = pattern.match(text)
         if match is not None:
+            if root != ROOT:
+                return None  # the runner's folder, or the container's own home: neither is known there
             base, rest = name, text[match.end() :].lstrip("/")
             break
     if _UNKNOWN.search(rest) or (base is None and rest.startswith("~")):
@@ -197,7 +215,7 @@ def place_of(text: str, cwd: Place | None) -> Place | None:
     glob = globs.has_wildcard(rest)
     if base is None:
         if rest.startswith("/"):
-            base, rest = ROOT, rest.lstrip("/")
+            base, rest = root, rest.lstrip("/")
         elif cwd is None:
             return None
         else:
