@@ -88,6 +88,9 @@ class Label:
     value: str
     span: Span
     via: tuple[Related, ...] = ()
+    origin: str = field(default="", compare=False)
+    """The value of the leg it is part of, for messages (`` `matrix.runner` = `linux-mi300-gpu-1` ``); "" for a label
+    written in `runs-on` itself."""
 
 
 @dataclass(frozen=True)

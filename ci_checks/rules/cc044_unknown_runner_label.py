@@ -57,7 +57,7 @@ from collections.abc import Iterator
 from ci_checks.context import RepositoryContext
 from ci_checks.diagnostics import Diagnostic, Related, Severity, Span
 from ci_checks.model.inventory import Typo
-from ci_checks.model.runners import is_github_hosted
+from ci_checks.model.runners import Label, is_github_hosted
 from ci_checks.repository import FileKind
 from ci_checks.rule import Rule
 
@@ -87,7 +87,9 @@ def _against_the_inventory(context: RepositoryContext) -> Iterator[Diagnostic]:
                     reported.add((label.span, label.value))
                     close = difflib.get_close_matches(label.value.lower(), inventory.labels, n=1, cutoff=0.6)
                     hint = f" (did you mean `{close[0]}`?)" if close else ""
-                    message = f"job '{job.id}' asks for runner label `{label.value}`, which no runner in the "
+                    message = (
+                        f"job '{job.id}'{_from(label)} asks for runner label `{label.value}`, which no runner in the "
+                    )
                     message += f"`runners:` inventory has{hint}"
                     yield RULE.diagnostic(label.span, message, label.via)
 
@@ -105,7 +107,12 @@ def _typos(context: RepositoryContext) -> Iterator[Diagnostic]:
                     if typo is None or (label.span, label.value) in reported:
                         continue
                     reported.add((label.span, label.value))
-                    yield _typo(job.id, typo, label.via, context.declared_labels)
+                    yield _typo(f"'{job.id}'{_from(label)}", typo, label.via, context.declared_labels)
+
+
+def _from(label: Label) -> str:
+    """The value of the leg a label comes from, when it does not stand in `runs-on` itself: " (`matrix.gpu` = `x`)"."""
+    return f" ({label.origin})" if label.origin else ""
 
 
 def _typo(job: str, typo: Typo, via: tuple[Related, ...], declared: tuple[str, ...]) -> Diagnostic:
@@ -117,7 +124,7 @@ def _typo(job: str, typo: Typo, via: tuple[Related, ...], declared: tuple[str, .
     else:
         meant = "a label every self-hosted runner has"
     message = (
-        f"job '{job}' asks for runner label `{typo.label.value}`, which nothing else names; it is one edit from "
+        f"job {job} asks for runner label `{typo.label.value}`, which nothing else names; it is one edit from "
         f"`{typo.meant}`, {meant}, so no runner may carry it (did you mean `{typo.meant}`?)"
     )
     shown = [Related(span, f"`{typo.meant}` asked for here") for span in typo.elsewhere[:_SHOWN_PLACES]]

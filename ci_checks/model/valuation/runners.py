@@ -113,4 +113,5 @@ def _item(leg: Leg, item: Scalar) -> list[tuple[Label, ...]] | None:
 def _label(value: str, span: Span, source: Binding | None) -> Label:
     if source is None:
         return Label(value, span)
-    return Label(value, source.place(value) or span, source.via)
+    origin = source.shown if source.value != value else ""  # `matrix.gpu` = `h200` says no more than `h200`
+    return Label(value, source.place(value) or span, source.via, origin)
