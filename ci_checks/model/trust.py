@@ -111,6 +111,9 @@ _TYPED = frozenset({"boolean", "number"})
 """`workflow_call` input types GitHub checks before the run: such an input holds no free text, whoever passes it."""
 _MAX_HOPS = 8
 """How many inputs (a caller's, its caller's, ...) deep one expression is followed."""
+_MAX_FOLLOWED = 10_000
+"""How many times inputs are followed for one repository: callers in a circle may be followed again for each way
+into the circle."""
 
 
 @dataclass(frozen=True)
@@ -206,9 +209,13 @@ class Trust:
         self._workflow_callers: dict[str, list[Job]] | None = None
         self._action_callers: dict[str, list[Step]] | None = None
         self._inputs: dict[tuple[str, str], Control] = {}
-        """Each input followed so far, by its workflow's or action's path and its name: each is followed once."""
+        """Each input followed to the end, by its workflow's or action's path and its name: followed once."""
         self._following: list[tuple[str, str]] = []
         """The inputs being followed, outermost first: one met again is a cycle of calls."""
+        self._cut = 0
+        """How many times following stopped short (a cycle, a chain too deep, the budget spent): an answer found
+        while one did is not the input's whole answer, and is not kept for other questions."""
+        self._budget = _MAX_FOLLOWED
 
     def of(self, body: str, place: Place) -> Control:
         """Who chooses the text of an expression body written at `place`."""
@@ -233,15 +240,22 @@ class Trust:
         if owner is None:
             return _UNKNOWN
         key = (owner, name.lower())
-        if key in self._following or len(self._following) >= _MAX_HOPS:
+        known = self._inputs.get(key)
+        if known is not None:
+            return known
+        if key in self._following or len(self._following) >= _MAX_HOPS or self._budget <= 0:
+            self._cut += 1
             return _UNKNOWN  # a cycle of calls, or one too long to follow: what reaches it is not told
-        if key not in self._inputs:
-            self._following.append(key)
-            try:
-                self._inputs[key] = self._passed_in(name, place)
-            finally:
-                self._following.pop()
-        return self._inputs[key]
+        self._budget -= 1
+        cut = self._cut
+        self._following.append(key)
+        try:
+            found = self._passed_in(name, place)
+        finally:
+            self._following.pop()
+        if self._cut == cut:
+            self._inputs[key] = found
+        return found
 
     def _passed_in(self, name: str, place: Place) -> Control:
         """Who chooses `inputs.<name>` at `place`: its default where a call leaves it out, and what each caller in

@@ -270,6 +270,16 @@ jobs:
     )
     trust, workspace = _trust(root)
     assert trust.of("inputs.ref", _at(workspace, ".github/workflows/a.yml")).author is Author.UNKNOWN
+    # With a pull request's branch passed into the circle, both inputs carry it, whichever is asked first: what was
+    # found for `b` while the circle was cut short at `a` is not kept as `b`'s answer.
+    pull_request = (
+        "on: pull_request\njobs:\n  go:\n    uses: ./.github/workflows/a.yml\n"
+        "    with:\n      ref: ${{ github.head_ref }}\n"
+    )
+    (root / ".github/workflows/ci.yml").write_text(pull_request)
+    trust, workspace = _trust(root)
+    for path in (".github/workflows/a.yml", ".github/workflows/b.yml"):
+        assert trust.of("inputs.ref", _at(workspace, path)).author is Author.OUTSIDER, path
 
 
 # --- which substitutions print one field ---------------------------------------------------------------------------
