@@ -119,8 +119,9 @@ def run(
     linted = linters.result() if linters is not None else reuse.linted if reuse is not None else None
     if linted is not None:  # a finding left out by the selection leaves the other of its pair alone
         from ci_checks.backends.merge import merged
+        from ci_checks.backends.placement import placed
 
-        external = [diagnostic for diagnostic in linted if plan.keeps(diagnostic)]
+        external = [diagnostic for diagnostic in placed(linted, context) if plan.keeps(diagnostic)]
         found = merged([diagnostic for diagnostic in found if plan.keeps(diagnostic)], external, workspace.loaded)
     found.extend(found_by_policy)
     found = [plan.selection.adjusted(diagnostic) for diagnostic in found if plan.keeps(diagnostic)]

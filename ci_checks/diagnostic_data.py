@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from ci_checks.backends.names import PROFILES
 from ci_checks.diagnostics import Diagnostic, Edit, Fix, Related, Severity, Span
 
 
@@ -26,6 +27,7 @@ def encode_diagnostics(diagnostics: Iterable[Diagnostic]) -> list[dict[str, Any]
             else [d.fix.description, [[_span(e.span), e.replacement] for e in d.fix.edits], d.fix.safe],
             "url": d.url,
             "confidence": d.confidence,
+            "profile": d.profile,
         }
         for d in diagnostics
     ]
@@ -36,7 +38,7 @@ def decode_diagnostics(data: object) -> list[Diagnostic]:
     found = []
     for item in as_list(data):
         fields = as_mapping(
-            item, {"code", "rule", "severity", "message", "span", "related", "fix", "url", "confidence"}
+            item, {"code", "rule", "severity", "message", "span", "related", "fix", "url", "confidence", "profile"}
         )
         fix = None
         if fields["fix"] is not None:
@@ -60,9 +62,16 @@ def decode_diagnostics(data: object) -> list[Diagnostic]:
                 fix,
                 _optional_str(fields["url"]),
                 _optional_str(fields["confidence"]),
+                _profile(fields["profile"]),
             )
         )
     return found
+
+
+def _profile(data: object) -> str | None:
+    if data is not None and data not in PROFILES:
+        raise ValueError("not a profile")
+    return _optional_str(data)
 
 
 def _span(span: Span) -> list[str | int]:

@@ -97,6 +97,10 @@ class Diagnostic:
     """The documentation of the check, when the linter that found it names it (zizmor's audit page)."""
     confidence: str | None = None
     """How sure the linter is of the finding, when it says (zizmor: `high`, `medium` or `low`)."""
+    profile: str | None = None
+    """The narrowest profile that keeps a linter's finding, where ci-checks tells it from the repository rather than
+    from the code and severity alone (`backends.placement`: an injection only maintainers can reach is `security`'s);
+    None where the code, severity and confidence decide (`settings.in_profile`)."""
 
     def sort_key(self) -> tuple[str, int, int, int, int, str, str, str]:
         s = self.span

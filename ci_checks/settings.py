@@ -29,6 +29,12 @@ says which linter findings are kept:
 - `all`: everything, the linters' own info-level notes (shellcheck's `info`
   and `style`, zizmor's `low` and `informational`) included.
 
+Where the repository decides rather than the code (`backends.placement`), a
+finding also carries the narrowest profile that keeps it
+(`Diagnostic.profile`), which can only leave it out of more: a template
+injection of text only people with write access choose is `security`'s, an
+SC2046 on a substitution that prints one field is `all`'s.
+
 A finding the profile leaves out is kept when a selector names it
 (`--select ZZ-unpinned-uses`, `--select SC`), and `--ignore` removes any.
 `severity` overrides (`{ZZ-unpinned-uses: warning}`) change the severity of
@@ -48,7 +54,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from ci_checks import registry
-from ci_checks.backends.names import DEFAULT_PROFILE
+from ci_checks.backends.names import DEFAULT_PROFILE, PROFILES
 from ci_checks.diagnostics import Diagnostic, Severity
 from ci_checks.globs import Glob, excluded_by
 from ci_checks.rule import Rule
@@ -297,6 +303,8 @@ class Selection:
 
 def in_profile(diagnostic: Diagnostic, profile: str) -> bool:
     """Whether a profile keeps a linter's finding (see the module's documentation)."""
+    if diagnostic.profile is not None and PROFILES.index(profile) < PROFILES.index(diagnostic.profile):
+        return False
     if profile == "all":
         return True
     if diagnostic.severity is Severity.INFO:
