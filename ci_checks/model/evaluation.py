@@ -521,6 +521,15 @@ class _Split(Exception):
         self.values = values
 
 
+def tokens(body: str) -> tuple[tuple[str, str], ...] | None:
+    """The tokens of an expression body, each its kind (`string`, `number`, `name`, `operator`) and text; None for a
+    body that does not tokenize."""
+    try:
+        return _tokens(body)
+    except _NoParse:
+        return None
+
+
 @lru_cache(maxsize=4096)
 def _tokens(body: str) -> tuple[tuple[str, str], ...]:
     """The tokens of an expression body (the same `if:` is read once for every event)."""

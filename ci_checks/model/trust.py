@@ -42,7 +42,7 @@ from typing import TypeVar
 
 from ci_checks.diagnostics import Related
 from ci_checks.model.action import Action
-from ci_checks.model.evaluation import _NoParse, _tokens
+from ci_checks.model.evaluation import tokens as expression_tokens
 from ci_checks.model.expressions import EXPRESSION
 from ci_checks.model.steps import Step
 from ci_checks.model.values import Entry
@@ -144,9 +144,8 @@ def context_paths(body: str) -> list[str] | None:
     """The context paths an expression body reads, lower case, `*` for an index (`github.event.commits.*.message`);
     a property of a function's result (`fromJSON(inputs.config).ref`) counts as the function's arguments. None for a
     body that does not tokenize."""
-    try:
-        tokens = _tokens(body)
-    except _NoParse:
+    tokens = expression_tokens(body)
+    if tokens is None:
         return None
     paths: list[str] = []
     index = 0

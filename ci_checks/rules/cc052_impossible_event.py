@@ -57,7 +57,7 @@ from dataclasses import dataclass
 from ci_checks.context import RepositoryContext
 from ci_checks.diagnostics import Diagnostic, Related, Severity, Span
 from ci_checks.model import Job, Workflow
-from ci_checks.model.evaluation import _NoParse, _tokens
+from ci_checks.model.evaluation import tokens as expression_tokens
 from ci_checks.model.expressions import EXPRESSION
 from ci_checks.model.steps import ScalarLocator
 from ci_checks.repository import FileKind
@@ -215,9 +215,8 @@ _Token = tuple[str, str, int, int]
 
 def _positioned(body: str) -> list[_Token]:
     """The tokens of an expression body with their places; [] for a body the tokenizer cannot read."""
-    try:
-        tokens = _tokens(body)
-    except _NoParse:
+    tokens = expression_tokens(body)
+    if tokens is None:
         return []
     placed: list[_Token] = []
     cursor = 0
