@@ -46,6 +46,9 @@ class RepositoryContext:
     """The `timeout-minutes` a fix gives a self-hosted job (the configuration's `fixes.timeout-minutes`)."""
     config_files: ConfigSource | None = None
     """Where the linters' configurations are read from (default: the work tree)."""
+    own_files: frozenset[str] = frozenset()
+    """The repo-relative paths of the files the run itself reads or writes (its baseline, its reports): about the
+    repository, not part of it (see `own_output`)."""
 
     @property
     def repository(self) -> Repository:

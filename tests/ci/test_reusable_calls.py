@@ -167,8 +167,8 @@ def test_each_input_no_call_gives_and_each_secret_a_call_does_not_pass_is_said_w
         (
             f"{caller}:7:11",
             "error",
-            f"{without} secret `HF_TOKEN` (nor `secrets: inherit`), which the workflow reads: it is `required`, so the call "
-            "fails before it starts",
+            f"{without} secret `HF_TOKEN` (nor `secrets: inherit`), which the workflow reads: it is `required`, so "
+            "the call fails before it starts",
             [f"{callee}:17:24 `secrets.HF_TOKEN` read here"],
         ),
         (
@@ -300,8 +300,14 @@ def test_an_optional_secret_a_call_does_not_pass_is_a_warning_that_says_it_is_op
 
 @pytest.mark.parametrize(
     "trigger",
-    ["pull_request", "pull_request_target", "issue_comment", "pull_request_review", "pull_request_review_comment",
-     "workflow_run"],  # fmt: skip
+    [
+        "pull_request",
+        "pull_request_target",
+        "issue_comment",
+        "pull_request_review",
+        "pull_request_review_comment",
+        "workflow_run",
+    ],
 )
 def test_where_a_fork_can_start_the_caller_secrets_inherit_is_never_advised(make_repo, trigger: str) -> None:  # type: ignore[no-untyped-def]
     caller = f"on:\n  push:\n  {trigger}:\njobs:\n  call: {{uses: ./.github/workflows/callee.yml}}\n"
@@ -309,14 +315,13 @@ def test_where_a_fork_can_start_the_caller_secrets_inherit_is_never_advised(make
     fork = f"`{trigger}` lets a fork start this workflow, so"
     inherit = "(`secrets: inherit` would hand every secret to the fork's code)"
     note = f".github/workflows/caller.yml:3:3 `{trigger}` lets a fork start it here"
+    optional = f"it is empty in this call; {fork} pass this one secret only where the run is trusted, or nothing"
     found = _calls(root)
     assert [(line, severity, message) for line, severity, message, _ in found] == [
-        (5, "warning", f"it is empty in this call; {fork} pass this one secret only where the run is trusted, or "
-         f"nothing {inherit}"),
-        (5, "warning", f"it is empty in this call; {fork} pass this one secret only where the run is trusted, or "
-         f"nothing {inherit}"),
+        (5, "warning", f"{optional} {inherit}"),
+        (5, "warning", f"{optional} {inherit}"),
         (5, "error", f"it is `required`, so the call fails before it starts; {fork} pass this one secret {inherit}"),
-    ]  # fmt: skip
+    ]
     assert all(notes[-1] == note for _, _, _, notes in found)
     messages = [message for _, _, message, _ in _whole_findings(root)]
     assert not any("(nor `secrets: inherit`)" in message for message in messages)
@@ -339,8 +344,10 @@ def test_a_fork_that_starts_the_callers_own_caller_counts_and_an_undeclared_secr
             "    secrets: {HF_TOKEN: x, HUB_TOKEN: y, WANDB_KEY: z}\n",
         }
     )
-    found = _whole_findings(root)
-    assert [(at, severity, message.split("which the workflow reads: ")[1], notes[-1]) for at, severity, message, notes in found] == [
+    found = [
+        (at, severity, message.split("reads: ")[1], notes[-1]) for at, severity, message, notes in _whole_findings(root)
+    ]
+    assert found == [
         (
             ".github/workflows/caller.yml:4:11",
             "error",
@@ -357,7 +364,7 @@ def test_a_fork_that_starts_the_callers_own_caller_counts_and_an_undeclared_secr
             "this call",
             ".github/workflows/callee.yml:12:109 `secrets.S3` read here",
         ),
-    ]  # fmt: skip
+    ]
 
 
 def test_a_caller_that_decides_what_forks_get_may_withhold_an_optional_secret(make_repo) -> None:  # type: ignore[no-untyped-def]
