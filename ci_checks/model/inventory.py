@@ -43,8 +43,8 @@ from ci_checks.model.runners import GENERIC_LABELS, Label, Runner, RunnerInvento
 from ci_checks.model.workflow import Job, Workflow
 
 _WORDS = re.compile(r"[-_.:/\s]+")
-_COUNT = re.compile(r"\A\d+x(?=[a-z])|(?<=[a-z0-9])x\d+\Z")
-"""A count before or after a GPU model: `8xh100`, `h100x8`."""
+_COUNT = re.compile(r"\A\d+x(?=[a-z])|(?<=[a-z0-9])(?<!\Agf)x\d+\Z")
+"""A count before or after a GPU model: `8xh100`, `h100x8` (not the `x942` of `gfx942`)."""
 _AMD_NAME = re.compile(r"(amd|rocm\d*)\Z")
 _AMD_MODEL = re.compile(r"(mi\d{2,3}[a-z]?|gfx\d{2,4}[a-z]?|navi\d*|instinct|radeon)\Z")
 _NVIDIA_NAME = re.compile(r"(nvidia|cuda\d*|cu\d{2,3})\Z")
@@ -52,6 +52,7 @@ _NVIDIA_MODEL = re.compile(
     r"(g?h\d{2,3}|gb\d{3}|b\d{3}|a\d{2,4}g?|[vp]100|p40|k80|t4|l4|l\d{2}s?|rtx\w*|dgx\w*|tesla|sm\d{2,3}a?)\Z"
 )
 _GPU_WORD = re.compile(r"(\d*(multi)?gpus?\d*)\Z")
+_CPU_WORD = re.compile(r"(\d*v?cpus?\d*)\Z")
 _OTHER_ACCELERATOR = re.compile(r"(intel|xpu|hpu|gaudi\d*|habana|ascend|npu|tpu(v\d+)?|trainium|inferentia)\Z")
 """Accelerators other than AMD's and NVIDIA's GPUs (Intel's `/dev/dri` GPUs among them): no vendor is guessed."""
 _HOSTED_LOOKING = re.compile(r"(ubuntu|windows|macos)-", re.IGNORECASE)
@@ -160,12 +161,23 @@ class NameReading:
     """Whether a word names another kind of accelerator (Intel, Gaudi, Ascend, TPU)."""
     telling: bool
     """Whether any word says something (the label is then the one to point at)."""
+    cpu: bool = False
+    """Whether a word says CPUs (`cpu`, `cpu16`, `8vcpu`): with no GPU word, a machine without accelerators."""
+
+    @property
+    def machine_class(self) -> str | None:
+        """What kind of machine the words say: another accelerator, GPUs, CPUs alone, or nothing said."""
+        if self.other:
+            return "other accelerator"
+        if self.gpu:
+            return "gpu"
+        return "cpu" if self.cpu else None
 
 
 def read_name(label: str) -> NameReading:
     """`linux-mi300x-gpu-8` → AMD with GPUs; `cu124` → NVIDIA by name; `linux-amd64-cpu16` → nothing."""
     vendors: set[str] = set()
-    gpu = other = False
+    gpu = other = cpu = False
     for word in _WORDS.split(label.lower()):
         word = _COUNT.sub("", word)
         if _AMD_MODEL.match(word):
@@ -182,7 +194,20 @@ def read_name(label: str) -> NameReading:
             gpu = True
         elif _OTHER_ACCELERATOR.match(word):
             other = True
-    return NameReading(frozenset(vendors), gpu, other, bool(vendors) or gpu)
+        elif _CPU_WORD.match(word):
+            cpu = True
+    return NameReading(frozenset(vendors), gpu, other, bool(vendors) or gpu, cpu)
+
+
+def same_machine_class(label: str, other: str) -> bool:
+    """Whether two labels may name the same kind of machine: neither names a GPU vendor, or a class of machine (GPUs,
+    CPUs alone, another accelerator), that the other's words contradict. `linux-mi300x-8` and `linux-h100-8`,
+    `linux-gpu-8` and `linux-cpu-8` are two machines; `h1000` says nothing, so it may be `h100`."""
+    first, second = read_name(label), read_name(other)
+    if first.vendors and second.vendors and first.vendors.isdisjoint(second.vendors):
+        return False
+    classes = {first.machine_class, second.machine_class} - {None}
+    return len(classes) < 2
 
 
 def one_edit_apart(first: str, second: str) -> bool:
@@ -201,14 +226,18 @@ def one_edit_apart(first: str, second: str) -> bool:
 
 
 def mistyped(label: str, meant: str) -> bool:
-    """Whether `label` reads as a typo of `meant`: one edit apart, and not two machines that differ in a number
-    (`h100`/`h200`, `cpu-4`/`cpu-8`, `a2b1`/`a2b3`) unless only `meant`'s number makes a GPU model that exists
-    (`mi305` for `mi350`, `h1000` for `h100`)."""
-    if not one_edit_apart(label, meant):
+    """Whether `label` reads as a typo of `meant`: one edit apart, and not two machines: of another vendor or class
+    (`same_machine_class`), two GPU models that exist and differ in a letter (`mi300x`/`mi300a`), or labels that
+    differ in a number (`h100`/`h200`, `cpu-4`/`cpu-8`, `a2b1`/`a2b3`) unless only `meant`'s number makes a GPU
+    model that exists (`mi305` for `mi350`, `h1000` for `h100`). A family's name beside one of its models
+    (`mi300` beside `mi300x`) is still a typo."""
+    if not one_edit_apart(label, meant) or not same_machine_class(label, meant):
+        return False
+    words = list(zip(_WORDS.split(label), _WORDS.split(meant), strict=False))
+    if any(a != b and len(a) == len(b) and _model_word(a) and _model_word(b) for a, b in words):
         return False
     if _NUMBERS.sub("#", label) != _NUMBERS.sub("#", meant):
         return True
-    words = zip(_WORDS.split(label), _WORDS.split(meant), strict=False)
     return any(a != b and _model_word(b) and not _model_word(a) for a, b in words)
 
 

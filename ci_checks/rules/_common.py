@@ -1,11 +1,13 @@
-"""What several rules share: turning recorded source and YAML problems into diagnostics."""
+"""What several rules share: turning recorded source and YAML problems into diagnostics, a runner label's hint."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import difflib
+from collections.abc import Iterable, Iterator
 
 from ci_checks.diagnostics import Diagnostic, Related, Span
 from ci_checks.loading import LoadedFile
+from ci_checks.model.inventory import same_machine_class
 from ci_checks.rule import Rule
 from ci_checks.source import ProblemKind
 from ci_checks.yamlpos import IssueKind
@@ -22,3 +24,12 @@ def yaml_issues(file: LoadedFile, kind: IssueKind, rule: Rule) -> Iterator[Diagn
         if issue.kind is kind:
             related = (Related(issue.related, issue.related_message),) if issue.related is not None else ()
             yield rule.diagnostic(issue.span, issue.message, related)
+
+
+def did_you_mean(label: str, known: Iterable[str]) -> str:
+    """` (did you mean X?)` with the known label closest to `label` (at least 0.6 alike), among those that may name
+    the same kind of machine (`same_machine_class`): never an AMD runner for an NVIDIA label, nor a GPU runner for
+    a CPU one; else nothing."""
+    alike = [other for other in known if same_machine_class(label, other)]
+    close = difflib.get_close_matches(label.lower(), alike, n=1, cutoff=0.6)
+    return f" (did you mean `{close[0]}`?)" if close else ""

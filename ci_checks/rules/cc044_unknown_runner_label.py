@@ -26,6 +26,13 @@ one every self-hosted runner has (`self-hosted`, `linux`, `x64`, `arm64`
 ...), be declared in `.github/actionlint.yaml`, or name a GitHub-hosted
 runner (`ubuntu-24.04`, `windows-latest`, `macos-14`).
 
+"Did you mean" never crosses vendors or classes of machine, as the label
+names read word by word say them (see `docs/runners-and-runs.md`): no AMD
+label is offered for an NVIDIA one, no GPU runner for `linux-cpu-8`, and two
+GPU models that exist and differ in a letter (`mi300x`, `mi300a`) are two
+machines. A label written once, one edit from a label of another vendor or
+class, is taken for another machine, not for a typo.
+
 Workflows with no `on:` never run and are not judged.
 
 ## Why it matters
@@ -51,7 +58,6 @@ Use the label the runners have; with an inventory, add the new runner to
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterator
 
 from ci_checks.context import RepositoryContext
@@ -60,6 +66,7 @@ from ci_checks.model.inventory import Typo
 from ci_checks.model.runners import is_github_hosted
 from ci_checks.repository import FileKind
 from ci_checks.rule import Rule
+from ci_checks.rules._common import did_you_mean
 
 _SHOWN_PLACES = 2
 
@@ -85,8 +92,7 @@ def _against_the_inventory(context: RepositoryContext) -> Iterator[Diagnostic]:
                     if known or is_github_hosted(label.value) or (label.span, label.value) in reported:
                         continue
                     reported.add((label.span, label.value))
-                    close = difflib.get_close_matches(label.value.lower(), inventory.labels, n=1, cutoff=0.6)
-                    hint = f" (did you mean `{close[0]}`?)" if close else ""
+                    hint = did_you_mean(label.value, inventory.labels)
                     message = f"job '{job.id}' asks for runner label `{label.value}`, which no runner in the "
                     message += f"`runners:` inventory has{hint}"
                     yield RULE.diagnostic(label.span, message, label.via)

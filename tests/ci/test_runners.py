@@ -241,6 +241,8 @@ def test_a_configured_runner_wins_over_the_inferred_one_it_carries(make_repo) ->
     [
         ("linux-mi300x-gpu-8", {"amd"}, True),
         ("gfx90a", {"amd"}, True),
+        ("gfx942", {"amd"}, True),
+        ("linux-gfx1100-8", {"amd"}, True),
         ("rocm-6.2", {"amd"}, False),
         ("MI325X", {"amd"}, True),
         ("nvidia-h100-8gpu", {"nvidia"}, True),
@@ -276,10 +278,38 @@ def test_label_names_are_read_word_by_word(label: str, vendors: set[str], gpu: b
         ("linux-aarch64-a2b1-8", "linux-aarch64-a2b3-8", False),
         ("mi300x", "mi300x", False),
         ("mi250", "mi300x", False),
+        # Another machine: a GPU model that exists and differs in a letter, another class of machine.
+        ("mi300a", "mi300x", False),
+        ("linux-cpu-8", "linux-gpu-8", False),
+        ("linux-gpu-8", "linux-cpu-8", False),
+        ("npu-8", "gpu-8", False),
+        ("amd-gpu-8", "amd-gpux-8", True),
     ],
 )
 def test_a_typo_is_one_edit_and_not_another_machines_number(label: str, meant: str, typo: bool) -> None:
     assert inventory.mistyped(label, meant) is typo
+
+
+@pytest.mark.parametrize(
+    ("label", "other", "same"),
+    [
+        ("linux-mi300x-8", "linux-h100-8", False),
+        ("rocm-gpu", "cuda-gpu", False),
+        ("gfx942", "nvidia-runner", False),
+        ("linux-gpu-16", "linux-cpu-16", False),
+        ("linux.npu.4", "linux.gpu.4", False),
+        ("h1000", "h100", True),
+        ("amd-mi300x", "mi325x", True),
+        ("amd", "amd-cpu", True),
+        ("box-one", "box-two", True),
+    ],
+)
+def test_labels_of_two_vendors_or_classes_of_machine_are_never_the_same_machine(
+    label: str, other: str, same: bool
+) -> None:
+    """A vendor or a class (GPUs, CPUs alone, another accelerator) said by both and different; a label that says
+    nothing (`h1000`, `box-one`) may be anything."""
+    assert inventory.same_machine_class(label, other) is same
 
 
 TYPOS = """on: push
@@ -309,6 +339,53 @@ def test_a_label_written_once_one_edit_from_a_label_written_elsewhere_is_a_typo(
     # The typo's job lands on no runner; the others, and the labels beside the typo, are known.
     context = RepositoryContext(Workspace(Repository(root)), [], lambda path: True)
     assert not context.runners.knows("mi300") and context.runners.knows("amd") and context.runners.knows("box-onee")
+
+
+def test_a_label_one_edit_from_another_vendors_or_class_of_machine_is_another_machine_not_a_typo(make_repo) -> None:  # type: ignore[no-untyped-def]
+    """`linux-cpu-8` beside three `linux-gpu-8` jobs, `mi300a` beside `mi300x`: other machines, not reported and
+    taken as runners; `linux-gpuu-8` is still a typo of `linux-gpu-8`."""
+    jobs = "".join(
+        f"  {name}: {{runs-on: [self-hosted, {label}], steps: [{{run: a}}]}}\n"
+        for name, label in [
+            ("nv-1", "linux-gpu-8"),
+            ("nv-2", "linux-gpu-8"),
+            ("nv-3", "linux-gpu-8"),
+            ("cpu", "linux-cpu-8"),
+            ("amd-1", "mi300x"),
+            ("amd-2", "mi300x"),
+            ("apu", "mi300a"),
+            ("typo", "linux-gpuu-8"),
+        ]
+    )
+    root = make_repo({".github/workflows/a.yml": f"on: push\njobs:\n{jobs}"})
+    assert run_cli("check", root, "--select", "CC044", "--output-format", "concise").headers == [
+        ".github/workflows/a.yml:10:33: CC044 job 'typo' asks for runner label `linux-gpuu-8`, which nothing else "
+        "names; it is one edit from `linux-gpu-8`, which 3 other jobs ask for, so no runner may carry it (did you "
+        "mean `linux-gpu-8`?) [unknown-runner-label]"
+    ]
+    context = RepositoryContext(Workspace(Repository(root)), [], lambda path: True)
+    assert context.runners.knows("linux-cpu-8") and context.runners.knows("mi300a")
+
+
+def test_with_an_inventory_the_hint_is_a_label_of_the_same_vendor_and_class(make_repo) -> None:  # type: ignore[no-untyped-def]
+    """The closest inventory label of another vendor (`linux-mi300x-8` for `linux-h100-8`) or class (`linux-cpu-16`
+    for `linux-gpu-16`) is not offered; one of the same is (`linux-mi300x-8` for `linux-mi325x-8`)."""
+    configured = (
+        "runners:\n  amd:\n    vendor: amd\n    labels: [self-hosted, linux-mi300x-8]\n"
+        "  cpu:\n    labels: [self-hosted, linux-cpu-16]\n"
+    )
+    jobs = "".join(
+        f"  {name}: {{runs-on: [self-hosted, {label}], steps: [{{run: a}}]}}\n"
+        for name, label in [("nv", "linux-h100-8"), ("gpu", "linux-gpu-16"), ("amd", "linux-mi325x-8")]
+    )
+    root = make_repo({".github/ci-checks.yml": configured, ".github/workflows/a.yml": f"on: push\njobs:\n{jobs}"})
+    unknown = "which no runner in the `runners:` inventory has"
+    assert run_cli("check", root, "--select", "CC044").headers == [
+        f".github/workflows/a.yml:3:31: CC044 job 'nv' asks for runner label `linux-h100-8`, {unknown}",
+        f".github/workflows/a.yml:4:32: CC044 job 'gpu' asks for runner label `linux-gpu-16`, {unknown}",
+        f".github/workflows/a.yml:5:32: CC044 job 'amd' asks for runner label `linux-mi325x-8`, {unknown} (did you "
+        "mean `linux-mi300x-8`?)",
+    ]
 
 
 def test_a_typo_witnessed_by_one_other_job_says_that_one_job_asks_for_the_label(make_repo) -> None:  # type: ignore[no-untyped-def]
