@@ -204,8 +204,8 @@ def _start_linters(
     from ci_checks.backends.external import run_backends  # the linters' modules, only when one runs
 
     names, settings = plan.backends, plan.backend_settings
-    if "actionlint" in names:  # the runners' labels, configured and inferred, are actionlint's self-hosted ones
-        settings = dataclasses.replace(settings, runner_labels=context.runners.labels)
+    if "actionlint" in names:  # the runners' labels are actionlint's self-hosted ones too
+        settings = dataclasses.replace(settings, runner_labels=context.actionlint_runner_labels)
     return _Linters(lambda: run_backends(names, files, repository.root, settings, repository))
 
 

@@ -90,10 +90,10 @@ class RepositoryContext:
         return RunnerResolver(self.workflows)
 
     @cached_property
-    def declared_labels(self) -> tuple[str, ...]:
-        """The self-hosted runner labels the repository declares to actionlint (`self-hosted-runner.labels` of
-        `.github/actionlint.yaml`), read from where actionlint's configuration is; none when actionlint could not
-        use the file either."""
+    def runner_label_list(self) -> tuple[str, ...] | None:
+        """The self-hosted runner labels the repository declares to actionlint (the `self-hosted-runner.labels` list
+        of `.github/actionlint.yaml`), read from where actionlint's configuration is; None when it has no such list,
+        or a file actionlint could not use either."""
         files = self.config_files or WorkTree(self.repository)
         for relative in ACTIONLINT_CONFIGS:
             found = files.read(relative)
@@ -101,11 +101,27 @@ class RepositoryContext:
                 continue
             document = yamlpos.parse(found) if found.problem is None else None
             if document is None or any(issue.kind is not yamlpos.IssueKind.EMPTY for issue in document.issues):
-                return ()
+                return None
             root = mapping(document.root)
             runners = mapping(root.get("self-hosted-runner")) if root is not None else None
-            return tuple(label.value for label in string_list(runners.get("labels"))) if runners is not None else ()
-        return ()
+            labels = runners.get("labels") if runners is not None else None
+            return tuple(label.value for label in string_list(labels)) if isinstance(labels, yamlpos.Sequence) else None
+        return None
+
+    @property
+    def declared_labels(self) -> tuple[str, ...]:
+        """The labels of `runner_label_list`, if any."""
+        return self.runner_label_list or ()
+
+    @property
+    def actionlint_runner_labels(self) -> tuple[str, ...]:
+        """The self-hosted labels actionlint is told of besides those the repository declares to it: with a list of
+        its own, only the configured `runners:` inventory's, so that a label the list lacks (a retired machine) is
+        reported as actionlint alone reports it; with none, every runner's of the inventory, configured and
+        inferred."""
+        if self.runner_label_list is not None:
+            return self.configured_runners.labels
+        return self.runners.labels
 
     @cached_property
     def inferred(self) -> Inference:

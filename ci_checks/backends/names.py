@@ -91,7 +91,8 @@ class BackendSettings:
     cache_folder: Path | None = None
     """Where findings are kept between runs (see `ResultCache`); None keeps nothing."""
     runner_labels: tuple[str, ...] = ()
-    """Self-hosted runner labels (of the runner inventory, configured and inferred), added to actionlint's known
-    labels."""
+    """Self-hosted runner labels added to those actionlint's configuration declares: the configured `runners:`
+    inventory's, and where the repository declares no list of its own the inferred runners' too
+    (`RepositoryContext.actionlint_runner_labels`)."""
     config_source: ConfigSource | None = None
     """Where the linters' configurations are read from (default: the checked repository's work tree)."""
