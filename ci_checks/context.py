@@ -13,15 +13,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 from functools import cached_property
 from typing import TYPE_CHECKING
 
 from ci_checks import yamlpos
 from ci_checks.backends.names import ACTIONLINT_CONFIGS
 from ci_checks.config_source import ConfigSource, WorkTree
+from ci_checks.diagnostics import Span
 from ci_checks.loading import LoadedFile, Workspace
 from ci_checks.model import Workflow
-from ci_checks.model.inventory import Inference, infer, merged
+from ci_checks.model.inventory import Inference, infer, looks_github_hosted, merged
 from ci_checks.model.runners import RunnerInventory, RunnerResolver
 from ci_checks.model.values import mapping, string_list
 from ci_checks.repository import FileKind, Repository
@@ -31,6 +33,21 @@ if TYPE_CHECKING:
 
 GITHUB_TIMEOUT_MINUTES = 360
 """How long GitHub lets a job run when it sets no `timeout-minutes`."""
+
+
+@dataclass(frozen=True)
+class DeclaredLabels:
+    """The `self-hosted-runner.labels` list of a repository's actionlint configuration: labels or globs (`gpu-*`),
+    and where the list is written (the file, and the list in it)."""
+
+    path: str
+    labels: tuple[str, ...]
+    span: Span
+
+    def declares(self, label: str) -> bool:
+        """Whether a label is one of the list, or matched by one of its globs, without case as GitHub compares."""
+        lower = label.lower()
+        return any(lower == known.lower() or fnmatchcase(lower, known.lower()) for known in self.labels)
 
 
 @dataclass(eq=False)
@@ -90,7 +107,7 @@ class RepositoryContext:
         return RunnerResolver(self.workflows)
 
     @cached_property
-    def runner_label_list(self) -> tuple[str, ...] | None:
+    def runner_label_list(self) -> DeclaredLabels | None:
         """The self-hosted runner labels the repository declares to actionlint (the `self-hosted-runner.labels` list
         of `.github/actionlint.yaml`), read from where actionlint's configuration is; None when it has no such list,
         or a file actionlint could not use either."""
@@ -105,13 +122,24 @@ class RepositoryContext:
             root = mapping(document.root)
             runners = mapping(root.get("self-hosted-runner")) if root is not None else None
             labels = runners.get("labels") if runners is not None else None
-            return tuple(label.value for label in string_list(labels)) if isinstance(labels, yamlpos.Sequence) else None
+            if not isinstance(labels, yamlpos.Sequence):
+                return None
+            return DeclaredLabels(relative, tuple(label.value for label in string_list(labels)), labels.span)
         return None
 
     @property
     def declared_labels(self) -> tuple[str, ...]:
         """The labels of `runner_label_list`, if any."""
-        return self.runner_label_list or ()
+        return self.runner_label_list.labels if self.runner_label_list is not None else ()
+
+    def undeclared(self, label: str) -> bool:
+        """Whether the repository lists its runner labels to actionlint, and this one is none of them (nor matched
+        by one of its globs), nor one every self-hosted runner has, nor GitHub's (or one that looks it, left to
+        actionlint), nor one of the configured `runners:` inventory: no runner carries it."""
+        declared = self.runner_label_list
+        if declared is None or declared.declares(label) or self.configured_runners.knows(label):
+            return False
+        return not looks_github_hosted(label)
 
     @property
     def actionlint_runner_labels(self) -> tuple[str, ...]:

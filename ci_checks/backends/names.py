@@ -52,8 +52,9 @@ EQUIVALENT: dict[str, tuple[str, ...]] = {
     "AL-job-needs": ("CC020",),
     # A local reusable workflow that does not exist (CC041), or a required secret a call does not pass (CC050).
     "AL-workflow-call": ("CC041", "CC050"),
-    # A label no runner has: with the runner inventory, CC044 says which label was meant.
-    "AL-runner-label": ("CC044",),
+    # A label no runner has: with the runner inventory, CC044 says which label was meant; with the repository's
+    # own list of labels, CC054 reports each label it lacks.
+    "AL-runner-label": ("CC044", "CC054"),
     # An input a reusable workflow reads and does not declare.
     "AL-expression": ("CC050",),
 }

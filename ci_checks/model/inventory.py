@@ -23,7 +23,10 @@ A label one job asks for, one edit from a label other jobs ask for (`mi300`
 beside `mi300x`), is taken for a typo (`Inference.typos`), not for a runner:
 the labels around it are where runners are, and the rules say so.
 Two labels that differ only in a number (`h100`/`h200`, `cpu-4`/`cpu-8`,
-`a2b1`/`a2b3`) name different machines. Labels that look like a GitHub-hosted
+`a2b1`/`a2b3`) name different machines, as do labels whose words name two GPU
+vendors or classes of machine (`linux-gpu-8`/`linux-cpu-8`), and two GPU
+models that exist (`mi300x`/`mi300a`); a label the repository declares to
+actionlint is no typo. Labels that look like a GitHub-hosted
 one (`ubuntu-…`, `windows-…`, `macos-…`) are left to actionlint, which knows
 GitHub's list, unless the repository says they are self-hosted.
 
@@ -210,6 +213,17 @@ def same_machine_class(label: str, other: str) -> bool:
     return len(classes) < 2
 
 
+def other_model(label: str, other: str) -> bool:
+    """Whether both labels name GPU models that exist, and none of one's is one of the other's or its family's
+    (`mi300` of `mi300x`): `linux-mi250-8` and `linux-mi300x-8`, `h100` and `h200` are two machines."""
+    mine, theirs = _models(label), _models(other)
+    return bool(mine and theirs) and not any(a.startswith(b) or b.startswith(a) for a in mine for b in theirs)
+
+
+def _models(label: str) -> set[str]:
+    return {word for word in (_COUNT.sub("", word) for word in _WORDS.split(label.lower())) if word in KNOWN_MODELS}
+
+
 def one_edit_apart(first: str, second: str) -> bool:
     """One character added, removed or changed, or two neighbours swapped."""
     if first == second or abs(len(first) - len(second)) > 1:
@@ -301,7 +315,9 @@ def infer(workflows: Iterable[Workflow], resolver: RunnerResolver, declared: Ite
                 key = frozenset(label.value.lower() for label in choice.labels)
                 machines.setdefault(key, _Machine(choice.labels)).devices.update(devices)
     patterns = tuple(label for label in declared if any(char in label for char in "*?["))
-    said = _Said({label for key in machines if "self-hosted" in key for label in key} | set(declared), patterns)
+    said = _Said(
+        {label for key in machines if "self-hosted" in key for label in key} | set(declared), patterns, declared
+    )
     typos = _typos(asks, {*GENERIC_LABELS, *declared}, said)
     wrong = {value.lower() for _, value in typos}
     runners: list[Runner] = []
@@ -324,15 +340,25 @@ class _Said:
 
     labels: set[str]
     patterns: tuple[str, ...]
+    declared: tuple[str, ...] = ()
+    """The labels and globs `.github/actionlint.yaml` declares (`patterns` are its globs)."""
 
     def self_hosted(self, label: str) -> bool:
         return label in self.labels or any(fnmatchcase(label, pattern) for pattern in self.patterns)
+
+    def declares(self, label: str) -> bool:
+        return label in self.declared or any(fnmatchcase(label, pattern) for pattern in self.patterns)
 
     def custom(self, label: str) -> bool:
         """A label of the repository's own runners, not GitHub's (nor left to actionlint as one that looks it)."""
         if label in GENERIC_LABELS or is_github_hosted(label):
             return False
         return _HOSTED_LOOKING.match(label) is None or self.self_hosted(label)
+
+
+def looks_github_hosted(label: str) -> bool:
+    """A GitHub-hosted label, or one that looks it (`ubuntu-latest-8-cores`): actionlint knows GitHub's list."""
+    return is_github_hosted(label) or _HOSTED_LOOKING.match(label) is not None
 
 
 def merged(configured: RunnerInventory, inferred: RunnerInventory) -> RunnerInventory:
@@ -377,7 +403,8 @@ def _rank(reading: NameReading) -> tuple[bool, bool, bool]:
 
 
 def _typos(asks: dict[str, dict[_Ask, Label]], known: set[str], said: _Said) -> dict[tuple[Span, str], Typo]:
-    """The labels one job asks for that read as typos of a label more jobs ask for, or of a known one.
+    """The labels one job asks for that read as typos of a label more jobs ask for, or of a known one (and that
+    `.github/actionlint.yaml` does not declare).
 
     Jobs are counted, not places where a label is written: a list written once and aliased into three jobs
     (`&gpu`, `*gpu`) is three asks, as it is written out three times. Two labels one job each asks for are each
@@ -386,8 +413,8 @@ def _typos(asks: dict[str, dict[_Ask, Label]], known: set[str], said: _Said) -> 
     """
     found: dict[tuple[Span, str], Typo] = {}
     for value, asked in asks.items():
-        if len(asked) != 1 or not said.custom(value):
-            continue
+        if len(asked) != 1 or not said.custom(value) or said.declares(value):
+            continue  # a label the repository declares is a runner's, however near another
         label = next(iter(asked.values()))
         for other in sorted(asks, key=lambda other: -len(asks[other])):
             elsewhere = [each for each in asks[other].values() if each.span != label.span]

@@ -408,7 +408,7 @@ def test_equivalent_codes_name_registered_rules() -> None:
         "AL-deprecated-commands": ("CC031",),
         "AL-job-needs": ("CC020",),
         "AL-workflow-call": ("CC041", "CC050"),
-        "AL-runner-label": ("CC044",),
+        "AL-runner-label": ("CC044", "CC054"),
         "AL-expression": ("CC050",),
     }
     assert all(code in registry.BY_CODE for codes in EQUIVALENT.values() for code in codes)
