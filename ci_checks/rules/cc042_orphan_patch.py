@@ -94,7 +94,7 @@ _APPLY = re.compile(
 )
 """A command that applies a patch, at the start of a command: `git apply`, `git -C dir am`, `patch -p1`."""
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
-_INLINE_CODE = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)")
+_BACKTICKS = re.compile(r"`+")
 
 
 class _References:
@@ -305,9 +305,29 @@ def _code(text: str, path: str) -> Iterator[str]:
             yield pending
             pending = ""
         else:
-            yield from (match.group(2) for match in _INLINE_CODE.finditer(line))
+            yield from _inline_code(line)
     if pending:
         yield pending
+
+
+def _inline_code(line: str) -> Iterator[str]:
+    """The code spans of a line: between a run of backticks and the next run of the same length (a run with none
+    is text), found in one pass."""
+    runs = list(_BACKTICKS.finditer(line))
+    closing: list[int | None] = [None] * len(runs)
+    after: dict[int, int] = {}
+    for index in range(len(runs) - 1, -1, -1):
+        length = len(runs[index].group())
+        closing[index] = after.get(length)
+        after[length] = index
+    index = 0
+    while index < len(runs):
+        end = closing[index]
+        if end is None:
+            index += 1
+            continue
+        yield line[runs[index].end() : runs[end].start()]
+        index = end + 1
 
 
 def _offsets(source: SourceFile, span: Span) -> tuple[int, int]:
