@@ -12,6 +12,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ci_checks import config_source, registry, suppression
@@ -41,6 +42,9 @@ class Plan:
     backend_settings: BackendSettings = field(default_factory=BackendSettings)
     max_bytes: int = DEFAULT_MAX_BYTES
     report_unused_ignores: bool = False
+    own_files: tuple[Path, ...] = ()
+    """The files the run reads or writes itself (its baseline, its reports), as given: those inside the repository
+    are no part of it (`RepositoryContext.own_files`)."""
 
     @cached_property
     def rules(self) -> list[Rule]:
@@ -97,6 +101,7 @@ def run(
         config.runners,
         config.fix_timeout_minutes,
         plan.backend_settings.config_source,
+        repository.relative_paths(plan.own_files),
     )
     # The linters start as soon as the files they read and the runners are known: they take longer than the rest.
     linters = _start_linters(plan, [file for file in targets if file.kind in YAML_KINDS], repository, context)
@@ -200,8 +205,8 @@ def _start_linters(
     from ci_checks.backends.external import run_backends  # the linters' modules, only when one runs
 
     names, settings = plan.backends, plan.backend_settings
-    if "actionlint" in names:  # the runners' labels, configured and inferred, are actionlint's self-hosted ones
-        settings = dataclasses.replace(settings, runner_labels=context.runners.labels)
+    if "actionlint" in names:  # the runners' labels are actionlint's self-hosted ones too
+        settings = dataclasses.replace(settings, runner_labels=context.actionlint_runner_labels)
     return _Linters(lambda: run_backends(names, files, repository.root, settings, repository))
 
 

@@ -287,6 +287,7 @@ def options(args: argparse.Namespace) -> Options:
         new_since=args.new_since,
         baseline=args.baseline,
         write_baseline=args.write_baseline,
+        reports=[path for _, path in args.output],
         report_unused_ignores=args.report_unused_ignores,
     )
 

@@ -14,15 +14,17 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 from functools import cached_property
 from typing import TYPE_CHECKING
 
 from ci_checks import yamlpos
 from ci_checks.backends.names import ACTIONLINT_CONFIGS
 from ci_checks.config_source import ConfigSource, WorkTree
+from ci_checks.diagnostics import Span
 from ci_checks.loading import LoadedFile, Workspace
 from ci_checks.model import Workflow
-from ci_checks.model.inventory import Inference, infer, merged
+from ci_checks.model.inventory import Inference, infer, looks_github_hosted, merged
 from ci_checks.model.runners import RunnerInventory
 from ci_checks.model.valuation.runners import RunnerResolver
 from ci_checks.model.values import mapping, string_list
@@ -35,6 +37,21 @@ if TYPE_CHECKING:
 
 GITHUB_TIMEOUT_MINUTES = 360
 """How long GitHub lets a job run when it sets no `timeout-minutes`."""
+
+
+@dataclass(frozen=True)
+class DeclaredLabels:
+    """The `self-hosted-runner.labels` list of a repository's actionlint configuration: labels or globs (`gpu-*`),
+    and where the list is written (the file, and the list in it)."""
+
+    path: str
+    labels: tuple[str, ...]
+    span: Span
+
+    def declares(self, label: str) -> bool:
+        """Whether a label is one of the list, or matched by one of its globs, without case as GitHub compares."""
+        lower = label.lower()
+        return any(lower == known.lower() or fnmatchcase(lower, known.lower()) for known in self.labels)
 
 
 @dataclass(eq=False)
@@ -50,6 +67,9 @@ class RepositoryContext:
     """The `timeout-minutes` a fix gives a self-hosted job (the configuration's `fixes.timeout-minutes`)."""
     config_files: ConfigSource | None = None
     """Where the linters' configurations are read from (default: the work tree)."""
+    own_files: frozenset[str] = frozenset()
+    """The repo-relative paths of the files the run itself reads or writes (its baseline, its reports): about the
+    repository, not part of it (see `own_output`)."""
 
     @property
     def repository(self) -> Repository:
@@ -108,10 +128,10 @@ class RepositoryContext:
         return RunnerResolver(self.workflows, self.valuation)
 
     @cached_property
-    def declared_labels(self) -> tuple[str, ...]:
-        """The self-hosted runner labels the repository declares to actionlint (`self-hosted-runner.labels` of
-        `.github/actionlint.yaml`), read from where actionlint's configuration is; none when actionlint could not
-        use the file either."""
+    def runner_label_list(self) -> DeclaredLabels | None:
+        """The self-hosted runner labels the repository declares to actionlint (the `self-hosted-runner.labels` list
+        of `.github/actionlint.yaml`), read from where actionlint's configuration is; None when it has no such list,
+        or a file actionlint could not use either."""
         files = self.config_files or WorkTree(self.repository)
         for relative in ACTIONLINT_CONFIGS:
             found = files.read(relative)
@@ -119,11 +139,38 @@ class RepositoryContext:
                 continue
             document = yamlpos.parse(found) if found.problem is None else None
             if document is None or any(issue.kind is not yamlpos.IssueKind.EMPTY for issue in document.issues):
-                return ()
+                return None
             root = mapping(document.root)
             runners = mapping(root.get("self-hosted-runner")) if root is not None else None
-            return tuple(label.value for label in string_list(runners.get("labels"))) if runners is not None else ()
-        return ()
+            labels = runners.get("labels") if runners is not None else None
+            if not isinstance(labels, yamlpos.Sequence):
+                return None
+            return DeclaredLabels(relative, tuple(label.value for label in string_list(labels)), labels.span)
+        return None
+
+    @property
+    def declared_labels(self) -> tuple[str, ...]:
+        """The labels of `runner_label_list`, if any."""
+        return self.runner_label_list.labels if self.runner_label_list is not None else ()
+
+    def undeclared(self, label: str) -> bool:
+        """Whether the repository lists its runner labels to actionlint, and this one is none of them (nor matched
+        by one of its globs), nor one every self-hosted runner has, nor GitHub's (or one that looks it, left to
+        actionlint), nor one of the configured `runners:` inventory: no runner carries it."""
+        declared = self.runner_label_list
+        if declared is None or declared.declares(label) or self.configured_runners.knows(label):
+            return False
+        return not looks_github_hosted(label)
+
+    @property
+    def actionlint_runner_labels(self) -> tuple[str, ...]:
+        """The self-hosted labels actionlint is told of besides those the repository declares to it: with a list of
+        its own, only the configured `runners:` inventory's, so that a label the list lacks (a retired machine) is
+        reported as actionlint alone reports it; with none, every runner's of the inventory, configured and
+        inferred."""
+        if self.runner_label_list is not None:
+            return self.configured_runners.labels
+        return self.runners.labels
 
     @cached_property
     def inferred(self) -> Inference:

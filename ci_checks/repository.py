@@ -21,6 +21,7 @@ import json
 import os
 import posixpath
 import stat
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cache, cached_property
 from pathlib import Path, PurePosixPath
@@ -214,6 +215,16 @@ class Repository:
     def relative(self, path: Path) -> str:
         """The repo-relative POSIX path of a path inside the root, as written (links not resolved)."""
         return Path(_absolute(path)).relative_to(self.root).as_posix()
+
+    def relative_paths(self, paths: Iterable[Path]) -> frozenset[str]:
+        """The repo-relative POSIX paths of those of `paths` that lie inside the root, as written."""
+        found = set()
+        for path in paths:
+            try:
+                found.add(self.relative(path))
+            except ValueError:
+                continue  # outside the repository
+        return frozenset(found)
 
     def excluded(self, relative: str) -> bool:
         """Whether an `exclude` glob matches the path or one of its folders."""

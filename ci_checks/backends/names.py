@@ -52,8 +52,9 @@ EQUIVALENT: dict[str, tuple[str, ...]] = {
     "AL-job-needs": ("CC020",),
     # A local reusable workflow that does not exist (CC041), or a required secret a call does not pass (CC050).
     "AL-workflow-call": ("CC041", "CC050"),
-    # A label no runner has: with the runner inventory, CC044 says which label was meant.
-    "AL-runner-label": ("CC044",),
+    # A label no runner has: with the runner inventory, CC044 says which label was meant; with the repository's
+    # own list of labels, CC054 reports each label it lacks.
+    "AL-runner-label": ("CC044", "CC054"),
     # An input a reusable workflow reads and does not declare.
     "AL-expression": ("CC050",),
 }
@@ -91,7 +92,8 @@ class BackendSettings:
     cache_folder: Path | None = None
     """Where findings are kept between runs (see `ResultCache`); None keeps nothing."""
     runner_labels: tuple[str, ...] = ()
-    """Self-hosted runner labels (of the runner inventory, configured and inferred), added to actionlint's known
-    labels."""
+    """Self-hosted runner labels added to those actionlint's configuration declares: the configured `runners:`
+    inventory's, and where the repository declares no list of its own the inferred runners' too
+    (`RepositoryContext.actionlint_runner_labels`)."""
     config_source: ConfigSource | None = None
     """Where the linters' configurations are read from (default: the checked repository's work tree)."""

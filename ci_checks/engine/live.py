@@ -186,10 +186,10 @@ class Workbench:
         if content is None:
             return None
         settings = self._linter_settings
-        if "actionlint" in self.linters:  # the runners' labels, configured and inferred, are actionlint's
+        if "actionlint" in self.linters:  # the runners' labels are actionlint's self-hosted ones too
             assert self.settings is not None
             context = RepositoryContext(workspace, [file], lambda path: path == relative, self.settings.runners)
-            settings = replace(settings, runner_labels=context.runners.labels)
+            settings = replace(settings, runner_labels=context.actionlint_runner_labels)
         names, root, repository = list(self.linters), self.repository.root, self.repository
 
         def lint() -> Linted:

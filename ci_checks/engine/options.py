@@ -44,15 +44,28 @@ class Options:
     """Keep only the findings this baseline file does not accept."""
     write_baseline: Path | None = None
     """Record the findings in this baseline file."""
+    reports: list[Path] = field(default_factory=list)
+    """The files the findings are written to besides standard output (`--output FORMAT=FILE`)."""
     report_unused_ignores: bool = False
+
+    @property
+    def own_files(self) -> list[Path]:
+        """The files the run reads or writes itself (its baseline, its reports): no rule reads them as part of the
+        repository, so the findings depend on where they are (see `Repository.relative_paths`)."""
+        return [path for path in (self.baseline, self.write_baseline, *self.reports) if path is not None]
 
     def binary(self, name: str) -> str | None:
         return self.binaries.get(name)
 
 
-NOT_ASKED = frozenset({"cache_dir", "no_cache", "new_since", "baseline", "write_baseline", "jobs", "backend_timeout"})
+NOT_ASKED = frozenset(
+    {"cache_dir", "no_cache", "new_since", "baseline", "write_baseline", "reports", "jobs", "backend_timeout"}
+)
 """Options that change only what is done with the findings (filtered, recorded), or how they are found, not the
 findings of one repository's run.
+
+The files a run reads or writes itself change what the rules read of the repository: those inside it count, by
+their repo-relative path (`Runs._asked`), wherever the command was run from.
 
 The linters' time limit is one: a run in which a linter did not finish is never kept (`run_cache.TRANSIENT`).
 """

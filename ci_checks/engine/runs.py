@@ -217,6 +217,7 @@ class Runs:
             "root": str(repository.root),
             "request": [request.folders, request.files, request.named],
             "options": json.dumps(asked(self.options), default=str),
+            "own files": sorted(repository.relative_paths(self.options.own_files)),
             "config": None if config_file is None else [config_file.path, config_file.text],
         }
 
@@ -273,6 +274,7 @@ def plan(
         BackendSettings(dict(options.binaries), options.backend_timeout, cache_folder),
         options.max_file_size or settings.max_file_size or DEFAULT_MAX_BYTES,
         options.report_unused_ignores,
+        tuple(options.own_files),
     )
 
 

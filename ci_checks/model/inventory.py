@@ -23,7 +23,10 @@ A label one job asks for, one edit from a label other jobs ask for (`mi300`
 beside `mi300x`), is taken for a typo (`Inference.typos`), not for a runner:
 the labels around it are where runners are, and the rules say so.
 Two labels that differ only in a number (`h100`/`h200`, `cpu-4`/`cpu-8`,
-`a2b1`/`a2b3`) name different machines. Labels that look like a GitHub-hosted
+`a2b1`/`a2b3`) name different machines, as do labels whose words name two GPU
+vendors or classes of machine (`linux-gpu-8`/`linux-cpu-8`), and two GPU
+models that exist (`mi300x`/`mi300a`); a label the repository declares to
+actionlint is no typo. Labels that look like a GitHub-hosted
 one (`ubuntu-…`, `windows-…`, `macos-…`) are left to actionlint, which knows
 GitHub's list, unless the repository says they are self-hosted.
 
@@ -44,8 +47,8 @@ from ci_checks.model.valuation.runners import RunnerResolver
 from ci_checks.model.workflow import Job, Workflow
 
 _WORDS = re.compile(r"[-_.:/\s]+")
-_COUNT = re.compile(r"\A\d+x(?=[a-z])|(?<=[a-z0-9])x\d+\Z")
-"""A count before or after a GPU model: `8xh100`, `h100x8`."""
+_COUNT = re.compile(r"\A\d+x(?=[a-z])|(?<=[a-z0-9])(?<!\Agf)x\d+\Z")
+"""A count before or after a GPU model: `8xh100`, `h100x8` (not the `x942` of `gfx942`)."""
 _AMD_NAME = re.compile(r"(amd|rocm\d*)\Z")
 _AMD_MODEL = re.compile(r"(mi\d{2,3}[a-z]?|gfx\d{2,4}[a-z]?|navi\d*|instinct|radeon)\Z")
 _NVIDIA_NAME = re.compile(r"(nvidia|cuda\d*|cu\d{2,3})\Z")
@@ -53,6 +56,7 @@ _NVIDIA_MODEL = re.compile(
     r"(g?h\d{2,3}|gb\d{3}|b\d{3}|a\d{2,4}g?|[vp]100|p40|k80|t4|l4|l\d{2}s?|rtx\w*|dgx\w*|tesla|sm\d{2,3}a?)\Z"
 )
 _GPU_WORD = re.compile(r"(\d*(multi)?gpus?\d*)\Z")
+_CPU_WORD = re.compile(r"(\d*v?cpus?\d*)\Z")
 _OTHER_ACCELERATOR = re.compile(r"(intel|xpu|hpu|gaudi\d*|habana|ascend|npu|tpu(v\d+)?|trainium|inferentia)\Z")
 """Accelerators other than AMD's and NVIDIA's GPUs (Intel's `/dev/dri` GPUs among them): no vendor is guessed."""
 _HOSTED_LOOKING = re.compile(r"(ubuntu|windows|macos)-", re.IGNORECASE)
@@ -161,12 +165,23 @@ class NameReading:
     """Whether a word names another kind of accelerator (Intel, Gaudi, Ascend, TPU)."""
     telling: bool
     """Whether any word says something (the label is then the one to point at)."""
+    cpu: bool = False
+    """Whether a word says CPUs (`cpu`, `cpu16`, `8vcpu`): with no GPU word, a machine without accelerators."""
+
+    @property
+    def machine_class(self) -> str | None:
+        """What kind of machine the words say: another accelerator, GPUs, CPUs alone, or nothing said."""
+        if self.other:
+            return "other accelerator"
+        if self.gpu:
+            return "gpu"
+        return "cpu" if self.cpu else None
 
 
 def read_name(label: str) -> NameReading:
     """`linux-mi300x-gpu-8` → AMD with GPUs; `cu124` → NVIDIA by name; `linux-amd64-cpu16` → nothing."""
     vendors: set[str] = set()
-    gpu = other = False
+    gpu = other = cpu = False
     for word in _WORDS.split(label.lower()):
         word = _COUNT.sub("", word)
         if _AMD_MODEL.match(word):
@@ -183,7 +198,31 @@ def read_name(label: str) -> NameReading:
             gpu = True
         elif _OTHER_ACCELERATOR.match(word):
             other = True
-    return NameReading(frozenset(vendors), gpu, other, bool(vendors) or gpu)
+        elif _CPU_WORD.match(word):
+            cpu = True
+    return NameReading(frozenset(vendors), gpu, other, bool(vendors) or gpu, cpu)
+
+
+def same_machine_class(label: str, other: str) -> bool:
+    """Whether two labels may name the same kind of machine: neither names a GPU vendor, or a class of machine (GPUs,
+    CPUs alone, another accelerator), that the other's words contradict. `linux-mi300x-8` and `linux-h100-8`,
+    `linux-gpu-8` and `linux-cpu-8` are two machines; `h1000` says nothing, so it may be `h100`."""
+    first, second = read_name(label), read_name(other)
+    if first.vendors and second.vendors and first.vendors.isdisjoint(second.vendors):
+        return False
+    classes = {first.machine_class, second.machine_class} - {None}
+    return len(classes) < 2
+
+
+def other_model(label: str, other: str) -> bool:
+    """Whether both labels name GPU models that exist, and none of one's is one of the other's or its family's
+    (`mi300` of `mi300x`): `linux-mi250-8` and `linux-mi300x-8`, `h100` and `h200` are two machines."""
+    mine, theirs = _models(label), _models(other)
+    return bool(mine and theirs) and not any(a.startswith(b) or b.startswith(a) for a in mine for b in theirs)
+
+
+def _models(label: str) -> set[str]:
+    return {word for word in (_COUNT.sub("", word) for word in _WORDS.split(label.lower())) if word in KNOWN_MODELS}
 
 
 def one_edit_apart(first: str, second: str) -> bool:
@@ -202,14 +241,18 @@ def one_edit_apart(first: str, second: str) -> bool:
 
 
 def mistyped(label: str, meant: str) -> bool:
-    """Whether `label` reads as a typo of `meant`: one edit apart, and not two machines that differ in a number
-    (`h100`/`h200`, `cpu-4`/`cpu-8`, `a2b1`/`a2b3`) unless only `meant`'s number makes a GPU model that exists
-    (`mi305` for `mi350`, `h1000` for `h100`)."""
-    if not one_edit_apart(label, meant):
+    """Whether `label` reads as a typo of `meant`: one edit apart, and not two machines: of another vendor or class
+    (`same_machine_class`), two GPU models that exist and differ in a letter (`mi300x`/`mi300a`), or labels that
+    differ in a number (`h100`/`h200`, `cpu-4`/`cpu-8`, `a2b1`/`a2b3`) unless only `meant`'s number makes a GPU
+    model that exists (`mi305` for `mi350`, `h1000` for `h100`). A family's name beside one of its models
+    (`mi300` beside `mi300x`) is still a typo."""
+    if not one_edit_apart(label, meant) or not same_machine_class(label, meant):
+        return False
+    words = list(zip(_WORDS.split(label), _WORDS.split(meant), strict=False))
+    if any(a != b and len(a) == len(b) and _model_word(a) and _model_word(b) for a, b in words):
         return False
     if _NUMBERS.sub("#", label) != _NUMBERS.sub("#", meant):
         return True
-    words = zip(_WORDS.split(label), _WORDS.split(meant), strict=False)
     return any(a != b and _model_word(b) and not _model_word(a) for a, b in words)
 
 
@@ -273,7 +316,9 @@ def infer(workflows: Iterable[Workflow], resolver: RunnerResolver, declared: Ite
                 key = frozenset(label.value.lower() for label in choice.labels)
                 machines.setdefault(key, _Machine(choice.labels)).devices.update(devices)
     patterns = tuple(label for label in declared if any(char in label for char in "*?["))
-    said = _Said({label for key in machines if "self-hosted" in key for label in key} | set(declared), patterns)
+    said = _Said(
+        {label for key in machines if "self-hosted" in key for label in key} | set(declared), patterns, declared
+    )
     typos = _typos(asks, {*GENERIC_LABELS, *declared}, said)
     wrong = {value.lower() for _, value in typos}
     runners: list[Runner] = []
@@ -296,15 +341,25 @@ class _Said:
 
     labels: set[str]
     patterns: tuple[str, ...]
+    declared: tuple[str, ...] = ()
+    """The labels and globs `.github/actionlint.yaml` declares (`patterns` are its globs)."""
 
     def self_hosted(self, label: str) -> bool:
         return label in self.labels or any(fnmatchcase(label, pattern) for pattern in self.patterns)
+
+    def declares(self, label: str) -> bool:
+        return label in self.declared or any(fnmatchcase(label, pattern) for pattern in self.patterns)
 
     def custom(self, label: str) -> bool:
         """A label of the repository's own runners, not GitHub's (nor left to actionlint as one that looks it)."""
         if label in GENERIC_LABELS or is_github_hosted(label):
             return False
         return _HOSTED_LOOKING.match(label) is None or self.self_hosted(label)
+
+
+def looks_github_hosted(label: str) -> bool:
+    """A GitHub-hosted label, or one that looks it (`ubuntu-latest-8-cores`): actionlint knows GitHub's list."""
+    return is_github_hosted(label) or _HOSTED_LOOKING.match(label) is not None
 
 
 def merged(configured: RunnerInventory, inferred: RunnerInventory) -> RunnerInventory:
@@ -349,7 +404,8 @@ def _rank(reading: NameReading) -> tuple[bool, bool, bool]:
 
 
 def _typos(asks: dict[str, dict[_Ask, Label]], known: set[str], said: _Said) -> dict[tuple[Span, str], Typo]:
-    """The labels one job asks for that read as typos of a label more jobs ask for, or of a known one.
+    """The labels one job asks for that read as typos of a label more jobs ask for, or of a known one (and that
+    `.github/actionlint.yaml` does not declare).
 
     Jobs are counted, not places where a label is written: a list written once and aliased into three jobs
     (`&gpu`, `*gpu`) is three asks, as it is written out three times. Two labels one job each asks for are each
@@ -358,8 +414,8 @@ def _typos(asks: dict[str, dict[_Ask, Label]], known: set[str], said: _Said) -> 
     """
     found: dict[tuple[Span, str], Typo] = {}
     for value, asked in asks.items():
-        if len(asked) != 1 or not said.custom(value):
-            continue
+        if len(asked) != 1 or not said.custom(value) or said.declares(value):
+            continue  # a label the repository declares is a runner's, however near another
         label = next(iter(asked.values()))
         for other in sorted(asks, key=lambda other: -len(asks[other])):
             elsewhere = [each for each in asks[other].values() if each.span != label.span]

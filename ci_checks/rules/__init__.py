@@ -30,6 +30,7 @@ RULE_NAMES = (
     "cc049_concurrency_collision",
     "cc050_reusable_call_contract",
     "cc052_impossible_event",
+    "cc054_undeclared_runner_label",
     "cc090_backend_unavailable",
     "cc091_backend_failed",
     "cc092_linter_config",

@@ -23,7 +23,18 @@ refers to each:
   matches it (`patches/*.patch`), the folder that holds it
   (`${CMAKE_SOURCE_DIR}/patches/third-party/numactl`), or, for a bare name
   or glob (`fix.patch`, `*.patch`), a patch in the mentioning file's own
-  folder.
+  folder;
+- in documentation (`*.md`, `*.rst`, `*.txt`): such a path in a command
+  that tells a person to apply it, written as code (a fenced or indented
+  block, inline code; any line of a plain `.txt`): `git apply
+  patches/fix.patch`, `git am`, `patch -p1 < fix.patch`. A person applies
+  it. A name in prose (`fix.patch was upstreamed in 2.4`), or in code that
+  applies nothing (`ls patches/`), documents the patch and applies nothing:
+  it is no reference.
+
+A baseline or report that ci-checks wrote (`baseline write`, `--output`),
+told by its content or by the path the run was given, is never a mention:
+it lists the orphans themselves.
 
 A `package.json` that uses `patch-package` applies the patches in its
 `patches/` folder. A bare name that several patches share (`megatron.patch`) refers to the one
@@ -63,6 +74,7 @@ from ci_checks.diagnostics import Diagnostic, Severity, Span
 from ci_checks.model.files.effects import Write
 from ci_checks.model.files.places import CONTEXT, Place
 from ci_checks.model.files.repository import UNSURE, RepositoryFiles
+from ci_checks.own_output import written_by_ci_checks
 from ci_checks.repository import FileKind, Repository, kind_of
 from ci_checks.rule import Rule
 from ci_checks.source import SourceFile
@@ -75,6 +87,14 @@ _TEXT_SUFFIXES = (".mk", ".cmake", ".bzl", ".spec", ".nix", ".toml", ".json")
 _MENTION = re.compile(r"[\w./*?${}@+-]*(?:/|\.(?:patch|diff)(?![\w-]))[\w./*?${}@+-]*")
 _PLACEHOLDER = re.compile(r"\$|\{|\}|~|@")
 _READ_KINDS = ("script", "patch", "requirements")
+_DOCUMENT_SUFFIXES = (".md", ".markdown", ".rst", ".txt")
+_APPLY = re.compile(
+    r"(?:^|[;&|(`]|\$\(|\b(?:sudo|xargs|then|do|exec)\b)\s*(?:\$\s+)?"
+    r"(?:git(?:\s+-[Cc]\s*\S+)*\s+(?:apply|am)\b|patch(?=\s))"
+)
+"""A command that applies a patch, at the start of a command: `git apply`, `git -C dir am`, `patch -p1`."""
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+_BACKTICKS = re.compile(r"`+")
 
 
 class _References:
@@ -178,8 +198,12 @@ def check_repository(context: RepositoryContext) -> Iterator[Diagnostic]:
     for path in repository.files:
         if references.complete:
             return
+        if path in context.own_files:
+            continue
         if _mentions_as_text(path):
             _text(repository, path, references, read_words.get(path, []))
+        elif path.lower().endswith(_DOCUMENT_SUFFIXES):
+            _document(repository, path, references)
         elif kind_of(path) is FileKind.PYTHON:
             _python(repository, path, references)
     references.settle()
@@ -238,9 +262,72 @@ def _text(repository: Repository, path: str, references: _References, read: list
         references.path(posixpath.join(posixpath.dirname(path), "patches"), glob=False)  # applied on install
     skipped = [_offsets(source, span) for span in read]
     folder = posixpath.dirname(path)
-    for mention in _MENTION.finditer(text):
-        if not any(start <= mention.start() < end for start, end in skipped):
+    mentions = [m for m in _MENTION.finditer(text) if not any(start <= m.start() < end for start, end in skipped)]
+    if mentions and not written_by_ci_checks(text):
+        for mention in mentions:
             references.text(mention.group(), folder)
+
+
+def _document(repository: Repository, path: str, references: _References) -> None:
+    """The paths in the commands a document tells a person to apply patches with."""
+    text = repository.read(path).text
+    if "patch" not in text and "git" not in text:
+        return  # most documents apply nothing
+    commands = [command for command in _code(text, path) if _APPLY.search(command)]
+    if not commands or written_by_ci_checks(text):
+        return
+    folder = posixpath.dirname(path)
+    for command in commands:
+        for mention in _MENTION.finditer(command):
+            references.text(mention.group(), folder)
+
+
+def _code(text: str, path: str) -> Iterator[str]:
+    """What a document writes as code, a command line each (continued lines joined): every line of plain text;
+    in Markdown, the lines of fenced and indented blocks; in reStructuredText, indented lines (a literal block's,
+    a `code-block`'s); in both, inline code."""
+    lower = path.lower()
+    plain, markdown = lower.endswith(".txt"), lower.endswith((".md", ".markdown"))
+    indent = ("    ", "\t") if markdown else (" ", "\t")
+    fence: str | None = None
+    pending = ""
+    for line in text.splitlines():
+        opening = _FENCE.match(line) if markdown else None
+        if opening is not None and (fence is None or opening.group(1).startswith(fence)):
+            fence = opening.group(1) if fence is None else None
+            pending = ""
+            continue
+        if plain or fence is not None or line.startswith(indent):
+            pending += line.rstrip()
+            if pending.endswith("\\"):
+                pending = pending[:-1] + " "
+                continue
+            yield pending
+            pending = ""
+        else:
+            yield from _inline_code(line)
+    if pending:
+        yield pending
+
+
+def _inline_code(line: str) -> Iterator[str]:
+    """The code spans of a line: between a run of backticks and the next run of the same length (a run with none
+    is text), found in one pass."""
+    runs = list(_BACKTICKS.finditer(line))
+    closing: list[int | None] = [None] * len(runs)
+    after: dict[int, int] = {}
+    for index in range(len(runs) - 1, -1, -1):
+        length = len(runs[index].group())
+        closing[index] = after.get(length)
+        after[length] = index
+    index = 0
+    while index < len(runs):
+        end = closing[index]
+        if end is None:
+            index += 1
+            continue
+        yield line[runs[index].end() : runs[end].start()]
+        index = end + 1
 
 
 def _offsets(source: SourceFile, span: Span) -> tuple[int, int]:

@@ -19,12 +19,27 @@ compared, unless only the other one's number makes a GPU model that exists
 (`mi305` for `mi350`). Jobs are counted, not places where a label is written,
 so YAML anchors change nothing. Any other custom label is taken as the name
 of a runner of the repository's own, and given to actionlint as such, so its
-`runner-label` findings for them go away.
+`runner-label` findings for them go away (not where the repository lists its
+labels to actionlint: see below).
 
 With a `runners:` inventory, a label must belong to one of its runners, be
 one every self-hosted runner has (`self-hosted`, `linux`, `x64`, `arm64`
-...), be declared in `.github/actionlint.yaml`, or name a GitHub-hosted
-runner (`ubuntu-24.04`, `windows-latest`, `macos-14`).
+...), or name a GitHub-hosted runner (`ubuntu-24.04`, `windows-latest`,
+`macos-14`).
+
+"Did you mean" never crosses vendors, classes of machine or GPU models, as
+the label names read word by word say them (see `docs/runners-and-runs.md`):
+no AMD label is offered for an NVIDIA one, no GPU runner for `linux-cpu-8`,
+no `mi300x` runner for `mi250` (a family's name, `mi300`, may still mean
+`mi300x`). A label written once, one edit from a label of another vendor or
+class, or a GPU model that exists and differs in a letter (`mi300a` beside
+`mi300x`), is taken for another machine, not for a typo.
+
+Where `.github/actionlint.yaml` lists the repository's labels
+(`self-hosted-runner.labels`), that list says which exist, and
+undeclared-runner-label (CC054) checks every label against it, the
+inventory's and GitHub's: this rule then reports nothing, and no label the
+list declares is taken for a typo.
 
 Workflows with no `on:` never run and are not judged.
 
@@ -51,7 +66,6 @@ Use the label the runners have; with an inventory, add the new runner to
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterator
 
 from ci_checks.context import RepositoryContext
@@ -60,11 +74,14 @@ from ci_checks.model.inventory import Typo
 from ci_checks.model.runners import Label, is_github_hosted
 from ci_checks.repository import FileKind
 from ci_checks.rule import Rule
+from ci_checks.rules._common import did_you_mean
 
 _SHOWN_PLACES = 2
 
 
 def check_repository(context: RepositoryContext) -> Iterator[Diagnostic]:
+    if context.runner_label_list is not None:
+        return  # the repository lists its labels: undeclared-runner-label checks every label against that list
     if context.configured_runners:
         yield from _against_the_inventory(context)
     else:
@@ -73,7 +90,6 @@ def check_repository(context: RepositoryContext) -> Iterator[Diagnostic]:
 
 def _against_the_inventory(context: RepositoryContext) -> Iterator[Diagnostic]:
     inventory = context.configured_runners
-    declared = {label.lower() for label in context.declared_labels}
     reported: set[tuple[Span, str]] = set()
     for workflow in context.workflows:
         if not workflow.triggers:
@@ -81,12 +97,11 @@ def _against_the_inventory(context: RepositoryContext) -> Iterator[Diagnostic]:
         for job in workflow.jobs.values():
             for choice in context.resolver.runners(job).choices:
                 for label in choice.labels:
-                    known = inventory.knows(label.value) or label.value.lower() in declared
-                    if known or is_github_hosted(label.value) or (label.span, label.value) in reported:
+                    known = inventory.knows(label.value) or is_github_hosted(label.value)
+                    if known or (label.span, label.value) in reported:
                         continue
                     reported.add((label.span, label.value))
-                    close = difflib.get_close_matches(label.value.lower(), inventory.labels, n=1, cutoff=0.6)
-                    hint = f" (did you mean `{close[0]}`?)" if close else ""
+                    hint = did_you_mean(label.value, inventory.labels)
                     message = (
                         f"job '{job.id}'{_from(label)} asks for runner label `{label.value}`, which no runner in the "
                     )
@@ -107,7 +122,7 @@ def _typos(context: RepositoryContext) -> Iterator[Diagnostic]:
                     if typo is None or (label.span, label.value) in reported:
                         continue
                     reported.add((label.span, label.value))
-                    yield _typo(f"'{job.id}'{_from(label)}", typo, label.via, context.declared_labels)
+                    yield _typo(f"'{job.id}'{_from(label)}", typo, label.via)
 
 
 def _from(label: Label) -> str:
@@ -115,12 +130,10 @@ def _from(label: Label) -> str:
     return f" ({label.origin})" if label.origin else ""
 
 
-def _typo(job: str, typo: Typo, via: tuple[Related, ...], declared: tuple[str, ...]) -> Diagnostic:
+def _typo(job: str, typo: Typo, via: tuple[Related, ...]) -> Diagnostic:
     count = typo.askers
     if count:
         meant = f"which {count} other job{'s' if count > 1 else ''} ask{'' if count > 1 else 's'} for"
-    elif typo.meant in (label.lower() for label in declared):
-        meant = "which `.github/actionlint.yaml` declares"
     else:
         meant = "a label every self-hosted runner has"
     message = (

@@ -7,9 +7,15 @@ repository call (`on: workflow_call`), and checks them against its callers
 and its own declarations:
 
 - a secret it reads that a calling job neither passes (`secrets: {X: ...}`)
-  nor inherits (`secrets: inherit`): in that call it is empty (or, declared
-  `required: true`, the call fails before it starts). `GITHUB_TOKEN` is
-  always there;
+  nor inherits (`secrets: inherit`): declared `required: true`, the call
+  fails before it starts (an error); not declared under
+  `on.workflow_call.secrets`, no call can pass it by name, so it is empty
+  (an error); declared optional (`required: false`, or no `required`), it is
+  empty in that call, which the workflow was written to allow (a warning).
+  A calling job whose `if:` tests where the pull request comes from
+  (`github.event.pull_request.head.repo.fork`, `head.repo.full_name`) has
+  decided what forks get: an optional secret it withholds is not reported.
+  `GITHUB_TOKEN` is always there;
 - an input it reads but does not declare (under `on.workflow_call.inputs`,
   or `on.workflow_dispatch.inputs` for a workflow that is also dispatched):
   no call can pass it, so it is always empty;
@@ -45,24 +51,47 @@ jobs:
 ```
 
 ## Fix
-Pass what the callee reads (`secrets: {HF_TOKEN: ${{ secrets.HF_TOKEN }}}`
-or `secrets: inherit`), and declare every input it reads under
-`on.workflow_call.inputs`.
+Pass what the callee reads (`secrets: {HF_TOKEN: ${{ secrets.HF_TOKEN }}}`),
+and declare every input it reads under `on.workflow_call.inputs`.
+`secrets: inherit` hands the callee every secret of the repository: the
+advice is given only where no fork can start the calling workflow. Where one
+can (`pull_request`, `pull_request_target`, `issue_comment`,
+`pull_request_review`, `pull_request_review_comment` or `workflow_run`
+triggers it, or a workflow so triggered calls it), pass the one secret
+explicitly in the runs that are trusted
+(`${{ !github.event.pull_request.head.repo.fork && secrets.HF_TOKEN || '' }}`),
+or nothing.
 """
 
 from __future__ import annotations
 
+import re
+from collections import deque
 from collections.abc import Iterator
 
 from ci_checks.context import RepositoryContext
-from ci_checks.diagnostics import Diagnostic, Related, Severity
-from ci_checks.model import Job, Workflow
+from ci_checks.diagnostics import Diagnostic, Related, Severity, Span
+from ci_checks.model import Job, Trigger, Workflow
 from ci_checks.model.contexts import Read, reads
 from ci_checks.model.evaluation import Scope, called, holds
 from ci_checks.repository import FileKind
 from ci_checks.rule import Rule
 
 _ALWAYS_THERE = frozenset({"github_token"})
+_FORK_EVENTS = (
+    "pull_request_target",
+    "workflow_run",
+    "issue_comment",
+    "pull_request_review_comment",
+    "pull_request_review",
+    "pull_request",
+)
+"""The events a fork can start a workflow with, those that give it the repository's secrets first."""
+_FORK_TEST = re.compile(
+    r"head\.repo\.(fork|full_name|owner|id)\b|head_repository\.(fork|full_name|owner|id)\b", re.IGNORECASE
+)
+_Fork = tuple[Workflow, Trigger]
+"""A workflow a fork can start, and the trigger it does it with."""
 
 
 def check_repository(context: RepositoryContext) -> Iterator[Diagnostic]:
@@ -86,7 +115,7 @@ def check_repository(context: RepositoryContext) -> Iterator[Diagnostic]:
             if read.context == "secrets" and read.name.lower() not in _ALWAYS_THERE:
                 secrets.setdefault(read.name.lower(), []).append(read)
         for caller in callers:
-            yield from _secrets(caller, callee, secrets)
+            yield from _secrets(context, caller, callee, secrets)
 
 
 def _dispatched(context: RepositoryContext, callee: Workflow) -> set[str]:
@@ -128,7 +157,9 @@ def _inputs(callee: Workflow, found: list[Read], dispatched: set[str]) -> Iterat
             yield RULE.diagnostic(read.span, message, severity=Severity.WARNING)
 
 
-def _secrets(caller: Job, callee: Workflow, secrets: dict[str, list[Read]]) -> Iterator[Diagnostic]:
+def _secrets(
+    context: RepositoryContext, caller: Job, callee: Workflow, secrets: dict[str, list[Read]]
+) -> Iterator[Diagnostic]:
     passed = {name.lower() for name in caller.secrets}
     declared = callee.workflow_call.secrets if callee.workflow_call is not None else {}
     required = {name.lower() for name, secret in declared.items() if secret.required}
@@ -137,22 +168,76 @@ def _secrets(caller: Job, callee: Workflow, secrets: dict[str, list[Read]]) -> I
     scope = called(
         caller, callee, Scope(None, caller.workflow.name or caller.workflow.path, caller.workflow.path, None)
     )
+    fork = _fork_trigger(context, caller.workflow)
     for name, places in secrets.items():
         # A read under an `if:` this call makes false (`if: inputs.upload`, not passed) does not happen in it.
         read = next((r for r in places if all(holds(test, scope) is not False for test in r.guards)), None)
         if name in passed or read is None:
             continue
-        if name in required:
-            consequence = "it is `required`, so the call fails before it starts"
-        elif name not in known:
-            consequence = "it is not declared under `on.workflow_call.secrets` either, so it is empty in this call"
-        else:
-            consequence = "it is empty in this call"
-        message = (
-            f"job '{caller.id}' calls `{callee.path}` without passing secret `{read.name}` (nor `secrets: inherit`), "
-            f"which the workflow reads: {consequence}"
+        optional = name in known and name not in required
+        if optional and _decides_for_forks(caller):
+            continue
+        yield _missing(caller, callee, read, where, optional, name in required, fork)
+
+
+def _missing(
+    caller: Job, callee: Workflow, read: Read, where: Span, optional: bool, required: bool, fork: _Fork | None
+) -> Diagnostic:
+    secret = f"{'optional ' if optional else ''}secret `{read.name}`"
+    inherit = "" if fork is not None else " (nor `secrets: inherit`)"
+    if required:
+        consequence = "it is `required`, so the call fails before it starts"
+    elif optional:
+        consequence = "it is empty in this call"
+    else:
+        consequence = (
+            "it is not declared under `on.workflow_call.secrets`, so no call can pass it by name and it is empty in "
+            "this call"
         )
-        yield RULE.diagnostic(where, message, [Related(read.span, f"`secrets.{read.name}` read here")])
+    message = f"job '{caller.id}' calls `{callee.path}` without passing {secret}{inherit}, which the workflow reads: "
+    message += consequence
+    related = [Related(read.span, f"`secrets.{read.name}` read here")]
+    if fork is not None:
+        workflow, trigger = fork
+        event = f"`{trigger.event}`"
+        if workflow is not caller.workflow:
+            event += f" of `{workflow.path}`, which runs it,"
+        if required:
+            advice = "pass this one secret"
+        elif optional:
+            advice = "pass this one secret only where the run is trusted, or nothing"
+        else:
+            advice = "declare it there and pass it only where the run is trusted, or nothing"
+        message += (
+            f"; {event} lets a fork start this workflow, so {advice} (`secrets: inherit` would hand every secret "
+            "to the fork's code)"
+        )
+        related.append(Related(trigger.key.span, f"`{trigger.event}` lets a fork start it here"))
+    return RULE.diagnostic(where, message, related, severity=Severity.WARNING if optional else None)
+
+
+def _fork_trigger(context: RepositoryContext, workflow: Workflow) -> _Fork | None:
+    """The trigger through which a fork can start `workflow`, and whose it is: one of its own, else one of a
+    workflow whose run calls it (nearest first, each workflow once)."""
+    pending, seen = deque([workflow]), set()
+    while pending:
+        current = pending.popleft()
+        if current.path in seen:
+            continue
+        seen.add(current.path)
+        trigger = next((current.triggers[event] for event in _FORK_EVENTS if event in current.triggers), None)
+        if trigger is not None:
+            return current, trigger
+        if current.workflow_call is not None:
+            pending.extend(caller.workflow for caller in context.resolver.callers.get(current.path, []))
+    return None
+
+
+def _decides_for_forks(caller: Job) -> bool:
+    """Whether the calling job runs only for, or only not for, pull requests from forks (its `if:` tests the head
+    repository): what it withholds, it withholds on purpose."""
+    text = caller.if_.text if caller.if_ is not None else None
+    return text is not None and _FORK_TEST.search(text) is not None
 
 
 RULE = Rule(

@@ -408,7 +408,7 @@ def test_equivalent_codes_name_registered_rules() -> None:
         "AL-deprecated-commands": ("CC031",),
         "AL-job-needs": ("CC020",),
         "AL-workflow-call": ("CC041", "CC050"),
-        "AL-runner-label": ("CC044",),
+        "AL-runner-label": ("CC044", "CC054"),
         "AL-expression": ("CC050",),
     }
     assert all(code in registry.BY_CODE for codes in EQUIVALENT.values() for code in codes)
@@ -460,6 +460,38 @@ def test_one_problem_is_one_finding_with_the_other_as_its_note(make_repo) -> Non
     # Left out by the selection, one of a pair leaves the other standing alone.
     alone = run_cli("check", root, "--backends", "actionlint", "--select", "CC020,AL", "--ignore", "AL-events")
     assert [header.split()[1] for header in alone.headers][:1] == ["CC020"]
+
+
+RETIRED = """\
+on: push
+jobs:
+  current: {runs-on: [self-hosted, linux-mi300x-8], timeout-minutes: 60, steps: [{run: make}]}
+  retired: {runs-on: [self-hosted, linux-mi250-8], timeout-minutes: 60, steps: [{run: make}]}
+  globbed: {runs-on: [self-hosted, gpu-a10], timeout-minutes: 60, steps: [{run: make}]}
+  configured: {runs-on: [self-hosted, linux-h100-8], timeout-minutes: 60, steps: [{run: make}]}
+"""
+
+
+@pytest.mark.parametrize("config", [".github/actionlint.yaml", ".github/actionlint.yml"])
+def test_actionlint_is_told_of_the_configured_runners_besides_the_repositorys_own_labels_never_the_inferred_ones(
+    make_repo, config: str
+) -> None:  # type: ignore[no-untyped-def]
+    """Without a list of its own, every label the workflows ask for is taken for a runner's, and actionlint
+    reports none; with one, a label it lacks (a retired machine) is unknown to actionlint, as it is when actionlint
+    runs alone, while the `runners:` inventory's labels and those a glob of the list matches are known."""
+    inventory = "runners:\n  h100:\n    vendor: nvidia\n    labels: [self-hosted, linux-h100-8]\n"
+    root = make_repo({WORKFLOW: RETIRED, ".github/ci-checks.yml": inventory})
+
+    def unknown() -> list[tuple[int, int, str]]:
+        options = ["--backends", "actionlint", "--select", "AL-runner-label", "--output-format", "json"]
+        result = run_cli("check", root, *options)
+        return [(d["line"], d["column"], d["message"].split(".")[0]) for d in json.loads(result.out)["diagnostics"]]
+
+    assert unknown() == []
+    (root / config).write_text("self-hosted-runner:\n  labels: [linux-mi300x-8, 'gpu-*']\n")
+    assert unknown() == [(4, 36, 'label "linux-mi250-8" is unknown')]
+    (root / config).write_text("self-hosted-runner:\n  labels: []\n")
+    assert [found[:2] for found in unknown()] == [(3, 36), (4, 36), (5, 36)]
 
 
 def test_equivalent_findings_start_where_ours_do(make_repo) -> None:  # type: ignore[no-untyped-def]

@@ -5,6 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
+from ci_checks.own_output import written_by_ci_checks
 from tests.ci.conftest import run_cli
 
 PATCH = "diff --git a/x b/x\n"
@@ -240,3 +243,142 @@ def test_a_dockerfile_copies_from_each_context_it_is_built_with(make_repo: MakeR
         "docker/unused.patch": PATCH,
     }
     assert _orphans(make_repo, files) == ["docker/unused.patch"]
+
+
+def test_a_document_that_tells_a_person_to_apply_a_patch_refers_to_it(make_repo: MakeRepo) -> None:
+    """A command in a fenced or indented block, in inline code, in a reStructuredText literal block or on a line of
+    plain text applies the patches it names (`git apply`, `git -C dir am`, `patch -p1 <`, `$ ` prompt and
+    continued lines too); a name in prose, or in code that applies nothing, documents a patch and applies none."""
+    readme = """# Building against the vendored kernels
+
+Before building, apply the fixes:
+
+```bash
+$ git apply patches/fused-adam.patch
+git -C third_party/flash am \\
+    ../../patches/flash/0001-cuda-12.patch
+ls patches/unused
+```
+
+Or, for the ROCm build, `patch -p1 < patches/rocm/hipify.diff`.
+
+    cat patches/old/gcc.patch | patch -p1
+
+`patches/retired.patch` was upstreamed in 2.4; see also patches/notes.patch.
+"""
+    install = """Building
+========
+
+.. code-block:: console
+
+   git am contrib/series/0002-nccl.patch
+
+``git apply contrib/inline.patch`` works as well; contrib/prose.patch is kept for reference.
+"""
+    files = {
+        "README.md": readme,
+        "docs/install.rst": install,
+        "INSTALL.txt": "To build:\n  git apply deps/plain.patch\nthen make.\nThe deps/told.patch is old.\n",
+        "patches/fused-adam.patch": PATCH,
+        "patches/flash/0001-cuda-12.patch": PATCH,
+        "patches/rocm/hipify.diff": PATCH,
+        "patches/old/gcc.patch": PATCH,
+        "patches/unused/x.patch": PATCH,
+        "patches/retired.patch": PATCH,
+        "patches/notes.patch": PATCH,
+        "contrib/series/0002-nccl.patch": PATCH,
+        "contrib/inline.patch": PATCH,
+        "contrib/prose.patch": PATCH,
+        "deps/plain.patch": PATCH,
+        "deps/told.patch": PATCH,
+    }
+    assert _orphans(make_repo, files) == [
+        "contrib/prose.patch",
+        "deps/told.patch",
+        "patches/notes.patch",
+        "patches/retired.patch",
+        "patches/unused/x.patch",
+    ]
+
+
+def test_a_markdown_fence_ends_only_with_its_own_kind_and_a_command_outside_code_applies_nothing(
+    make_repo: MakeRepo,
+) -> None:
+    """A `~~~` inside a ``` block is code, not its end; after the block ends, an unindented `git apply` in prose is
+    a sentence about the patch, not a command shown as one."""
+    readme = "```\n~~~\ngit apply a.patch\n```\nThen git apply b.patch as well.\n"
+    files = {"README.md": readme, "a.patch": PATCH, "b.patch": PATCH}
+    assert _orphans(make_repo, files) == ["b.patch"]
+
+
+def _ci_checks(root: Path, *args: str) -> tuple[int, str, str]:
+    result = run_cli(*args, "--select", "CC042", "--backends", "none", "--no-cache", root)
+    return result.code, result.out, result.err
+
+
+def test_a_baseline_of_orphan_patches_accepts_them_check_after_check(
+    make_repo: MakeRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The baseline lists the orphans' paths; it is no mention of them, so the next check finds the same orphans
+    and the baseline accepts them, and writing it again changes nothing."""
+    root = make_repo({**_workflow("make"), "patches/a.patch": PATCH, "patches/b.diff": PATCH})
+    monkeypatch.chdir(root)
+    baseline = ".github/ci-checks-baseline.json"
+    wrote = _ci_checks(root, "baseline", "write", baseline)
+    assert wrote == (0, f"Wrote 2 findings to {baseline}; `check --baseline {baseline}` accepts them.\n", "")
+    written = (root / baseline).read_text()
+    for _ in range(2):
+        code, out, err = _ci_checks(root, "check", "--baseline", baseline)
+        assert (code, out, err) == (
+            0,
+            "No problems found; 3 files checked.\n",
+            f"ci-checks: {baseline} accepted 2 findings\n",
+        )
+        assert _ci_checks(root, "baseline", "write", baseline) == wrote
+        assert (root / baseline).read_text() == written
+
+
+def test_a_report_ci_checks_wrote_into_the_repository_is_no_mention(make_repo: MakeRepo) -> None:
+    """Reports of an earlier run, kept in the checkout in every format, are told by their content; a file the run is
+    told to write is skipped by its path, whatever it holds before it is written."""
+    root = make_repo({**_workflow("make"), "patches/a.patch": PATCH, "patches/b.patch": PATCH})
+    reports = {
+        "json": "ci.json",
+        "sarif": "ci.sarif.json",
+        "junit": "ci.xml",
+        "markdown": "ci.md",
+        "text": "ci.txt",
+        "concise": "ci-concise.txt",
+        "github": "ci-github.txt",
+    }
+    outputs = [f"--output={name}={root / 'reports' / file}" for name, file in reports.items()]
+    (root / "reports").mkdir()
+    first = _ci_checks(root, "check", *outputs)
+    again = _ci_checks(root, "check")
+    assert first[0] == again[0] == 1 and first[1] == again[1].replace("9 files", "2 files")
+    for file in reports.values():
+        assert written_by_ci_checks((root / "reports" / file).read_text()), file
+    (root / "reports" / "next.txt").write_text("git apply patches/a.patch\n")
+    assert "patches/a.patch" not in _ci_checks(root, "check")[1]
+    assert "patches/a.patch" in _ci_checks(root, "check", f"--output=concise={root / 'reports' / 'next.txt'}")[1]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"name": "web", "version": "1.0.0", "scripts": {"postinstall": "patch-package"}}',
+        '{"version": 1, "findings": [{"path": "a.patch"}]}',
+        '{"version": 1, "diagnostics": [{"path": "a.patch", "code": "X"}]}',
+        '{"runs": [{"tool": {"driver": {"name": "other"}}}]}',
+        '{"runs": [{"tool": 5}]}',
+        '{"runs": []}',
+        '{"version": 1, "findings": [',
+        "[1, 2]",
+        "",
+        "# Patches\n\nApply with `git apply patches/a.patch`.\n",
+        "Found the bug in patches/a.patch; 2 files checked.\n",
+        '<?xml version="1.0"?>\n<testsuites name="pytest">\n',
+    ],
+)
+def test_a_file_shaped_otherwise_is_not_taken_for_one_ci_checks_wrote(text: str) -> None:
+    assert not written_by_ci_checks(text)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from ci_checks import source, yamlpos
 from ci_checks.model.contexts import reads
 from tests.ci.conftest import run_cli
@@ -153,27 +155,28 @@ def test_each_input_no_call_gives_and_each_secret_a_call_does_not_pass_is_said_w
             [],
         ),
     ]
-    without = "job 'none' calls `.github/workflows/callee.yml` without passing secret"
+    without = "job 'none' calls `.github/workflows/callee.yml` without passing"
     calls = [
         (
             f"{caller}:7:11",
+            "warning",
+            f"{without} optional secret `WANDB_KEY` (nor `secrets: inherit`), which the workflow reads: it is empty in "
+            "this call",
+            [f"{callee}:17:48 `secrets.WANDB_KEY` read here"],
+        ),
+        (
+            f"{caller}:7:11",
             "error",
-            f"{without} `HF_TOKEN` (nor `secrets: inherit`), which the workflow reads: it is `required`, so the call "
-            "fails before it starts",
+            f"{without} secret `HF_TOKEN` (nor `secrets: inherit`), which the workflow reads: it is `required`, so "
+            "the call fails before it starts",
             [f"{callee}:17:24 `secrets.HF_TOKEN` read here"],
         ),
         (
             f"{caller}:7:11",
             "error",
-            f"{without} `S3_KEY` (nor `secrets: inherit`), which the workflow reads: it is not declared under "
-            "`on.workflow_call.secrets` either, so it is empty in this call",
+            f"{without} secret `S3_KEY` (nor `secrets: inherit`), which the workflow reads: it is not declared under "
+            "`on.workflow_call.secrets`, so no call can pass it by name and it is empty in this call",
             [f"{callee}:17:73 `secrets.S3_KEY` read here"],
-        ),
-        (
-            f"{caller}:7:11",
-            "error",
-            f"{without} `WANDB_KEY` (nor `secrets: inherit`), which the workflow reads: it is empty in this call",
-            [f"{callee}:17:48 `secrets.WANDB_KEY` read here"],
         ),
     ]
     assert _whole_findings(root) == own + calls
@@ -251,4 +254,143 @@ jobs:
             "runs it is dispatched with an input `y`: it is always empty",
             [],
         )
+    ]
+
+
+FORK_CALLEE = """on:
+  workflow_call:
+    secrets:
+      HF_TOKEN: {required: false}
+      HUB_TOKEN: {description: read when given}
+      WANDB_KEY: {required: true}
+jobs:
+  t:
+    runs-on: ubuntu-latest
+    steps:
+      - run: pytest
+        env: {A: "${{ secrets.HF_TOKEN }}", B: "${{ secrets.HUB_TOKEN }}", C: "${{ secrets.WANDB_KEY }}"}
+"""
+
+
+def _calls(root: Path) -> list[tuple[int, str, str, list[str]]]:
+    """Each CC050 finding of the caller as line, severity, what follows "which the workflow reads: ", its notes."""
+    return [
+        (int(at.split(":")[1]), severity, message.split("which the workflow reads: ")[1], notes)
+        for at, severity, message, notes in _whole_findings(root)
+        if at.startswith(".github/workflows/caller.yml")
+    ]
+
+
+def test_an_optional_secret_a_call_does_not_pass_is_a_warning_that_says_it_is_optional(make_repo) -> None:  # type: ignore[no-untyped-def]
+    """`required: false` and a declaration without `required` are both optional; a required one stays an error."""
+    caller = "on: push\njobs:\n  call: {uses: ./.github/workflows/callee.yml}\n"
+    root = make_repo({".github/workflows/callee.yml": FORK_CALLEE, ".github/workflows/caller.yml": caller})
+    result = run_cli("check", root, "--select", "CC050", "--output-format", "concise")
+    call = "job 'call' calls `.github/workflows/callee.yml` without passing"
+    assert result.headers == [
+        f".github/workflows/caller.yml:3:16: CC050 {call} optional secret `HF_TOKEN` (nor `secrets: inherit`), "
+        "which the workflow reads: it is empty in this call [reusable-call-contract]",
+        f".github/workflows/caller.yml:3:16: CC050 {call} optional secret `HUB_TOKEN` (nor `secrets: inherit`), "
+        "which the workflow reads: it is empty in this call [reusable-call-contract]",
+        f".github/workflows/caller.yml:3:16: CC050 {call} secret `WANDB_KEY` (nor `secrets: inherit`), which the "
+        "workflow reads: it is `required`, so the call fails before it starts [reusable-call-contract]",
+    ]
+    assert [severity for _, severity, _, _ in _calls(root)] == ["warning", "warning", "error"]
+
+
+@pytest.mark.parametrize(
+    "trigger",
+    [
+        "pull_request",
+        "pull_request_target",
+        "issue_comment",
+        "pull_request_review",
+        "pull_request_review_comment",
+        "workflow_run",
+    ],
+)
+def test_where_a_fork_can_start_the_caller_secrets_inherit_is_never_advised(make_repo, trigger: str) -> None:  # type: ignore[no-untyped-def]
+    caller = f"on:\n  push:\n  {trigger}:\njobs:\n  call: {{uses: ./.github/workflows/callee.yml}}\n"
+    root = make_repo({".github/workflows/callee.yml": FORK_CALLEE, ".github/workflows/caller.yml": caller})
+    fork = f"`{trigger}` lets a fork start this workflow, so"
+    inherit = "(`secrets: inherit` would hand every secret to the fork's code)"
+    note = f".github/workflows/caller.yml:3:3 `{trigger}` lets a fork start it here"
+    optional = f"it is empty in this call; {fork} pass this one secret only where the run is trusted, or nothing"
+    found = _calls(root)
+    assert [(line, severity, message) for line, severity, message, _ in found] == [
+        (5, "warning", f"{optional} {inherit}"),
+        (5, "warning", f"{optional} {inherit}"),
+        (5, "error", f"it is `required`, so the call fails before it starts; {fork} pass this one secret {inherit}"),
+    ]
+    assert all(notes[-1] == note for _, _, _, notes in found)
+    messages = [message for _, _, message, _ in _whole_findings(root)]
+    assert not any("(nor `secrets: inherit`)" in message for message in messages)
+
+
+def test_a_fork_that_starts_the_callers_own_caller_counts_and_an_undeclared_secret_is_to_be_declared(make_repo) -> None:  # type: ignore[no-untyped-def]
+    """`pr.yml` (pull_request) calls `caller.yml`, which calls the callee: the fork reaches the call through it;
+    `nightly.yml` calls the callee too, and no fork starts it."""
+    middle = (
+        "on: workflow_call\njobs:\n  call:\n    uses: ./.github/workflows/callee.yml\n"
+        "    secrets: {HF_TOKEN: x, HUB_TOKEN: y, WANDB_KEY: z}\n"
+    )
+    callee = FORK_CALLEE.replace('C: "${{ secrets.WANDB_KEY }}"', 'C: "${{ secrets.WANDB_KEY }} ${{ secrets.S3 }}"')
+    root = make_repo(
+        {
+            ".github/workflows/callee.yml": callee,
+            ".github/workflows/caller.yml": middle,
+            ".github/workflows/pr.yml": "on: pull_request\njobs:\n  gpu: {uses: ./.github/workflows/caller.yml}\n",
+            ".github/workflows/nightly.yml": "on: schedule\njobs:\n  gpu:\n    uses: ./.github/workflows/callee.yml\n"
+            "    secrets: {HF_TOKEN: x, HUB_TOKEN: y, WANDB_KEY: z}\n",
+        }
+    )
+    found = [
+        (at, severity, message.split("reads: ")[1], notes[-1]) for at, severity, message, notes in _whole_findings(root)
+    ]
+    assert found == [
+        (
+            ".github/workflows/caller.yml:4:11",
+            "error",
+            "it is not declared under `on.workflow_call.secrets`, so no call can pass it by name and it is empty in "
+            "this call; `pull_request` of `.github/workflows/pr.yml`, which runs it, lets a fork start this workflow, "
+            "so declare it there and pass it only where the run is trusted, or nothing (`secrets: inherit` would hand "
+            "every secret to the fork's code)",
+            ".github/workflows/pr.yml:1:5 `pull_request` lets a fork start it here",
+        ),
+        (
+            ".github/workflows/nightly.yml:4:11",
+            "error",
+            "it is not declared under `on.workflow_call.secrets`, so no call can pass it by name and it is empty in "
+            "this call",
+            ".github/workflows/callee.yml:12:109 `secrets.S3` read here",
+        ),
+    ]
+
+
+def test_a_caller_that_decides_what_forks_get_may_withhold_an_optional_secret(make_repo) -> None:  # type: ignore[no-untyped-def]
+    """A job whose `if:` tests the head repository withholds on purpose; one that passes the secret only in
+    trusted runs passes it; a required secret withheld still fails the call."""
+    caller = """on: pull_request_target
+jobs:
+  fork-only:
+    if: github.event.pull_request.head.repo.fork
+    uses: ./.github/workflows/callee.yml
+    secrets: {WANDB_KEY: "${{ secrets.WANDB_KEY }}"}
+  same-repository:
+    if: github.event.pull_request.head.repo.full_name == github.repository
+    uses: ./.github/workflows/callee.yml
+    secrets: {HUB_TOKEN: "${{ secrets.HUB_TOKEN }}", WANDB_KEY: "${{ secrets.WANDB_KEY }}"}
+  conditional:
+    uses: ./.github/workflows/callee.yml
+    secrets:
+      HF_TOKEN: ${{ !github.event.pull_request.head.repo.fork && secrets.HF_TOKEN || '' }}
+      HUB_TOKEN: ${{ !github.event.pull_request.head.repo.fork && secrets.HUB_TOKEN || '' }}
+      WANDB_KEY: ${{ secrets.WANDB_KEY }}
+  required-withheld:
+    if: ${{ !github.event.pull_request.head.repo.fork }}
+    uses: ./.github/workflows/callee.yml
+"""
+    root = make_repo({".github/workflows/callee.yml": FORK_CALLEE, ".github/workflows/caller.yml": caller})
+    assert [(line, severity, message.split(";")[0]) for line, severity, message, _ in _calls(root)] == [
+        (19, "error", "it is `required`, so the call fails before it starts")
     ]

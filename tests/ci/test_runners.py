@@ -242,6 +242,8 @@ def test_a_configured_runner_wins_over_the_inferred_one_it_carries(make_repo) ->
     [
         ("linux-mi300x-gpu-8", {"amd"}, True),
         ("gfx90a", {"amd"}, True),
+        ("gfx942", {"amd"}, True),
+        ("linux-gfx1100-8", {"amd"}, True),
         ("rocm-6.2", {"amd"}, False),
         ("MI325X", {"amd"}, True),
         ("nvidia-h100-8gpu", {"nvidia"}, True),
@@ -277,10 +279,38 @@ def test_label_names_are_read_word_by_word(label: str, vendors: set[str], gpu: b
         ("linux-aarch64-a2b1-8", "linux-aarch64-a2b3-8", False),
         ("mi300x", "mi300x", False),
         ("mi250", "mi300x", False),
+        # Another machine: a GPU model that exists and differs in a letter, another class of machine.
+        ("mi300a", "mi300x", False),
+        ("linux-cpu-8", "linux-gpu-8", False),
+        ("linux-gpu-8", "linux-cpu-8", False),
+        ("npu-8", "gpu-8", False),
+        ("amd-gpu-8", "amd-gpux-8", True),
     ],
 )
 def test_a_typo_is_one_edit_and_not_another_machines_number(label: str, meant: str, typo: bool) -> None:
     assert inventory.mistyped(label, meant) is typo
+
+
+@pytest.mark.parametrize(
+    ("label", "other", "same"),
+    [
+        ("linux-mi300x-8", "linux-h100-8", False),
+        ("rocm-gpu", "cuda-gpu", False),
+        ("gfx942", "nvidia-runner", False),
+        ("linux-gpu-16", "linux-cpu-16", False),
+        ("linux.npu.4", "linux.gpu.4", False),
+        ("h1000", "h100", True),
+        ("amd-mi300x", "mi325x", True),
+        ("amd", "amd-cpu", True),
+        ("box-one", "box-two", True),
+    ],
+)
+def test_labels_of_two_vendors_or_classes_of_machine_are_never_the_same_machine(
+    label: str, other: str, same: bool
+) -> None:
+    """A vendor or a class (GPUs, CPUs alone, another accelerator) said by both and different; a label that says
+    nothing (`h1000`, `box-one`) may be anything."""
+    assert inventory.same_machine_class(label, other) is same
 
 
 TYPOS = """on: push
@@ -312,6 +342,60 @@ def test_a_label_written_once_one_edit_from_a_label_written_elsewhere_is_a_typo(
     assert not context.runners.knows("mi300") and context.runners.knows("amd") and context.runners.knows("box-onee")
 
 
+def test_a_label_one_edit_from_another_vendors_or_class_of_machine_is_another_machine_not_a_typo(make_repo) -> None:  # type: ignore[no-untyped-def]
+    """`linux-cpu-8` beside three `linux-gpu-8` jobs, `mi300a` beside `mi300x`: other machines, not reported and
+    taken as runners; `linux-gpuu-8` is still a typo of `linux-gpu-8`."""
+    jobs = "".join(
+        f"  {name}: {{runs-on: [self-hosted, {label}], steps: [{{run: a}}]}}\n"
+        for name, label in [
+            ("nv-1", "linux-gpu-8"),
+            ("nv-2", "linux-gpu-8"),
+            ("nv-3", "linux-gpu-8"),
+            ("cpu", "linux-cpu-8"),
+            ("amd-1", "mi300x"),
+            ("amd-2", "mi300x"),
+            ("apu", "mi300a"),
+            ("typo", "linux-gpuu-8"),
+        ]
+    )
+    root = make_repo({".github/workflows/a.yml": f"on: push\njobs:\n{jobs}"})
+    assert run_cli("check", root, "--select", "CC044", "--output-format", "concise").headers == [
+        ".github/workflows/a.yml:10:33: CC044 job 'typo' asks for runner label `linux-gpuu-8`, which nothing else "
+        "names; it is one edit from `linux-gpu-8`, which 3 other jobs ask for, so no runner may carry it (did you "
+        "mean `linux-gpu-8`?) [unknown-runner-label]"
+    ]
+    context = RepositoryContext(Workspace(Repository(root)), [], lambda path: True)
+    assert context.runners.knows("linux-cpu-8") and context.runners.knows("mi300a")
+
+
+def test_with_an_inventory_the_hint_is_a_label_of_the_same_vendor_and_class(make_repo) -> None:  # type: ignore[no-untyped-def]
+    """The closest inventory label of another vendor (`linux-mi300x-8` for `linux-h100-8`), class (`linux-cpu-16`
+    for `linux-gpu-16`) or GPU model (`linux-mi300x-8` for `linux-mi325x-8`) is not offered; one of the same is
+    (`linux-mi300x-8` for `linux-mi300x8`)."""
+    configured = (
+        "runners:\n  amd:\n    vendor: amd\n    labels: [self-hosted, linux-mi300x-8]\n"
+        "  cpu:\n    labels: [self-hosted, linux-cpu-16]\n"
+    )
+    jobs = "".join(
+        f"  {name}: {{runs-on: [self-hosted, {label}], steps: [{{run: a}}]}}\n"
+        for name, label in [
+            ("nv", "linux-h100-8"),
+            ("gpu", "linux-gpu-16"),
+            ("amd", "linux-mi325x-8"),
+            ("dash", "linux-mi300x8"),
+        ]
+    )
+    root = make_repo({".github/ci-checks.yml": configured, ".github/workflows/a.yml": f"on: push\njobs:\n{jobs}"})
+    unknown = "which no runner in the `runners:` inventory has"
+    assert run_cli("check", root, "--select", "CC044").headers == [
+        f".github/workflows/a.yml:3:31: CC044 job 'nv' asks for runner label `linux-h100-8`, {unknown}",
+        f".github/workflows/a.yml:4:32: CC044 job 'gpu' asks for runner label `linux-gpu-16`, {unknown}",
+        f".github/workflows/a.yml:5:32: CC044 job 'amd' asks for runner label `linux-mi325x-8`, {unknown}",
+        f".github/workflows/a.yml:6:33: CC044 job 'dash' asks for runner label `linux-mi300x8`, {unknown} (did you "
+        "mean `linux-mi300x-8`?)",
+    ]
+
+
 def test_a_typo_witnessed_by_one_other_job_says_that_one_job_asks_for_the_label(make_repo) -> None:  # type: ignore[no-untyped-def]
     """`mi305` beside `mi350`: one job each, and the model number that reads as less is the typo."""
     jobs = (
@@ -328,7 +412,7 @@ def test_a_typo_witnessed_by_one_other_job_says_that_one_job_asks_for_the_label(
 AGAINST_THE_INVENTORY = """on: push
 jobs:
   known: {runs-on: [self-hosted, Linux, AMD, MI300X], steps: [{run: a}]}
-  declared: {runs-on: [self-hosted, old-BOX], steps: [{run: a}]}
+  generic: {runs-on: [self-hosted, X64], steps: [{run: a}]}
   hosted: {runs-on: ubuntu-24.04, steps: [{run: a}]}
   typo: {runs-on: [self-hosted, MI300], steps: [{run: a}]}
   near: {runs-on: [self-hosted, Mi3], steps: [{run: a}]}
@@ -342,7 +426,7 @@ jobs:
 
 
 def test_with_an_inventory_a_label_no_runner_has_is_reported_once_where_it_is_written(make_repo) -> None:  # type: ignore[no-untyped-def]
-    """Labels compare without case, with the inventory's and those `.github/actionlint.yaml` declares; a
+    """Labels compare without case, with the inventory's and those every self-hosted runner has; a
     GitHub-hosted one is known; the hint is the closest inventory label at least 0.6 alike (`mi3` is 0.67 alike
     `mi300x`, `mi` 0.5); a label written once is reported once, for the first job that asks for it (a YAML alias
     asks again) and whichever matrix choice takes it; a workflow with no `on:` (here before the others) is passed
@@ -350,7 +434,6 @@ def test_with_an_inventory_a_label_no_runner_has_is_reported_once_where_it_is_wr
     root = make_repo(
         {
             ".github/ci-checks.yml": "runners:\n  mi300x:\n    vendor: amd\n    labels: [self-hosted, amd, mi300x]\n",
-            ".github/actionlint.yaml": "self-hosted-runner:\n  labels: [Old-Box]\n",
             ".github/workflows/a.yml": "jobs:\n  t: {runs-on: [self-hosted, never-run], steps: [{run: a}]}\n",
             ".github/workflows/b.yml": AGAINST_THE_INVENTORY,
         }
@@ -757,22 +840,18 @@ def test_a_container_started_through_sudo_time_or_env_is_judged_and_shown_as_the
 
 
 def test_a_typo_no_other_job_shares_is_told_what_makes_its_label_real(make_repo) -> None:  # type: ignore[no-untyped-def]
-    # Without an inventory, a label one edit from `self-hosted` or from one `.github/actionlint.yaml` declares (in
-    # any case) is a typo even where no other job asks for that label.
+    # Without an inventory, a label one edit from `self-hosted` is a typo even where no other job asks for that
+    # label; `mi300`, which nothing else is near, is a runner's.
     workflow = (
         "on: push\njobs:\n  a:\n    runs-on: [self-hostd, linux]\n    steps: [{run: a}]\n"
         "  b:\n    runs-on: [self-hosted, mi300]\n    steps: [{run: a}]\n"
     )
-    actionlint = "self-hosted-runner:\n  labels: [MI300X]\n"
-    root = make_repo({".github/workflows/ci.yml": workflow, ".github/actionlint.yaml": actionlint})
+    root = make_repo({".github/workflows/ci.yml": workflow})
     result = run_cli("check", root, "--select", "CC044")
     assert result.headers == [
         ".github/workflows/ci.yml:4:15: CC044 job 'a' asks for runner label `self-hostd`, which nothing else names; it "
         "is one edit from `self-hosted`, a label every self-hosted runner has, so no runner may carry it (did you mean "
         "`self-hosted`?)",
-        ".github/workflows/ci.yml:7:28: CC044 job 'b' asks for runner label `mi300`, which nothing else names; it is "
-        "one edit from `mi300x`, which `.github/actionlint.yaml` declares, so no runner may carry it (did you mean "
-        "`mi300x`?)",
     ]
 
 
@@ -912,4 +991,167 @@ def test_a_container_started_after_other_docker_commands_of_a_script_is_judged(m
     assert result.headers == [
         ".github/workflows/ci.yml:9:11: CC046 `docker run` in job 'cuda' starts a container on an NVIDIA GPU runner "
         "without `--gpus`; CUDA sees no GPU inside it"
+    ]
+
+
+DECLARED = """on: push
+jobs:
+  rocm: {runs-on: [self-hosted, Linux, X64, gpu-MI300X-8], timeout-minutes: 60, steps: [{run: a}]}
+  retired: {runs-on: [self-hosted, gpu-mi250-8], timeout-minutes: 60, steps: [{run: a}]}
+  typo: {runs-on: [self-hosted, gpu-h100-8x], timeout-minutes: 60, steps: [{run: a}]}
+  pooled: {runs-on: [self-hosted, pool-17], timeout-minutes: 60, steps: [{run: a}]}
+  hosted: {runs-on: ubuntu-latest-16-cores, steps: [{run: a}]}
+  configured: {runs-on: [self-hosted, gpu-b200-8], timeout-minutes: 60, steps: [{run: a}]}
+  again: {runs-on: &old [self-hosted, gpu-mi250-8], timeout-minutes: 60, steps: [{run: a}]}
+  alias: {runs-on: *old, timeout-minutes: 60, steps: [{run: a}]}
+  matrix:
+    strategy: {matrix: {gpu: [gpu-h100-8, gpu-h200-8]}}
+    runs-on: [self-hosted, "${{ matrix.gpu }}"]
+    timeout-minutes: 60
+    steps: [{run: a}]
+  call:
+    uses: ./.github/workflows/_run.yml
+    with: {runs_on: '["self-hosted", "gpu-mi355x-8"]'}
+"""
+LIST = "self-hosted-runner:\n  labels: [gpu-mi300x-8, GPU-H100-8, 'pool-*']\n"
+
+
+def _declared_repo(make_repo, config: str = ".github/actionlint.yaml", listed: str = LIST, **more: str) -> Path:  # type: ignore[no-untyped-def]
+    return make_repo(
+        {
+            ".github/workflows/a.yml": DECLARED,
+            ".github/workflows/_run.yml": RUN,
+            ".github/workflows/never.yml": "jobs:\n  t: {runs-on: [self-hosted, gpu-mi400-8], steps: [{run: a}]}\n",
+            config: listed,
+            **more,
+        }
+    )
+
+
+@pytest.mark.parametrize("config", [".github/actionlint.yaml", ".github/actionlint.yml"])
+def test_a_label_the_repositorys_own_list_lacks_is_reported_where_it_is_written(make_repo, config: str) -> None:  # type: ignore[no-untyped-def]
+    """Declared labels compare without case, globs match; labels every self-hosted runner has and GitHub's (or
+    ones that look it) are known; a label is reported once for each place it is written (`again`'s, not again
+    for the alias of it); matrix values and a caller's JSON input are placed where written; a workflow with no
+    `on:` is not judged. The hint stays within one vendor, class and GPU model: `gpu-h100-8x` is offered
+    `gpu-h100-8`, `gpu-mi250-8` not `gpu-mi300x-8`."""
+    root = _declared_repo(make_repo, config)
+    result = run_cli("check", root, "--select", "CC044,CC054", "--output-format", "json")
+    diagnostics = json.loads(result.out)["diagnostics"]
+    found = [
+        (d["code"], d["line"], d["column"], d["message"], [r["message"] for r in d["related"]]) for d in diagnostics
+    ]
+    missing = f"which `{config}` does not declare, so no runner picks up the job"
+    listed = f"the runner labels `{config}` declares"
+    assert found == [
+        ("CC054", 4, 36, f"job 'retired' asks for runner label `gpu-mi250-8`, {missing}", [listed]),
+        (
+            "CC054",
+            5,
+            33,
+            f"job 'typo' asks for runner label `gpu-h100-8x`, {missing} (did you mean `gpu-h100-8`?)",
+            [listed],
+        ),
+        ("CC054", 8, 39, f"job 'configured' asks for runner label `gpu-b200-8`, {missing}", [listed]),
+        ("CC054", 9, 39, f"job 'again' asks for runner label `gpu-mi250-8`, {missing}", [listed]),
+        ("CC054", 12, 43, f"job 'matrix' asks for runner label `gpu-h200-8`, {missing}", [listed]),
+        (
+            "CC054",
+            18,
+            39,
+            f"job 'run' asks for runner label `gpu-mi355x-8`, {missing}",
+            ["passed as input `runs_on` by job 'call'", listed],
+        ),
+    ]
+
+
+def test_with_an_inventory_its_labels_are_known_too_and_the_message_says_so(make_repo) -> None:  # type: ignore[no-untyped-def]
+    configured = "runners:\n  b200:\n    vendor: nvidia\n    labels: [self-hosted, gpu-b200-8]\n"
+    root = _declared_repo(make_repo, **{".github/ci-checks.yml": configured})
+    result = run_cli("check", root, "--select", "CC044,CC054", "--output-format", "concise")
+    carried = (
+        "which `.github/actionlint.yaml` does not declare and no runner of the `runners:` inventory carries, so no "
+        "runner picks up the job"
+    )
+    assert [header.split(": ", 1)[1].removesuffix(" [undeclared-runner-label]") for header in result.headers] == [
+        f"CC054 job 'retired' asks for runner label `gpu-mi250-8`, {carried}",
+        f"CC054 job 'typo' asks for runner label `gpu-h100-8x`, {carried} (did you mean `gpu-h100-8`?)",
+        f"CC054 job 'again' asks for runner label `gpu-mi250-8`, {carried}",
+        f"CC054 job 'matrix' asks for runner label `gpu-h200-8`, {carried}",
+        f"CC054 job 'run' asks for runner label `gpu-mi355x-8`, {carried}",
+    ]
+
+
+def test_without_a_list_of_labels_nothing_is_undeclared_and_an_empty_list_declares_nothing(make_repo) -> None:  # type: ignore[no-untyped-def]
+    """No `labels` under `self-hosted-runner` (or no usable file) is no list: unknown-runner-label judges alone. An
+    empty list says no self-hosted label exists: every custom label is undeclared."""
+    for listed in ("self-hosted-runner:\n  config-variables: [GPU]\n", "self-hosted-runner: [[[\n", "labels: [x]\n"):
+        root = _declared_repo(make_repo, listed=listed)
+        assert run_cli("check", root, "--select", "CC054").headers == []
+    root = _declared_repo(make_repo, listed="self-hosted-runner:\n  labels: []\n")
+    headers = run_cli("check", root, "--select", "CC054", "--output-format", "concise").headers
+    assert [header.split("label `")[1].split("`")[0] for header in headers] == [
+        "gpu-MI300X-8",
+        "gpu-mi250-8",
+        "gpu-h100-8x",
+        "pool-17",
+        "gpu-b200-8",
+        "gpu-mi250-8",
+        "gpu-h100-8",
+        "gpu-h200-8",
+        "gpu-mi355x-8",
+    ]
+
+
+def test_with_a_list_a_declared_label_is_never_a_typo_and_unknown_runner_label_leaves_every_label_to_it(
+    make_repo,
+) -> None:  # type: ignore[no-untyped-def]
+    """`mi300` one edit from `mi300x`, which three jobs ask for: a typo without a list; with one that declares it,
+    a runner's label (the inventory counts its job as a runner's); with one that does not, CC054's."""
+    jobs = "".join(
+        f"  {name}: {{runs-on: [self-hosted, {label}], timeout-minutes: 5, steps: [{{run: a}}]}}\n"
+        for name, label in [("a", "mi300x"), ("b", "mi300x"), ("c", "mi300x"), ("d", "mi300")]
+    )
+    root = make_repo({".github/workflows/a.yml": f"on: push\njobs:\n{jobs}"})
+
+    def codes() -> list[str]:
+        return [header.split(" ")[1] for header in run_cli("check", root, "--select", "CC044,CC054").headers]
+
+    assert codes() == ["CC044"]
+    (root / ".github/actionlint.yaml").write_text("self-hosted-runner:\n  labels: [mi300x, mi300]\n")
+    assert codes() == []
+    context = RepositoryContext(Workspace(Repository(root)), [], lambda path: True)
+    assert context.runners.knows("mi300") and not context.inferred.typos
+    (root / ".github/actionlint.yaml").write_text("self-hosted-runner:\n  labels: [mi300x]\n")
+    assert codes() == ["CC054"]
+
+
+def test_actionlints_finding_of_the_same_label_is_one_finding_with_ours(make_repo) -> None:  # type: ignore[no-untyped-def]
+    """actionlint reports the literal labels and matrix values the list lacks; each is ours with its note. It does
+    not follow a caller's JSON input, and compares with case (`gpu-MI300X-8`, `gpu-h100-8` against the list's
+    `gpu-mi300x-8`, `GPU-H100-8`): those it reports alone."""
+    root = _declared_repo(make_repo)
+    options = ["--backends", "actionlint", "--select", "CC054,AL-runner-label", "--output-format", "json"]
+    result = run_cli("check", root, *options)
+    found = [
+        (
+            d["path"].rsplit("/", 1)[1],
+            d["line"],
+            d["column"],
+            d["code"],
+            [r["message"].split(":")[0] for r in d.get("related", ())],
+        )
+        for d in json.loads(result.out)["diagnostics"]
+    ]
+    listed, same = "the runner labels `.github/actionlint.yaml` declares", "AL-runner-label says the same"
+    assert found == [
+        ("a.yml", 3, 45, "AL-runner-label", []),
+        ("a.yml", 4, 36, "CC054", [listed, same]),
+        ("a.yml", 5, 33, "CC054", [listed, same]),
+        ("a.yml", 8, 39, "CC054", [listed, same]),
+        ("a.yml", 9, 39, "CC054", [listed, same]),
+        ("a.yml", 12, 31, "AL-runner-label", []),
+        ("a.yml", 12, 43, "CC054", [listed, same]),
+        ("a.yml", 18, 39, "CC054", ["passed as input `runs_on` by job 'call'", listed]),
+        ("never.yml", 2, 30, "AL-runner-label", []),  # actionlint judges a workflow with no `on:` too
     ]
