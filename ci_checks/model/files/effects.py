@@ -4,7 +4,7 @@
 
 - `Write`s: a place a command puts something at. `kind` says how sure that is
   and what is there: `clone` (another repository: `git clone`, `gh repo
-  clone`, `git worktree add`), `git` (a tree changed in place: `git checkout`,
+  clone`, `git init DIR`, `git worktree add`), `git` (a tree changed in place: `git checkout`,
   `reset`, `pull`, `submodule`), `download` (`curl -o`, `wget`, `gh release
   download`, `pip download -d`, `rsync`/`scp` from another host), `create`
   (`mkdir`, `touch`, `tee`, a redirection), `copy` (`cp`, `mv`, `rsync`,
@@ -66,6 +66,7 @@ _GIT_IN_PLACE = {"checkout", "switch", "reset", "pull", "merge", "rebase", "rest
 _GIT_TREE_OPERATIONS = _GIT_IN_PLACE | {"fetch", "init"}
 """Subcommands that change which tree a folder holds or will hold."""
 _GIT_VALUE_OPTIONS = {"-c", "-C", "--git-dir", "--work-tree", "--namespace", "--exec-path"}
+_INIT_VALUE_OPTIONS = {"-b", "--initial-branch", "--template", "--separate-git-dir", "--object-format", "--ref-format"}
 _CLONE_VALUE_OPTIONS = {"-b", "--branch", "-o", "--origin", "--depth", "--reference", "--reference-if-able",
                         "--separate-git-dir", "-c", "--config", "--filter", "-j", "--jobs", "-u", "--upload-pack",
                         "--shallow-since", "--shallow-exclude", "--template", "--server-option",
@@ -289,12 +290,26 @@ def _git(arguments: list[Word], scope: Scope) -> Iterator[Effect]:
         return
     if operation not in _GIT_TREE_OPERATIONS:
         return
+    if operation == "init":
+        yield from _init(rest, scope, folder)
+        return
     before_paths = list(takewhile(lambda word: word.value != "--", rest))
     operands = _operands(before_paths, {"-b", "-B", "-c", "-C", "--depth", "-m", "--message", "-o", "--origin"})
     ref = next((word.value for word in operands if operation not in ("fetch", "pull") or word is not operands[0]), None)
     yield GitOperation(operation, folder, ref)
     if operation in _GIT_IN_PLACE:
         yield Write("git", folder)
+
+
+def _init(rest: list[Word], scope: Scope, folder: Place | None) -> Iterator[Effect]:
+    """`git init DIR` makes folder DIR a repository, which a `git fetch` and `git checkout FETCH_HEAD` there then
+    fill as a clone would; `git init` alone makes the folder it runs in one, which was there already. It names no
+    ref."""
+    operands = _operands(rest, _INIT_VALUE_OPTIONS)
+    place = scope.where(operands[0].value, folder) if operands else folder
+    if operands and (place is None or place != folder):
+        yield Write("clone", place)
+    yield GitOperation("init", place, None)
 
 
 def _clone(rest: list[Word], scope: Scope, folder: Place | None) -> Iterator[Write]:
@@ -424,7 +439,7 @@ def _tar(arguments: list[Word], scope: Scope) -> Iterator[Write]:
     first = values[0]  # the old-style options when it is all letters: `tar xzf a.tgz`
     extracting = "--extract" in values or "--get" in values or any(_bundles(v, "x") for v in values)
     extracting = extracting or (first.isalpha() and "x" in first)
-    folder_word = _option_value(arguments, ("-C", "--directory"), ("--directory=",))
+    folder_word = _option_value(arguments, ("-C", "--directory"), ("--directory=", "-C"))  # `-Cdeps` too
     if extracting:
         yield Write("unpack", scope.where(folder_word.value) if folder_word is not None else scope.cwd)
         return

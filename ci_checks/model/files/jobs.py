@@ -5,7 +5,8 @@ Each step adds to the job's flow:
 - `actions/checkout`: this repository (no `repository:`, or
   `${{ github.repository }}`) or another one, at its `path:`;
 - `actions/download-artifact` and `actions/cache`: what they restore, at their
-  `path:` (the workspace when none);
+  `path:` (the workspace when none; a glob, `./*` or `**`, stands for every
+  place it may match);
 - `docker/build-push-action`: an image build (`Build`), with its `file:` and
   `context:`; without `context:` it builds from the repository at the ref (Git
   context), not from the workspace;
