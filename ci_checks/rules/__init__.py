@@ -29,6 +29,7 @@ RULE_NAMES = (
     "cc048_unprovided_file",
     "cc049_concurrency_collision",
     "cc050_reusable_call_contract",
+    "cc051_missing_working_directory",
     "cc090_backend_unavailable",
     "cc091_backend_failed",
     "cc092_linter_config",

@@ -80,7 +80,7 @@ def check_repository(context: RepositoryContext) -> Iterator[Diagnostic]:
         return
     repository = context.repository
     files = context.files
-    submodules = _submodules(repository)
+    submodules = files.submodules
     for file in context.targets:
         if file.workflow is not None:
             yield from _workflow(repository, files, file.workflow, submodules)
@@ -258,14 +258,6 @@ def _shown(reference: Reference) -> str:
 
 def _under(path: str, folders: list[str]) -> bool:
     return any(path == folder or path.startswith(folder + "/") for folder in folders)
-
-
-def _submodules(repository: Repository) -> list[str]:
-    """The paths of git submodules (from `.gitmodules`): their files are not part of this repository's tree."""
-    if not repository.exists(".gitmodules"):
-        return []
-    text = repository.read(".gitmodules").text
-    return [match.group(1).strip().strip("/") for match in re.finditer(r"^\s*path\s*=\s*(.+)$", text, re.MULTILINE)]
 
 
 RULE = Rule(
