@@ -30,6 +30,7 @@ RULE_NAMES = (
     "cc049_concurrency_collision",
     "cc050_reusable_call_contract",
     "cc051_missing_working_directory",
+    "cc053_missing_mount_source",
     "cc090_backend_unavailable",
     "cc091_backend_failed",
     "cc092_linter_config",

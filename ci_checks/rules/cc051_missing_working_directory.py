@@ -50,11 +50,9 @@ an earlier step (`mkdir -p build`) when the job builds it.
 
 from __future__ import annotations
 
-import difflib
 import posixpath
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from ci_checks.context import RepositoryContext
 from ci_checks.diagnostics import Diagnostic, Related, Severity, Span
@@ -64,8 +62,9 @@ from ci_checks.model.files.jobs import JobFlow
 from ci_checks.model.files.places import ACTION, WORKSPACE, Place
 from ci_checks.model.files.repository import RepositoryFiles
 from ci_checks.model.values import mapping
-from ci_checks.repository import FileKind, Repository
+from ci_checks.repository import FileKind
 from ci_checks.rule import Rule
+from ci_checks.rules._checkout import Lacking, lacking, mentioned
 from ci_checks.yamlpos import Mapping, Node
 
 _SHELL_VARIABLE = re.compile(r"\$(?!\{\{)")
@@ -73,25 +72,9 @@ _SHELL_VARIABLE = re.compile(r"\$(?!\{\{)")
 folder is one the model cannot read."""
 _NOT_POSIX = re.compile(r"\\|^[A-Za-z]:")
 """A Windows path (`build\\Release`, `C:/x`)."""
-_MAX_TEXTS = 64
-"""How many repository scripts an earlier step runs are read for the folder's name: past that, the folder is
-taken as made."""
-_LITERAL_REF = re.compile(r"^[^$]*\S[^$]*$")
-"""A `ref:` written as a branch, tag or commit, not an expression: another tree than the one checked."""
-
 
 _Before = tuple[list[Step], JobFlow, int]
 """The steps of a job before one that runs an action, the job's flow, and where that step starts in it."""
-
-
-@dataclass(frozen=True)
-class _Missing:
-    """A working directory the repository lacks: its repository path and a close name the repository has."""
-
-    path: str
-    parts: tuple[str, ...]
-    """The names of the folder's path from the first one the repository lacks: what a step that makes it names."""
-    suggestion: str
 
 
 def check_repository(context: RepositoryContext) -> Iterator[Diagnostic]:
@@ -127,8 +110,8 @@ def _job(files: RepositoryFiles, job: Job) -> Iterator[Diagnostic]:
             continue
         start = flow.starts[step.index]
         origin = flow.origin(place, start, folder=True)
-        missing = _missing(files, origin)
-        if missing is None or origin.write is None or _mentioned(files, job.steps[: step.index], flow, start, missing):
+        missing = lacking(files, origin, folders_only=True)
+        if missing is None or origin.write is None or mentioned(files, job.steps[: step.index], flow, start, missing):
             continue
         checkout = Related(origin.write.span, "the repository is checked out here")
         yield _finding(node.span, written, owner, step, missing, [checkout])
@@ -148,15 +131,15 @@ def _action(files: RepositoryFiles, action: Action) -> Iterator[Diagnostic]:
         start = flow.starts[step.index]
         earlier = action.steps[: step.index]
         if _judged(written, place, ACTION):
-            missing = _missing(files, flow.origin(place, start, folder=True))
-            if missing is not None and not _mentioned(files, earlier, flow, start, missing):
+            missing = lacking(files, flow.origin(place, start, folder=True), folders_only=True)
+            if missing is not None and not mentioned(files, earlier, flow, start, missing):
                 yield _finding(node.span, written, None, step, missing, [])
         elif _judged(written, place, WORKSPACE) and flow.origin(place, start, folder=True).kind == "checkout":
             callers = _callers(files, folder, place)  # the action's flow stands for its callers' checkouts
             missing = _missing_everywhere(files, [origin for origin, _ in callers])
-            if missing is None or _mentioned(files, earlier, flow, start, missing):
+            if missing is None or mentioned(files, earlier, flow, start, missing):
                 continue
-            if any(_mentioned(files, steps, caller, at, missing) for _, (steps, caller, at) in callers):
+            if any(mentioned(files, steps, caller, at, missing) for _, (steps, caller, at) in callers):
                 continue
             note = "the repository is checked out here, before a step runs the action"
             checkouts = [Related(origin.write.span, note) for origin, _ in callers if origin.write is not None]
@@ -184,36 +167,11 @@ def _runs(step: Step, folder: str) -> bool:
     return uses is not None and uses.kind == "local" and posixpath.normpath(uses.path) == folder
 
 
-def _missing_everywhere(files: RepositoryFiles, origins: list[Origin]) -> _Missing | None:
+def _missing_everywhere(files: RepositoryFiles, origins: list[Origin]) -> Lacking | None:
     """The folder that each of these checkouts lacks (the same repository path in each)."""
-    found = [_missing(files, origin) for origin in origins]
+    found = [lacking(files, origin, folders_only=True) for origin in origins]
     first = found[0] if found else None
     return first if first is not None and all(missing == first for missing in found) else None
-
-
-def _mentioned(files: RepositoryFiles, steps: list[Step], flow: JobFlow, before: int, missing: _Missing) -> bool:
-    """Whether a step before the one judged may have made the folder in a way the file model does not follow: its
-    script, a local action it runs, or a repository script or Makefile it runs, names a part of the folder the
-    repository lacks (`python tools/gen.py` writing `generated/`, `cmake -Bbuild`)."""
-    texts: list[str] = []
-    for step in steps:
-        if step.run is not None:
-            texts.append(step.run.value)
-        elif step.uses is not None and step.uses.kind == "local":
-            folder = posixpath.normpath(step.uses.path)
-            texts.extend(_text(files, posixpath.join(folder, name)) for name in ("action.yml", "action.yaml"))
-    scripts = [read for read in flow.reads if read.seq < before and read.reference.kind in ("script", "make")]
-    if len(scripts) > _MAX_TEXTS:
-        return True
-    for read in scripts:
-        path = flow.origin(read.reference.place, read.seq).repository_path
-        if path is not None:
-            texts.append(_text(files, posixpath.join(path, "Makefile") if read.reference.kind == "make" else path))
-    return any(name in text for name in missing.parts for text in texts)
-
-
-def _text(files: RepositoryFiles, path: str) -> str:
-    return files.repository.read(posixpath.normpath(path)).text
 
 
 def _written(step: Step, job: Job) -> tuple[str | None, Node | None, str | None]:
@@ -241,47 +199,8 @@ def _judged(written: str, place: Place, base: str) -> bool:
     return place.base == base and bool(place.path) and not place.outside and not place.glob
 
 
-def _missing(files: RepositoryFiles, origin: Origin) -> _Missing | None:
-    """The repository path of a folder this repository's checkout put there, when the repository lacks it."""
-    write = origin.write
-    path = origin.repository_path
-    if origin.kind != "checkout" or write is None or path is None or files.in_submodule(path):
-        return None
-    with_ = write.step.with_ if write.step is not None else {}
-    ref, clean = with_.get("ref"), with_.get("clean")
-    if ref is not None and ref.text is not None and _LITERAL_REF.match(ref.text):
-        return None  # another branch's tree
-    if clean is not None and (clean.text or "").strip().lower() == "false":
-        return None  # what an earlier run left in the workspace stays
-    repository = files.repository
-    if repository.resolve(path) is None or repository.exists(path) or _in_any_case(repository, path):
-        return None
-    names = path.split("/")
-    first = next(index for index in range(len(names)) if not repository.exists("/".join(names[: index + 1])))
-    return _Missing(path, tuple(names[first:]), _suggestion(repository, path))
-
-
-def _in_any_case(repository: Repository, path: str) -> bool:
-    """Whether the repository holds the path written in another case (a case-insensitive runner finds it)."""
-    folded = path.casefold()
-    return any(file.casefold() == folded or file.casefold().startswith(folded + "/") for file in repository.files)
-
-
-def _suggestion(repository: Repository, path: str) -> str:
-    """A folder of a close name in the same folder: the likely new name of a renamed folder."""
-    parent, name = posixpath.split(path)
-    prefix = parent + "/" if parent else ""
-    siblings = {
-        file[len(prefix) :].split("/", 1)[0]
-        for file in repository.files
-        if file.startswith(prefix) and "/" in file[len(prefix) :]
-    }
-    close = difflib.get_close_matches(name, sorted(siblings), n=1, cutoff=0.8)
-    return f" (did you mean `{posixpath.join(parent, close[0])}`?)" if close else ""
-
-
 def _finding(
-    span: Span, written: str, owner: str | None, step: Step, missing: _Missing, related: list[Related]
+    span: Span, written: str, owner: str | None, step: Step, missing: Lacking, related: list[Related]
 ) -> Diagnostic:
     key = "working-directory" if owner is None else "defaults.run.working-directory"
     whose = f"step '{step.label}'" if owner is None else owner

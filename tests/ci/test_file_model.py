@@ -21,8 +21,9 @@ from ci_checks.model.files.jobs import JobFlow, checkout, job_flow
 from ci_checks.model.files.places import CONTEXT, HOME, ROOT, STAGE, TEMP, WORKSPACE, Place, Scope, place_of, written
 from ci_checks.model.files.python import PathMention, path_mentions
 from ci_checks.model.files.repository import UNSURE, RepositoryFiles
+from ci_checks.model.references import docker_run_mounts
 from ci_checks.repository import Repository
-from ci_checks.shell import parse_fragment
+from ci_checks.shell import Command, parse_fragment
 from tests.ci.conftest import run_cli
 
 W = Place(WORKSPACE)
@@ -2173,3 +2174,39 @@ def test_git_init_makes_a_folder_that_a_fetch_and_checkout_fill_as_a_clone_and_a
         worktree = flow.origin(Place(WORKSPACE, path), flow.end)
         assert (worktree.kind, worktree.repository_path) == ("clone", None)
     assert flow.origin(Place(WORKSPACE, "scripts/x.sh"), flow.end).repository_path == "scripts/x.sh"
+
+
+def test_docker_run_reads_each_host_path_it_mounts_at_its_own_characters() -> None:
+    """`-v`/`--volume` host parts (`volume`) and `--mount type=bind` sources (`bind-mount`), in each spelling, up
+    to the image; a volume's name, another `--mount` type, a podman run or a run without an image mount nothing."""
+    script = (
+        'docker run --rm -v ./data:/data:ro --volume="$(pwd)/x:/x" -v hf:/root/.cache'
+        " --mount type=bind,source=${{ github.workspace }}/m,target=/m,readonly --mount=type=bind,src=./n,dst=/n"
+        " --mount type=volume,src=vol,dst=/v --volume /opt/z:/z img -v ./after:/a\n"
+        "podman run -v ./p:/p img\ndocker run -v ./noimage:/x\ndocker create -e A=1 -v ./c:/c img\n"
+    )
+    flow = _flow(script)
+    assert [
+        (read.reference.kind, str(read.reference.place), script[read.reference.word.start : read.reference.word.end])
+        for read in flow.reads
+        if read.reference.word is not None
+    ] == [
+        ("volume", "data", "./data"),
+        ("volume", "x", "$(pwd)/x"),
+        ("bind-mount", "m", "${{ github.workspace }}/m"),
+        ("bind-mount", "n", "./n"),
+        ("volume", "/opt/z", "/opt/z"),
+        ("volume", "c", "./c"),
+    ]
+    first = script.splitlines()[0]
+    words = parse_fragment(first).statements[0]
+    assert isinstance(words, Command)
+    mounts = docker_run_mounts(words.words[2:])
+    assert [(mount.kind, mount.word.value, mount.read_only) for mount in mounts] == [
+        ("volume", "./data", True),
+        ("volume", "$(pwd)/x", False),
+        ("volume", "hf", False),
+        ("bind-mount", "${{ github.workspace }}/m", True),
+        ("bind-mount", "./n", False),
+        ("volume", "/opt/z", False),
+    ]

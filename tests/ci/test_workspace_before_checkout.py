@@ -167,3 +167,12 @@ def test_a_workspace_restored_unpacked_or_fetched_into_a_new_repository_is_no_us
     root = make_repo({CI: _workflow(restored_elsewhere + "      - run: bash scripts/x.sh && cd build/out\n")})
     never = "but job 'build' never checks the repository out"
     assert _findings(root) == [(CI, 8, 19, f"`bash scripts/x.sh` runs `scripts/x.sh`, {never}", [])]
+
+
+def test_a_folder_docker_mounts_is_no_use_of_the_repository(make_repo) -> None:  # type: ignore[no-untyped-def]
+    """`docker run -v ./out:/out` may mount a folder for the container's output: missing-mount-source judges it."""
+    steps = "      - run: docker run -v ./out:/out --mount type=bind,source=$PWD/cfg,target=/cfg img && bash x.sh\n"
+    root = make_repo({CI: _workflow(steps)})
+    assert _findings(root) == [
+        (CI, 6, 97, "`bash x.sh` runs `x.sh`, but job 'build' never checks the repository out", [])
+    ]

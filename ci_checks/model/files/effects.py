@@ -33,7 +33,7 @@ from itertools import takewhile
 from typing import Literal
 
 from ci_checks.model.files.places import Place, Scope
-from ci_checks.model.references import suffix_word, unwrapped
+from ci_checks.model.references import docker_run_mounts, suffix_word, unwrapped
 from ci_checks.shell import Command, Pipeline, Redirect, Word
 
 WriteKind = Literal["checkout", "clone", "git", "download", "create", "copy", "unpack", "named", "opaque"]
@@ -95,11 +95,6 @@ _COPIERS = {
 }  # fmt: skip
 """Copying programs, with their options that take a value (`cp -f` forces, `rsync -f` filters, `rsync -t` keeps
 times, `cp -t` names the target folder)."""
-_DOCKER_RUN_FLAGS = {"-d", "--detach", "-i", "--interactive", "-t", "--tty", "-P", "--publish-all", "-q", "--quiet",
-                     "--rm", "--privileged", "--init", "--read-only", "--no-healthcheck", "--oom-kill-disable",
-                     "--sig-proxy", "--disable-content-trust", "--use-api-socket", "--help"}  # fmt: skip
-"""The options of `docker run` and `docker create` that take no value; each other one takes the next word, unless
-given with `=`."""
 _NOT_A_NAME = re.compile(r"\s|^[\d.,:%]*$")
 """A word no program takes as a path it writes: text with spaces, a number, a version."""
 _ASSIGNMENT = re.compile(r"(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<value>.*)\Z", re.DOTALL)
@@ -494,27 +489,9 @@ def _docker(arguments: list[Word], scope: Scope) -> Iterator[Write]:
         if len(operands) == 2 and ":" in operands[0].value:
             yield Write("download", scope.where(operands[1].value))
         return
-    volumes: list[str] = []
-    words = iter(arguments[1:])
-    for word in words:
-        value = word.value
-        if not value.startswith("-"):  # the image: the words after it are the container's command
-            for host in (volume.partition(":")[0] for volume in volumes):  # `HOST:CONTAINER[:OPTIONS]`
-                if host.startswith((".", "/", "$", "~")):  # else the name of a volume, no host path
-                    yield Write("named", scope.where(host))
-            return
-        if value.startswith("--volume="):
-            volumes.append(value.removeprefix("--volume="))
-        elif "=" not in value and not _docker_flags(value):
-            following = next(words, None)  # the option's value
-            if following is not None and value in ("-v", "--volume"):
-                volumes.append(following.value)
-    # without an image docker runs nothing
-
-
-def _docker_flags(value: str) -> bool:
-    """Whether an option of `docker run` takes no value: a flag, or a bundle of short flags (`-dit`)."""
-    return value in _DOCKER_RUN_FLAGS or all(f"-{letter}" in _DOCKER_RUN_FLAGS for letter in value[1:])
+    for mount in docker_run_mounts(arguments[1:]):
+        if mount.kind == "volume" and mount.word.value.startswith((".", "/", "$", "~")):  # else a volume's name
+            yield Write("named", scope.where(mount.word.value))
 
 
 def _named(arguments: list[Word], scope: Scope) -> Iterator[Write]:

@@ -141,6 +141,15 @@ class RepositoryFiles:
             found[path] = [image(parsed, path, context, self._is_folder) for context in contexts]
         return found
 
+    def in_context(self, built: Image, place: Place) -> bool:
+        """Whether a context path (`COPY assets/ ...`, `RUN --mount=type=bind,source=assets`) of a Dockerfile read
+        with a known context is there: in the repository, or made by a job that builds it from that context."""
+        context = built.context or ""
+        path = posixpath.normpath(posixpath.join(context, place.path)) if place.path else context or "."
+        if self.repository.exists(path):
+            return True
+        return any(build.context == built.context and build.made(place) for build in self.builds_of(built.path))
+
     @cached_property
     def all_images(self) -> list[Image]:
         return [built for images in self._images.values() for built in images]
