@@ -3,9 +3,10 @@
 A path is judged missing only when this repository's checkout put it there (`Flow.origin` says so: nothing
 since may have made it), the repository has no file or folder there in any case of its letters (a runner with a
 case-insensitive file system finds it), it is in no git submodule, the checkout is of the tree that is checked
-(no `ref:` naming a branch, which holds another tree; no `clean: false`, which keeps what an earlier run left),
-and no earlier step names the part of it the repository lacks: a script, a local action or a repository script
-it runs may make it in a way the file model does not follow (`python tools/gen.py` writing `generated/`).
+(no `ref:` but the run's own commit: a branch or an input may hold another tree; no `clean: false`, which keeps
+what an earlier run left), and no earlier step names the part of it the repository lacks: a script, a local
+action or a repository script it runs may make it in a way the file model does not follow (`python tools/gen.py`
+writing `generated/`).
 """
 
 from __future__ import annotations
@@ -23,8 +24,12 @@ from ci_checks.repository import Repository
 _MAX_TEXTS = 64
 """How many repository scripts the earlier steps run are read for the path's names: past that, it is taken as
 made."""
-_LITERAL_REF = re.compile(r"[^$]*\S[^$]*\Z")
-"""A `ref:` written as a branch, tag or commit, not an expression: another tree than the one checked."""
+_OWN_REF = re.compile(
+    r"\s*(\$\{\{\s*(github\.(sha|ref|ref_name|head_ref)|github\.event\.pull_request\.head\.(sha|ref)"
+    r"|github\.event\.after)\s*\}\}\s*)?\Z"
+)
+"""A `ref:` that checks out the commit the run is for (or none): the tree that is checked. Any other (`gh-pages`,
+`${{ inputs.release }}`) may hold another tree."""
 
 
 @dataclass(frozen=True)
@@ -48,7 +53,7 @@ def lacking(files: RepositoryFiles, origin: Origin, folders_only: bool = False) 
         return None
     inputs = write.step.with_ if write.step is not None else {}
     ref, clean = inputs.get("ref"), inputs.get("clean")
-    if ref is not None and ref.text is not None and _LITERAL_REF.match(ref.text):
+    if ref is not None and not _OWN_REF.match(ref.text or ""):
         return None
     if clean is not None and (clean.text or "").strip().lower() == "false":
         return None

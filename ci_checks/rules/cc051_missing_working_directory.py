@@ -24,10 +24,10 @@ In a composite action, a `working-directory` under
 `${{ github.action_path }}` is judged against the action's own folder; one
 in the workspace only when the action's jobs in the repository (and no
 other action) run it, each after checking the repository out there and
-making nothing at that path. A checkout of a named branch (`ref:
-gh-pages`) holds another tree, one with `clean: false` keeps what an
-earlier run left, and a git submodule's files are not this repository's:
-none of them is judged.
+making nothing at that path. A checkout of another ref than the run's own
+commit (`ref: gh-pages`, `ref: ${{ inputs.release }}`) may hold another
+tree, one with `clean: false` keeps what an earlier run left, and a git
+submodule's files are not this repository's: none of them is judged.
 
 ## Why it matters
 The runner starts the step's shell in that folder; when it is missing, the

@@ -10,15 +10,19 @@ Reports two kinds of mount whose source does not exist:
   context before the build is there). With `from=` a stage of the same
   Dockerfile, X is judged in that stage only when the stage is built `FROM
   scratch` (else its image may hold it); `from=` an image is not judged;
-- in a job's `run:` script, `docker run -v SRC:DST` (`--volume`) and
-  `docker run --mount type=bind,source=SRC,...` (`docker create` too) whose
-  SRC is a known path in the workspace (`./x`, `$PWD/x`, `$(pwd)/x`,
+- in a job's `run:` script, `docker run --mount type=bind,source=SRC,...`
+  and `docker run -v SRC:DST` (`--volume`; `docker create` too) whose SRC
+  is a known path in the workspace (`./x`, `$PWD/x`, `$(pwd)/x`,
   `$GITHUB_WORKSPACE/x`, `${{ github.workspace }}/x`) that this repository's
   checkout put there but the repository does not have, and that no earlier
-  step makes (see missing-working-directory, CC051: what is made, restored,
-  unpacked or may have been written by an action or script that names it
-  counts as made). In a composite action, only paths under
-  `$GITHUB_ACTION_PATH` are judged.
+  step (nor the rest of the mount's own step) makes or names (as for
+  missing-working-directory, CC051: what is made, restored, unpacked or may
+  have been written by an action or a script counts as made). A `-v` folder
+  may be one docker makes for the container to write its output in, so a
+  `-v` is judged only when the container can only read it (`:ro`), when it
+  names a file (`configs/eval.yaml`: docker makes a folder of that name), or
+  when the repository has a close name beside it (it was renamed). In a
+  composite action, only paths under `$GITHUB_ACTION_PATH` are judged.
 
 Paths outside the workspace (`/data/models`, `/dev/shm`, `$HOME/.cache`,
 `/var/run/docker.sock`) are the runner's and are never judged; a volume's

@@ -142,6 +142,7 @@ def test_a_folder_an_earlier_step_makes_or_may_make_is_not_judged(make_repo: Mak
         ("Python", ""),  # found on a runner whose file system ignores case
         ("third_party/cutlass/python", ""),  # a submodule's
         ("site", "        with: {ref: gh-pages}\n"),  # another branch's tree
+        ("site", "        with: {ref: '${{ inputs.release }}'}\n"),  # maybe another commit's
         ("gone", "        with: {clean: false}\n"),  # what an earlier run left stays
         ("gone", "        with: {repository: o/other}\n"),  # another repository's tree
         ("gone/x", "        with: {path: src}\n"),  # the checkout is elsewhere: nothing put this folder there
@@ -225,3 +226,12 @@ def test_a_composite_actions_workspace_folder_is_judged_only_where_every_caller_
 ) -> None:
     root = make_repo({**REPOSITORY, ACTION: _action("python/native"), **callers})
     assert _findings(root, ACTION) == []
+
+
+@pytest.mark.parametrize(
+    "ref", ["${{ github.sha }}", "${{ github.event.pull_request.head.sha }}", " ${{github.head_ref}} ", ""]
+)
+def test_a_checkout_of_the_runs_own_commit_is_the_tree_that_is_judged(make_repo: MakeRepo, ref: str) -> None:
+    steps = f"      - uses: actions/checkout@v4\n        with: {{ref: '{ref}'}}\n"
+    steps += "      - working-directory: gone\n        run: ls\n"
+    assert [line for _, line, _, _, _ in _findings(make_repo({**REPOSITORY, CI: _workflow(steps)}))] == [8]
