@@ -196,7 +196,7 @@ def _shell_of(arguments: str) -> str | None:
     return None
 
 
-def _flags_end(arguments: str) -> int:
+def flags_end(arguments: str) -> int:
     """Where the arguments start after leading `--mount=...`-style flags."""
     end = 0
     while True:
@@ -211,25 +211,23 @@ def _flags_end(arguments: str) -> int:
 def _commands_of(source: SourceFile, instruction: Instruction) -> list[Command | shell.Script]:
     locator = FileLocator(source, instruction.offsets)
     arguments = instruction.arguments
-    flags_end = _flags_end(arguments)
-    exec_words = _json_words(arguments, flags_end, locator)
+    start = flags_end(arguments)
+    exec_words = _json_words(arguments, start, locator)
     if instruction.keyword != "RUN":
         keyword = Word(_FixedLocator(instruction.keyword_span), 0, 0, instruction.keyword, instruction.keyword, True)
-        words = _plain_words(arguments, 0, flags_end, locator)
-        words += exec_words if exec_words is not None else _plain_words(arguments, flags_end, len(arguments), locator)
+        words = _plain_words(arguments, 0, start, locator)
+        words += exec_words if exec_words is not None else _plain_words(arguments, start, len(arguments), locator)
         text = f"{instruction.keyword} {arguments}"
         return [Command(_FixedLocator(instruction.span), 0, 0, [keyword, *words], text=text)]
     if exec_words is not None:
-        return (
-            [Command(locator, flags_end, len(arguments), exec_words, text=arguments[flags_end:])] if exec_words else []
-        )
+        return [Command(locator, start, len(arguments), exec_words, text=arguments[start:])] if exec_words else []
     if not is_posix_shell(instruction.shell_program):
         return []
-    body = arguments[flags_end:]
+    body = arguments[start:]
     if instruction.heredocs and _HEREDOC.fullmatch(body.strip()):
         heredoc = instruction.heredocs[0]  # `RUN <<EOF`: the here-document is the script
         return [shell.parse(heredoc.body, FileLocator(source, heredoc.offsets))]
-    return [shell.parse(body, FileLocator(source, instruction.offsets[flags_end:]))]
+    return [shell.parse(body, FileLocator(source, instruction.offsets[start:]))]
 
 
 def _plain_words(arguments: str, start: int, end: int, locator: FileLocator) -> list[Word]:

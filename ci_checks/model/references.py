@@ -3,8 +3,10 @@
 A command names a file in a few well-known ways: `bash x.sh`, `python
 tools/y.py`, `./run.sh`, `source env.sh`, `git apply fix.patch`, `patch -p1 <
 fix.patch`, `pip install -r requirements.txt`, `docker build -f
-docker/Dockerfile .`, and it uses a tree as a whole with `pip install -e .`,
-`python setup.py develop`, `make`, `make install` or `cmake --install build`.
+docker/Dockerfile .`, it uses a tree as a whole with `pip install -e .`,
+`python setup.py develop`, `make`, `make install` or `cmake --install build`,
+and it mounts a host path with `docker run -v ./data:/data` or `docker run
+--mount type=bind,source=...`.
 `command_references` finds those in one command, each with the word that names
 the path and the place it names, read against a `Scope` (the working directory
 and the variables known where the command runs).
@@ -25,7 +27,10 @@ from ci_checks.diagnostics import Span
 from ci_checks.model.files.places import Place, Scope
 from ci_checks.shell import Command, Word
 
-Kind = Literal["script", "patch", "requirements", "dockerfile", "context", "install", "make", "cd"]
+Kind = Literal[
+    "script", "patch", "requirements", "dockerfile", "context", "install", "make", "cd", "volume", "bind-mount"
+]
+MountKind = Literal["volume", "bind-mount"]
 
 SHELLS = {"bash", "sh", "zsh", "dash", "ksh"}
 SHELL_VALUE_OPTIONS = {"-o", "-O", "+o", "+O", "--rcfile", "--init-file"}
@@ -35,6 +40,11 @@ _WRAPPERS = {"time", "nohup", "exec", "command", "builtin"}
 _SUDO_VALUE_OPTIONS = {"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U"}
 _DOCKER_FLAGS = {"--no-cache", "--pull", "--push", "--load", "--rm", "--force-rm", "-q", "--quiet", "--squash",
                  "--compress", "--check", "--debug"}  # fmt: skip
+_DOCKER_RUN_FLAGS = {"-d", "--detach", "-i", "--interactive", "-t", "--tty", "-P", "--publish-all", "-q", "--quiet",
+                     "--rm", "--privileged", "--init", "--read-only", "--no-healthcheck", "--oom-kill-disable",
+                     "--sig-proxy", "--disable-content-trust", "--use-api-socket", "--help"}  # fmt: skip
+"""The options of `docker run` and `docker create` that take no value; each other one takes the next word, unless
+given with `=`."""
 _GIT_APPLY_VALUE_OPTIONS = {"--exclude", "--include", "--directory"}
 _PIP = {"pip", "pip3"}
 _PIP_VALUE_OPTIONS = {"-t", "--target", "--prefix", "--root", "-i", "--index-url", "--extra-index-url", "-f",
@@ -55,6 +65,8 @@ VERBS: dict[str, str] = {
     "install": "installs",
     "make": "runs the Makefile in",
     "cd": "enters",
+    "volume": "mounts",
+    "bind-mount": "mounts",
 }
 """What a command does with the path it names, for messages: "`bash x.sh` runs `x.sh`"."""
 
@@ -129,7 +141,7 @@ def command_references(command: Command, scope: Scope) -> Iterator[Reference]:
     elif name == "patch":
         yield from reader.patch(arguments)
     elif name in ("docker", "podman"):
-        yield from reader.docker(arguments)
+        yield from reader.docker(arguments, mounts=name == "docker")
     elif name in _PIP:
         yield from reader.pip(arguments)
     elif name == "uv" and arguments[:1] and arguments[0].value == "pip":
@@ -237,8 +249,13 @@ class _Reader:
             if redirect.operator == "<" and redirect.target is not None:
                 yield from self.named("patch", redirect.target)
 
-    def docker(self, arguments: list[Word]) -> Iterator[Reference]:
+    def docker(self, arguments: list[Word], mounts: bool) -> Iterator[Reference]:
         values = [word.value for word in arguments]
+        if values[:1] in (["run"], ["create"]) and mounts:
+            for mount in docker_run_mounts(arguments[1:]):
+                if mount.word.value.startswith((".", "/", "$", "~")):  # else the name of a volume, no host path
+                    yield from self.named(mount.kind, mount.word)
+            return
         if values[:1] == ["build"]:
             rest = arguments[1:]
         elif values[:2] in (["buildx", "build"], ["image", "build"]):
@@ -330,12 +347,76 @@ def suffix_word(word: Word, skip: int, strip_extras: bool = False) -> Word | Non
     value = word.value[skip:]
     if strip_extras and "[" in value:
         value = value[: value.index("[")]
+    return part_word(word, skip, len(value))
+
+
+def part_word(word: Word, skip: int, length: int) -> Word | None:
+    """The `length` characters of a word's value from `skip` (`./data` of `-v ./data:/data`), as a word of its own;
+    None when empty."""
+    value = word.value[skip : skip + length]
     if not value:
         return None
     start = (
         word.start + (len(word.text) - len(word.value)) // 2 + skip if word.text != word.value else word.start + skip
     )
     return Word(word.locator, start, start + len(value), value, value, word.static)
+
+
+@dataclass(frozen=True)
+class DockerMount:
+    """A host path `docker run` mounts: `volume` for `-v`/`--volume HOST:CONTAINER[:OPTIONS]` (docker makes a
+    missing host path an empty folder), `bind-mount` for `--mount type=bind,source=HOST` (a missing one fails the
+    run); `word` is the host path, `read_only` says the container may only read it."""
+
+    kind: MountKind
+    word: Word
+    read_only: bool
+
+
+def docker_run_mounts(arguments: list[Word]) -> list[DockerMount]:
+    """The host paths `docker run` or `docker create` mounts (its `arguments` after the subcommand), in order. The
+    words after the image are the container's command; without an image docker runs nothing."""
+    found: list[DockerMount] = []
+    words = iter(arguments)
+    for word in words:
+        value = word.value
+        if not value.startswith("-"):  # the image
+            return found
+        if value.startswith(("--volume=", "--mount=")):
+            found.extend(_mount_source(value.partition("=")[0], word, value.index("=") + 1))
+        elif "=" not in value and not _docker_flags(value):
+            following = next(words, None)  # the option's value
+            if following is not None and value in ("-v", "--volume", "--mount"):
+                found.extend(_mount_source(value, following, 0))
+    return []
+
+
+def _docker_flags(value: str) -> bool:
+    """Whether an option of `docker run` takes no value: a flag, or a bundle of short flags (`-dit`)."""
+    return value in _DOCKER_RUN_FLAGS or all(f"-{letter}" in _DOCKER_RUN_FLAGS for letter in value[1:])
+
+
+def _mount_source(option: str, word: Word, skip: int) -> Iterator[DockerMount]:
+    """The host path of one volume (`HOST:CONTAINER[:OPTIONS]`) or `--mount` (`type=bind,source=HOST,...`) value."""
+    value = word.value[skip:]
+    if option != "--mount":
+        host_path, _, rest = value.partition(":")
+        host = part_word(word, skip, len(host_path))
+        if host is not None:
+            yield DockerMount("volume", host, "ro" in rest.partition(":")[2].split(","))
+        return
+    fields: dict[str, tuple[int, str]] = {}
+    offset = skip
+    for item in value.split(","):
+        key, _, field_value = item.partition("=")
+        fields[key.strip().lower()] = (offset + len(key) + 1, field_value)
+        offset += len(item) + 1
+    kind = fields.get("type", (0, "volume"))[1]  # `--mount` mounts a volume unless told otherwise
+    source = fields.get("source") or fields.get("src")
+    if kind == "bind" and source is not None and '"' not in source[1] and "'" not in source[1]:
+        found = part_word(word, source[0], len(source[1]))
+        if found is not None:
+            yield DockerMount("bind-mount", found, "readonly" in fields or "ro" in fields)
 
 
 def _folder_word(word: Word) -> Word:

@@ -117,7 +117,8 @@ def _uses_before(job: Job, flow: JobFlow, late: int) -> Iterator[_Use]:
 
 def _judged(reference: Reference) -> bool:
     place = reference.place
-    return place.base == WORKSPACE and not place.outside
+    mounted = reference.kind in ("volume", "bind-mount")  # a container's folder, which may be its output
+    return place.base == WORKSPACE and not place.outside and not mounted
 
 
 def _describe(reference: Reference) -> str:

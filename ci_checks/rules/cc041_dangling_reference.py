@@ -54,7 +54,6 @@ import os
 import posixpath
 import re
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 from ci_checks.context import RepositoryContext
 from ci_checks.diagnostics import Diagnostic, Severity, Span
@@ -62,13 +61,10 @@ from ci_checks.loading import LoadedFile
 from ci_checks.model import Action, Step, Workflow
 from ci_checks.model.files.jobs import JobFlow
 from ci_checks.model.files.places import ACTION, CONTEXT, WORKSPACE, Place, place_of
-from ci_checks.model.files.repository import UNSURE, DockerBuild, RepositoryFiles
+from ci_checks.model.files.repository import UNSURE, RepositoryFiles
 from ci_checks.model.references import VERBS, Reference
 from ci_checks.repository import FileKind, Repository
 from ci_checks.rule import Rule
-
-if TYPE_CHECKING:
-    from ci_checks.model.files.docker import Image
 
 _ACTION_FILES = ("action.yml", "action.yaml")
 _BUILD_PUSH = re.compile(r"docker/build-push-action\Z", re.IGNORECASE)
@@ -80,7 +76,7 @@ def check_repository(context: RepositoryContext) -> Iterator[Diagnostic]:
         return
     repository = context.repository
     files = context.files
-    submodules = _submodules(repository)
+    submodules = files.submodules
     for file in context.targets:
         if file.workflow is not None:
             yield from _workflow(repository, files, file.workflow, submodules)
@@ -182,7 +178,6 @@ def _action(repository: Repository, files: RepositoryFiles, action: Action) -> I
 
 
 def _dockerfile(repository: Repository, file: LoadedFile, files: RepositoryFiles) -> Iterator[Diagnostic]:
-    builds = files.builds_of(file.path)
     images = files.images(file.path)
     if not images or any(built.context is None for built in images):
         return  # a context ci-checks cannot know: any source may be there
@@ -194,20 +189,13 @@ def _dockerfile(repository: Repository, file: LoadedFile, files: RepositoryFiles
         if place is None or place.base != CONTEXT or place.glob or place.outside:
             continue
         if place not in missing:
-            provided = any(_provided(repository, built, builds, place) for built in images)
+            provided = any(files.in_context(built, place) for built in images)
             path = posixpath.normpath(posixpath.join(contexts[0], place.path)) if place.path else contexts[0]
             missing[place] = None if provided else _suggestion(repository, path)
         suggestion = missing[place]
         if suggestion is not None:
             message = f"`{source.keyword}` source `{source.word.value}` does not exist in the build context ({where})"
             yield RULE.diagnostic(source.word.span, message + suggestion)
-
-
-def _provided(repository: Repository, built: Image, builds: list[DockerBuild], place: Place) -> bool:
-    context = built.context or ""
-    if repository.exists(posixpath.normpath(posixpath.join(context, place.path)) if place.path else context or "."):
-        return True
-    return any(build.context == built.context and build.made(place) for build in builds)
 
 
 def _missing_action(repository: Repository, path: str, span: Span, written: str) -> Iterator[Diagnostic]:
@@ -258,14 +246,6 @@ def _shown(reference: Reference) -> str:
 
 def _under(path: str, folders: list[str]) -> bool:
     return any(path == folder or path.startswith(folder + "/") for folder in folders)
-
-
-def _submodules(repository: Repository) -> list[str]:
-    """The paths of git submodules (from `.gitmodules`): their files are not part of this repository's tree."""
-    if not repository.exists(".gitmodules"):
-        return []
-    text = repository.read(".gitmodules").text
-    return [match.group(1).strip().strip("/") for match in re.finditer(r"^\s*path\s*=\s*(.+)$", text, re.MULTILINE)]
 
 
 RULE = Rule(

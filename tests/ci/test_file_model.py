@@ -21,8 +21,9 @@ from ci_checks.model.files.jobs import JobFlow, checkout, job_flow
 from ci_checks.model.files.places import CONTEXT, HOME, ROOT, STAGE, TEMP, WORKSPACE, Place, Scope, place_of, written
 from ci_checks.model.files.python import PathMention, path_mentions
 from ci_checks.model.files.repository import UNSURE, RepositoryFiles
+from ci_checks.model.references import docker_run_mounts
 from ci_checks.repository import Repository
-from ci_checks.shell import parse_fragment
+from ci_checks.shell import Command, parse_fragment
 from tests.ci.conftest import run_cli
 
 W = Place(WORKSPACE)
@@ -173,7 +174,15 @@ def _effects(script: str) -> list[str]:
         ),
         (  # fetch and pull name the remote first, then the ref; init and fetch change no files in place
             "git -c a=b pull origin main; git fetch origin; git fetch origin v2 --depth 1; git init n; git log -1",
-            "git pull in . at main; git .; git fetch in . at None; git fetch in . at v2; git init in . at n",
+            "git pull in . at main; git .; git fetch in . at None; git fetch in . at v2; clone n;"
+            " git init in n at None",
+        ),
+        (  # `git init DIR` makes a repository folder (in `git -C`'s, past each option's value), `git init` or
+            # `git init .` makes the folder it runs in one; init names no ref
+            "git init; git init .; git -C /opt init -b main --template /t x; git init --bare --initial-branch m r.git;"
+            ' git init "$D"',
+            "git init in . at None; git init in . at None; clone /opt/x; git init in /opt/x at None; clone r.git;"
+            " git init in r.git at None; clone None; git init in None at None",
         ),
         (
             "git checkout -b new origin/main; git checkout main -- f; git -C sub switch dev",
@@ -338,8 +347,9 @@ def _effects(script: str) -> list[str]:
         ),
         (  # tar unpacks in `-C`'s folder in each spelling, or here
             "tar -xzf a.tgz -C deps; tar --extract -f b.tar --directory=d2; tar xf c.tar; tar --get -f x;"
-            " tar -x --directory d3 -f y",
-            "unpack deps; unpack d2; unpack .; unpack .; unpack d3",
+            " tar -x --directory d3 -f y; tar -zxvf a.tgz -Cd4; tar xzf a.tgz -C d5 some/path;"
+            " curl -sL https://x/a.tgz | tar -xz -C d6; tar -xC d7 -f a.tar",
+            "unpack deps; unpack d2; unpack .; unpack .; unpack d3; unpack d4; unpack d5; unpack d6; unpack d7",
         ),
         (  # tar creates its `-f` archive in each spelling (`-`: standard output; `-cfz` names `z`, as GNU tar reads
             # it); listing or comparing only reads it
@@ -2268,4 +2278,126 @@ def test_a_cd_a_groups_redirection_and_a_pipelines_output_lie_in_the_arms_they_a
     assert [(type(event.effect).__name__, event.arms) for event in flow.events] == [
         ("Write", ((0, 0),)),
         ("Output", ((0, 0),)),
+    ]
+
+
+def test_a_write_to_a_glob_covers_every_place_its_pattern_may_match_and_the_places_inside_them() -> None:
+    """A cache restored to `./*` restores each top-level file and folder: `scripts` and what it holds. A place no
+    match of the pattern holds is not covered; a folder is there when the pattern may match something inside it."""
+    flow = _job("""\
+      - uses: actions/cache/restore@v4
+        with: {path: "scripts/*.sh", key: k}
+      - uses: actions/cache@v4
+        with:
+          key: k
+          path: |
+            */build
+            ${{ github.workspace }}/third_party/**
+      - uses: actions/download-artifact@v4
+        with: {path: "./*", pattern: "ws-*", merge-multiple: true}
+""")
+    restored, builds, everything = flow.starts[1], flow.starts[2], flow.end
+
+    def kind(path: str, before: int, folder: bool = False) -> str | None:
+        return flow.origin(Place(WORKSPACE, path), before, folder=folder).kind
+
+    assert [kind("scripts/x.sh", restored), kind("scripts/x.py", restored), kind("tools/x.sh", restored)] == [
+        "download",
+        None,
+        None,
+    ]
+    assert [kind("scripts", restored), kind("scripts/sub/x.sh", restored), kind("x.sh", restored)] == [
+        "download",  # the glob's own folder holds what it matched
+        None,
+        None,
+    ]
+    assert [kind("csrc/build/x.o", builds), kind("csrc", builds), kind("csrc", builds, folder=True)] == [
+        "download",
+        None,
+        "download",  # `*/build` may have made `csrc`
+    ]
+    assert [kind("third_party/a/b/c.h", builds), kind("csrc/x.sh", builds), kind("python/x.py", everything)] == [
+        "download",
+        None,
+        "download",
+    ]
+    assert kind("python/x.py", everything - 1) is None  # not before the restore
+    assert flow.origin(Place(WORKSPACE, "python/x.py"), everything, frozenset({"download"})).write is None
+
+
+def test_a_later_write_wins_over_a_glob_and_a_glob_write_holds_no_file_of_the_repository() -> None:
+    flow = _job("""\
+      - uses: actions/cache/restore@v4
+        with: {path: "./*", key: k}
+      - uses: actions/checkout@v4
+      - uses: actions/download-artifact@v4
+        with: {path: "build/[ab]*"}
+""")
+    after_checkout, end = flow.starts[2], flow.end
+    checked = flow.origin(Place(WORKSPACE, "scripts/x.sh"), after_checkout)
+    assert (checked.kind, checked.repository_path) == ("checkout", "scripts/x.sh")
+    restored = flow.origin(Place(WORKSPACE, "build/a.whl"), end)
+    assert (restored.kind, restored.repository_path) == ("download", None)
+    assert flow.origin(Place(WORKSPACE, "build/c.whl"), end).kind == "checkout"
+    glob_read = flow.origin(Place(WORKSPACE, "build/*.whl", glob=True), end)
+    assert glob_read.kind == "download"  # which files a glob read shares with the pattern cannot be told
+
+
+def test_a_glob_the_dialect_refuses_may_have_written_anything_under_its_folder() -> None:
+    flow = _flow("cp a.txt ../out/*/\n")
+    assert flow.origin(Place(WORKSPACE, "../out/x/a.txt"), flow.end).kind == "copy"
+
+
+def test_git_init_makes_a_folder_that_a_fetch_and_checkout_fill_as_a_clone_and_a_worktree_is_no_checkout() -> None:
+    """`git init DIR && cd DIR && git fetch URL REF && git checkout FETCH_HEAD` puts another repository there; a
+    worktree of this repository holds it at another ref (a branch, `HEAD~1`), which may lack or hold any file."""
+    flow = _job("""\
+      - run: git init vllm && cd vllm && git fetch https://github.com/o/vllm v1 && git checkout FETCH_HEAD
+      - uses: actions/checkout@v4
+      - run: git worktree add ../base origin/main && git worktree add wt HEAD~1
+""")
+    entered = flow.reads[0]
+    made = flow.origin(entered.reference.place, entered.seq, folder=True)
+    filled = flow.origin(Place(WORKSPACE, "vllm/tools/x.sh"), flow.starts[1])
+    assert (str(entered.reference.place), made.kind) == ("vllm", "clone")
+    assert (filled.kind, filled.repository_path) == ("git", None)
+    for path in ("wt/scripts/x.sh", "../base/scripts/x.sh"):
+        worktree = flow.origin(Place(WORKSPACE, path), flow.end)
+        assert (worktree.kind, worktree.repository_path) == ("clone", None)
+    assert flow.origin(Place(WORKSPACE, "scripts/x.sh"), flow.end).repository_path == "scripts/x.sh"
+
+
+def test_docker_run_reads_each_host_path_it_mounts_at_its_own_characters() -> None:
+    """`-v`/`--volume` host parts (`volume`) and `--mount type=bind` sources (`bind-mount`), in each spelling, up
+    to the image; a volume's name, another `--mount` type, a podman run or a run without an image mount nothing."""
+    script = (
+        'docker run --rm -v ./data:/data:ro --volume="$(pwd)/x:/x" -v hf:/root/.cache'
+        " --mount type=bind,source=${{ github.workspace }}/m,target=/m,readonly --mount=type=bind,src=./n,dst=/n"
+        " --mount type=volume,src=vol,dst=/v --volume /opt/z:/z img -v ./after:/a\n"
+        "podman run -v ./p:/p img\ndocker run -v ./noimage:/x\ndocker create -e A=1 -v ./c:/c img\n"
+    )
+    flow = _flow(script)
+    assert [
+        (read.reference.kind, str(read.reference.place), script[read.reference.word.start : read.reference.word.end])
+        for read in flow.reads
+        if read.reference.word is not None
+    ] == [
+        ("volume", "data", "./data"),
+        ("volume", "x", "$(pwd)/x"),
+        ("bind-mount", "m", "${{ github.workspace }}/m"),
+        ("bind-mount", "n", "./n"),
+        ("volume", "/opt/z", "/opt/z"),
+        ("volume", "c", "./c"),
+    ]
+    first = script.splitlines()[0]
+    words = parse_fragment(first).statements[0]
+    assert isinstance(words, Command)
+    mounts = docker_run_mounts(words.words[2:])
+    assert [(mount.kind, mount.word.value, mount.read_only) for mount in mounts] == [
+        ("volume", "./data", True),
+        ("volume", "$(pwd)/x", False),
+        ("volume", "hf", False),
+        ("bind-mount", "${{ github.workspace }}/m", True),
+        ("bind-mount", "./n", False),
+        ("volume", "/opt/z", False),
     ]

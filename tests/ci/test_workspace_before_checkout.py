@@ -138,3 +138,41 @@ def test_a_path_above_the_workspace_is_not_the_repositorys(make_repo) -> None:  
     assert _findings(root) == [
         (CI, 7, 19, "`bash scripts/z.sh` runs `scripts/z.sh`, but job 'build' never checks the repository out", [])
     ]
+
+
+def test_a_workspace_restored_unpacked_or_fetched_into_a_new_repository_is_no_use_before_a_checkout(make_repo) -> None:  # type: ignore[no-untyped-def]
+    """What a cache restore (to a glob), an artifact download, an archive unpacked (read from a pipe, `-C` after
+    it), `git init DIR` filled by a fetch, or `git worktree add` put in the workspace is not the repository's; a
+    path no pattern of the restore matches still is."""
+    steps = (
+        "      - uses: actions/cache/restore@v4\n"
+        "        with: {path: ./*, key: ws}\n"
+        "      - run: bash scripts/build.sh && cd python\n"
+        "      - uses: actions/download-artifact@v4\n"
+        "        with: {pattern: wheels-*, merge-multiple: true, path: dist}\n"
+        "      - run: pip install dist/*.whl && bash dist/check.sh\n"
+        "      - run: curl -sL https://example.com/a.tgz | tar -xz -C deps && bash deps/setup.sh\n"
+        "      - run: tar xf b.tar -C tools some/path && unzip -q c.zip -d kit && bash tools/x.sh kit/y.sh\n"
+        "      - run: |\n"
+        "          git init vllm && cd vllm\n"
+        "          git fetch https://github.com/o/vllm v1 && git checkout FETCH_HEAD\n"
+        "          bash tools/build.sh\n"
+        "      - working-directory: vllm\n"
+        "        run: bash tools/test.sh\n"
+        "      - run: git worktree add wt && bash wt/scripts/x.sh\n"
+    )
+    root = make_repo({CI: _workflow(steps)})
+    assert _findings(root) == []
+    restored_elsewhere = "      - uses: actions/cache@v4\n        with: {path: 'build/*', key: b}\n"
+    root = make_repo({CI: _workflow(restored_elsewhere + "      - run: bash scripts/x.sh && cd build/out\n")})
+    never = "but job 'build' never checks the repository out"
+    assert _findings(root) == [(CI, 8, 19, f"`bash scripts/x.sh` runs `scripts/x.sh`, {never}", [])]
+
+
+def test_a_folder_docker_mounts_is_no_use_of_the_repository(make_repo) -> None:  # type: ignore[no-untyped-def]
+    """`docker run -v ./out:/out` may mount a folder for the container's output: missing-mount-source judges it."""
+    steps = "      - run: docker run -v ./out:/out --mount type=bind,source=$PWD/cfg,target=/cfg img && bash x.sh\n"
+    root = make_repo({CI: _workflow(steps)})
+    assert _findings(root) == [
+        (CI, 6, 97, "`bash x.sh` runs `x.sh`, but job 'build' never checks the repository out", [])
+    ]

@@ -26,7 +26,7 @@ from functools import partial
 
 from ci_checks import shell
 from ci_checks.diagnostics import Span
-from ci_checks.dockerfile import Dockerfile, Instruction
+from ci_checks.dockerfile import Dockerfile, Instruction, flags_end
 from ci_checks.model.files.effects import Write
 from ci_checks.model.files.flow import Flow, Origin, Walker, runs_standard_input
 from ci_checks.model.files.places import CONTEXT, ROOT, STAGE, Place, Scope
@@ -49,6 +49,17 @@ class Source:
     keyword: str
 
 
+@dataclass(frozen=True, eq=False)
+class Mount:
+    """A `RUN --mount=type=bind` source: as written, where, the place it names (in the context, or in the stage
+    `from=` names; None for an image's, a variable, a quoted value), and that stage's name (None: the context)."""
+
+    written: str
+    span: Span
+    place: Place | None
+    stage: str | None
+
+
 @dataclass(eq=False)
 class Stage:
     index: int
@@ -69,6 +80,7 @@ class Image:
     context: str | None
     stages: list[Stage] = field(default_factory=list)
     sources: list[Source] = field(default_factory=list)
+    mounts: list[Mount] = field(default_factory=list)
 
     @property
     def flows(self) -> list[Flow]:
@@ -118,7 +130,7 @@ def image(dockerfile: Dockerfile, path: str, context: str | None, is_folder: Cal
         elif keyword in ("COPY", "ADD"):
             _copy(built, stage, instruction, parts, scope, is_folder)
         elif keyword == "RUN":
-            _run(stage, instruction, parts, scope, dockerfile.source)
+            _run(built, stage, instruction, parts, scope, dockerfile.source)
     return built
 
 
@@ -223,8 +235,14 @@ def _is_folder(context: str | None, path: str, is_folder: Callable[[str], bool])
 
 
 def _run(
-    stage: Stage, instruction: Instruction, parts: list[Command | shell.Script], scope: Scope, file: SourceFile
+    built: Image,
+    stage: Stage,
+    instruction: Instruction,
+    parts: list[Command | shell.Script],
+    scope: Scope,
+    file: SourceFile,
 ) -> None:
+    flags = flags_end(instruction.arguments)
     for match in _MOUNT.finditer(instruction.arguments):
         options = dict(item.split("=", 1) for item in match.group("options").split(",") if "=" in item)
         target = scope.place(options.get("target", options.get("dst", options.get("destination", ""))))
@@ -235,6 +253,10 @@ def _run(
             source = options.get("source", options.get("src", ""))  # none: the root of the context or stage
             place = _source_place(source, CONTEXT if origin is None else STAGE + origin)
             stage.flow.note(Write("copy", target, place), instruction.span, None, None)
+            if source and match.start() < flags:  # an option of the `RUN`, not a word of its script
+                where = _option_span(instruction, file, match.start("options"), match.group("options"), source)
+                known = place if not any(quote in source for quote in "\"'") else None
+                built.mounts.append(Mount(source, where, known, origin))
         else:
             stage.flow.note(Write("named", target), instruction.span, None, None)
     walker = Walker(stage.flow, None)
@@ -248,6 +270,18 @@ def _run(
         if any(_fed(script, command, heredoc.marker) for script in scripts for command in script.commands()):
             body = shell.parse(heredoc.body, FileLocator(file, heredoc.offsets))
             Walker(stage.flow, None).script(body, scope.copy())
+
+
+def _option_span(instruction: Instruction, file: SourceFile, start: int, options: str, value: str) -> Span:
+    """Where the `source=`/`src=` value of a `--mount` option starting at `start` of the arguments is written."""
+    offset = start
+    for item in options.split(","):
+        key, _, written = item.partition("=")
+        if key in ("source", "src") and written == value:
+            offset += len(key) + 1
+            break
+        offset += len(item) + 1
+    return FileLocator(file, instruction.offsets).span(offset, offset + len(value))
 
 
 def _fed(script: shell.Script, command: Command, marker: str) -> bool:

@@ -4,7 +4,7 @@
 
 - `Write`s: a place a command puts something at. `kind` says how sure that is
   and what is there: `clone` (another repository: `git clone`, `gh repo
-  clone`, `git worktree add`), `git` (a tree changed in place: `git checkout`,
+  clone`, `git init DIR`, `git worktree add`), `git` (a tree changed in place: `git checkout`,
   `reset`, `pull`, `submodule`), `download` (`curl -o`, `wget`, `gh release
   download`, `pip download -d`, `rsync`/`scp` from another host), `create`
   (`mkdir`, `touch`, `tee`, a redirection), `copy` (`cp`, `mv`, `rsync`,
@@ -34,7 +34,7 @@ from itertools import takewhile
 from typing import Literal
 
 from ci_checks.model.files.places import Place, Scope
-from ci_checks.model.references import suffix_word, unwrapped
+from ci_checks.model.references import docker_run_mounts, suffix_word, unwrapped
 from ci_checks.shell import Command, Pipeline, Redirect, Word
 
 WriteKind = Literal["checkout", "clone", "git", "download", "create", "copy", "unpack", "named", "opaque"]
@@ -69,6 +69,7 @@ _GIT_TREE_OPERATIONS = _GIT_IN_PLACE | {"fetch", "init"}
 _GIT_PATHS = {"checkout", "reset"}
 """Subcommands that, given paths after a ref, put what the ref holds at those paths."""
 _GIT_VALUE_OPTIONS = {"-c", "-C", "--git-dir", "--work-tree", "--namespace", "--exec-path"}
+_INIT_VALUE_OPTIONS = {"-b", "--initial-branch", "--template", "--separate-git-dir", "--object-format", "--ref-format"}
 _CLONE_VALUE_OPTIONS = {"-b", "--branch", "-o", "--origin", "--depth", "--reference", "--reference-if-able",
                         "--separate-git-dir", "-c", "--config", "--filter", "-j", "--jobs", "-u", "--upload-pack",
                         "--shallow-since", "--shallow-exclude", "--template", "--server-option",
@@ -97,11 +98,6 @@ _COPIERS = {
 }  # fmt: skip
 """Copying programs, with their options that take a value (`cp -f` forces, `rsync -f` filters, `rsync -t` keeps
 times, `cp -t` names the target folder)."""
-_DOCKER_RUN_FLAGS = {"-d", "--detach", "-i", "--interactive", "-t", "--tty", "-P", "--publish-all", "-q", "--quiet",
-                     "--rm", "--privileged", "--init", "--read-only", "--no-healthcheck", "--oom-kill-disable",
-                     "--sig-proxy", "--disable-content-trust", "--use-api-socket", "--help"}  # fmt: skip
-"""The options of `docker run` and `docker create` that take no value; each other one takes the next word, unless
-given with `=`."""
 _NOT_A_NAME = re.compile(r"\s|^[\d.,:%]*$")
 """A word no program takes as a path it writes: text with spaces, a number, a version."""
 _ASSIGNMENT = re.compile(r"(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<value>.*)\Z", re.DOTALL)
@@ -295,6 +291,9 @@ def _git(arguments: list[Word], scope: Scope) -> Iterator[Effect]:
         return
     if operation not in _GIT_TREE_OPERATIONS:
         return
+    if operation == "init":
+        yield from _init(rest, scope, folder)
+        return
     before_paths = list(takewhile(lambda word: word.value != "--", rest))
     operands = _operands(before_paths, {"-b", "-B", "-c", "-C", "--depth", "-m", "--message", "-o", "--origin"})
     ref = next((word.value for word in operands if operation not in ("fetch", "pull") or word is not operands[0]), None)
@@ -302,6 +301,17 @@ def _git(arguments: list[Word], scope: Scope) -> Iterator[Effect]:
     yield GitOperation(operation, folder, ref, paths)
     if operation in _GIT_IN_PLACE:
         yield Write("git", folder)
+
+
+def _init(rest: list[Word], scope: Scope, folder: Place | None) -> Iterator[Effect]:
+    """`git init DIR` makes folder DIR a repository, which a `git fetch` and `git checkout FETCH_HEAD` there then
+    fill as a clone would; `git init` alone makes the folder it runs in one, which was there already. It names no
+    ref."""
+    operands = _operands(rest, _INIT_VALUE_OPTIONS)
+    place = scope.where(operands[0].value, folder) if operands else folder
+    if operands and (place is None or place != folder):
+        yield Write("clone", place)
+    yield GitOperation("init", place, None)
 
 
 def _clone(rest: list[Word], scope: Scope, folder: Place | None) -> Iterator[Effect]:
@@ -434,7 +444,7 @@ def _tar(arguments: list[Word], scope: Scope) -> Iterator[Write]:
     first = values[0]  # the old-style options when it is all letters: `tar xzf a.tgz`
     extracting = "--extract" in values or "--get" in values or any(_bundles(v, "x") for v in values)
     extracting = extracting or (first.isalpha() and "x" in first)
-    folder_word = _option_value(arguments, ("-C", "--directory"), ("--directory=",))
+    folder_word = _option_value(arguments, ("-C", "--directory"), ("--directory=", "-C"))  # `-Cdeps` too
     if extracting:
         yield Write("unpack", scope.where(folder_word.value) if folder_word is not None else scope.cwd)
         return
@@ -489,27 +499,9 @@ def _docker(arguments: list[Word], scope: Scope) -> Iterator[Write]:
         if len(operands) == 2 and ":" in operands[0].value:
             yield Write("download", scope.where(operands[1].value))
         return
-    volumes: list[str] = []
-    words = iter(arguments[1:])
-    for word in words:
-        value = word.value
-        if not value.startswith("-"):  # the image: the words after it are the container's command
-            for host in (volume.partition(":")[0] for volume in volumes):  # `HOST:CONTAINER[:OPTIONS]`
-                if host.startswith((".", "/", "$", "~")):  # else the name of a volume, no host path
-                    yield Write("named", scope.where(host))
-            return
-        if value.startswith("--volume="):
-            volumes.append(value.removeprefix("--volume="))
-        elif "=" not in value and not _docker_flags(value):
-            following = next(words, None)  # the option's value
-            if following is not None and value in ("-v", "--volume"):
-                volumes.append(following.value)
-    # without an image docker runs nothing
-
-
-def _docker_flags(value: str) -> bool:
-    """Whether an option of `docker run` takes no value: a flag, or a bundle of short flags (`-dit`)."""
-    return value in _DOCKER_RUN_FLAGS or all(f"-{letter}" in _DOCKER_RUN_FLAGS for letter in value[1:])
+    for mount in docker_run_mounts(arguments[1:]):
+        if mount.kind == "volume" and mount.word.value.startswith((".", "/", "$", "~")):  # else a volume's name
+            yield Write("named", scope.where(mount.word.value))
 
 
 def _named(arguments: list[Word], scope: Scope) -> Iterator[Write]:

@@ -18,12 +18,13 @@ lies in (`Arm`), so that a rule can follow each path through the script.
 from __future__ import annotations
 
 import bisect
+import functools
 import posixpath
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
-from ci_checks import shell
+from ci_checks import globs, shell
 from ci_checks.diagnostics import Span
 from ci_checks.model.files.effects import (
     SILENT,
@@ -152,6 +153,9 @@ class Flow:
     """Writes by their place: a read looks at the places that hold it, not at every write."""
     _below: dict[tuple[str, str], list[Event]] = field(default_factory=dict)
     """Writes by each folder their place is inside."""
+    _globs: dict[tuple[str, str], list[Event]] = field(default_factory=dict)
+    """Writes to a glob (a cache restored to `./*`) by the folder their first wildcard is in: a read looks only at
+    those of its own folders."""
     _unplaced: list[Event] = field(default_factory=list)
 
     def next_seq(self) -> int:
@@ -187,12 +191,18 @@ class Flow:
         event = Event(self.next_seq(), effect, where, command, step, arms)
         self.events.append(event)
         if isinstance(effect, Write):
-            if effect.place is None:
+            place = effect.place
+            if place is None:
                 self._unplaced.append(event)
+            elif place.glob:
+                literal = place.literal_folder().path
+                self._globs.setdefault((place.base, literal), []).append(event)
+                for folder in [literal, *_folders(literal)]:
+                    self._below.setdefault((place.base, folder), []).append(event)
             else:
-                self._at.setdefault((effect.place.base, effect.place.path), []).append(event)
-                for folder in _folders(effect.place.path):
-                    self._below.setdefault((effect.place.base, folder), []).append(event)
+                self._at.setdefault((place.base, place.path), []).append(event)
+                for folder in _folders(place.path):
+                    self._below.setdefault((place.base, folder), []).append(event)
         if isinstance(effect, Output) and not effect.to_env and step is not None and step.id is not None:
             self.outputs.setdefault(step.id, {}).setdefault(effect.name, []).append(effect.value)
 
@@ -208,15 +218,17 @@ class Flow:
         """What put `place` there before `before`, the latest write first; writes of the kinds in `ignore` (and
         "unplaced" for writes to unknown places) do not count.
 
-        A write covers the places inside it; with `folder`, a place is also there when something was written
-        inside it (`cd x` after `mkdir -p x/y`).
+        A write covers the places inside it, a write to a glob every place its pattern may match and the places
+        inside those; with `folder`, a place is also there when something was written inside it (`cd x` after
+        `mkdir -p x/y`, or a cache restored to `*/build`).
         """
-        holding = [
-            _latest(self._at.get((place.base, path)), before, ignore) for path in [place.path, *_folders(place.path)]
-        ]
+        chain = [place.path, *_folders(place.path)]
+        holding = [_latest(self._at.get((place.base, path)), before, ignore) for path in chain]
         found = max((event for event in holding if event is not None), key=lambda event: event.seq, default=None)
         writable = place.base != CONTEXT and not place.base.startswith(STAGE)  # a build's inputs are only read
         maybe = [_latest(self._unplaced, before, ignore) if "unplaced" not in ignore and writable else None]
+        if self._globs:
+            maybe.extend(self._glob_write(place, path, before, ignore, folder) for path in chain)
         if folder:
             maybe.append(_latest(self._below.get((place.base, place.literal_folder().path)), before, ignore))
         elsewhere = max((event for event in maybe if event is not None), key=lambda event: event.seq, default=None)
@@ -227,6 +239,25 @@ class Flow:
             return Origin(found, self._content(found.effect, relative or "", found.seq, ignore))
         lookup = self.lookups.get(STAGE if place.base.startswith(STAGE) else place.base)
         return lookup(place, ignore) if lookup is not None else Origin(None)
+
+    def _glob_write(
+        self, place: Place, literal: str, before: int, ignore: frozenset[str], folder: bool
+    ) -> Event | None:
+        """The latest write before `before` to a glob whose wildcards start in folder `literal` that covers
+        `place`; its content is not followed (which file of a restored cache is which cannot be known)."""
+        events = self._globs.get((place.base, literal))
+        if not events:
+            return None
+        for index in range(bisect.bisect_left(events, before, key=lambda event: event.seq) - 1, -1, -1):
+            event = events[index]
+            effect = event.effect
+            if not isinstance(effect, Write) or effect.kind in ignore or effect.place is None:
+                continue
+            # a glob read may overlap the pattern in ways that cannot be told; the glob's own folder holds what
+            # it matched
+            if place.glob or literal == place.path or _covers(effect.place.path, place.path, folder):
+                return event
+        return None
 
     def _content(self, write: Write, relative: str, seq: int, ignore: frozenset[str]) -> str | None:
         """The repository path of what `write` put at `relative` inside its place, when it is this repository's."""
@@ -250,6 +281,32 @@ def _folders(path: str) -> list[str]:
     parts = path.split("/")
     inside = ["/".join(parts[:index]) for index in range(len(parts) - 1, 0, -1)]
     return inside if parts[0] == ".." else [*inside, ""]
+
+
+def _covers(pattern: str, path: str, folder: bool) -> bool:
+    """Whether a write to glob `pattern` may have put `path` there: the pattern matches it or a folder it is in
+    (`*` restores `scripts`, and so `scripts/x.sh`); with `folder`, also when it may match something inside it
+    (`*/build` may make `a`). A pattern the glob dialect refuses (`../*`) may be anything."""
+    compiled = _compiled(pattern)
+    if compiled is None:
+        return True
+    parts = path.split("/") if path else []
+    if any(compiled.matches("/".join(parts[:count])) for count in range(1, len(parts) + 1)):
+        return True
+    segments = pattern.split("/")
+    for count in range(1, len(segments)) if folder else ():
+        head = _compiled("/".join(segments[:count]))
+        if head is None or head.matches(path):
+            return True
+    return False
+
+
+@functools.lru_cache(maxsize=1024)
+def _compiled(pattern: str) -> globs.Glob | None:
+    try:
+        return globs.compile_glob(pattern)
+    except globs.GlobError:
+        return None
 
 
 def _latest(events: list[Event] | None, before: int, ignore: frozenset[str]) -> Event | None:

@@ -5,7 +5,8 @@ Each step adds to the job's flow:
 - `actions/checkout`: this repository (no `repository:`, or
   `${{ github.repository }}`) or another one, at its `path:`;
 - `actions/download-artifact` and `actions/cache`: what they restore, at their
-  `path:` (the workspace when none);
+  `path:` (the workspace when none; a glob, `./*` or `**`, stands for every
+  place it may match);
 - `docker/build-push-action`: an image build (`Build`), with its `file:` and
   `context:`; without `context:` it builds from the repository at the ref (Git
   context), not from the workspace;
@@ -98,6 +99,8 @@ class JobFlow(Flow):
     checkouts: list[Checkout] = field(default_factory=list)
     starts: dict[int, int] = field(default_factory=dict)
     """Where each step (by its index) starts in the flow's sequence."""
+    directories: dict[int, Place | None] = field(default_factory=dict)
+    """The working directory each `run:` step (by its index) starts in, whatever its shell (None: unknown)."""
 
 
 def job_flow(job: Job, steps: int | None = None) -> JobFlow:
@@ -136,21 +139,31 @@ def _step(flow: JobFlow, step: Step, env: dict[str, str | None]) -> None:
     if step.uses is not None:
         _action(flow, step, scope)
         return
-    script = step.script
-    if script is None:
+    if step.run is None:
         return
-    directory = step.working_directory
-    if directory is None and isinstance(step.owner, Job):
-        directory = step.owner.defaults.working_directory or step.owner.workflow.defaults.working_directory
+    directory = _working_directory(step)
     if directory is not None:
         expanded = scope.expand(directory)
         scope.cwd = place_of(expanded, Place(WORKSPACE)) if expanded is not None else None
+    flow.directories[step.index] = scope.cwd
+    script = step.script
+    if script is None:
+        return
     first_read, first_event = len(flow.reads), len(flow.events)
     Walker(flow, step).script(script, scope)
     _builds_of_commands(flow, step, first_read)
     for event in flow.events[first_event:]:
         if isinstance(event.effect, Output) and event.effect.to_env:
             env[event.effect.name] = scope.expand(event.effect.value)
+
+
+def _working_directory(step: Step) -> str | None:
+    """The `working-directory` a `run:` step starts in as written: its own, else its job's default, else its
+    workflow's (a composite action has no defaults); None for the workspace."""
+    directory = step.working_directory
+    if directory is None and isinstance(step.owner, Job):
+        directory = step.owner.defaults.working_directory or step.owner.workflow.defaults.working_directory
+    return directory
 
 
 def _action(flow: JobFlow, step: Step, scope: Scope) -> None:

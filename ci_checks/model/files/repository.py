@@ -10,6 +10,7 @@ repository root and with its own folder as context, the two usual choices.
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
@@ -27,6 +28,8 @@ from ci_checks.repository import FileKind, Repository
 
 if TYPE_CHECKING:
     from ci_checks.model.files.docker import Image
+
+_SUBMODULE_PATH = re.compile(r"^\s*path\s*=\s*(.+)$", re.MULTILINE)
 
 UNSURE = frozenset({"opaque", "unplaced"})
 """Writes that may have touched any path: an action ci-checks does not know, a write to a place that cannot be
@@ -138,6 +141,15 @@ class RepositoryFiles:
             found[path] = [image(parsed, path, context, self._is_folder) for context in contexts]
         return found
 
+    def in_context(self, built: Image, place: Place) -> bool:
+        """Whether a context path (`COPY assets/ ...`, `RUN --mount=type=bind,source=assets`) of a Dockerfile read
+        with a known context is there: in the repository, or made by a job that builds it from that context."""
+        context = built.context or ""
+        path = posixpath.normpath(posixpath.join(context, place.path)) if place.path else context or "."
+        if self.repository.exists(path):
+            return True
+        return any(build.context == built.context and build.made(place) for build in self.builds_of(built.path))
+
     @cached_property
     def all_images(self) -> list[Image]:
         return [built for images in self._images.values() for built in images]
@@ -173,6 +185,17 @@ class RepositoryFiles:
             if covers(path) and _mention(self.workspace.load(path).source.text, mentioning):
                 for built in self.images(path):
                     yield from (Owned(stage.flow, "the image", built) for stage in built.stages)
+
+    @cached_property
+    def submodules(self) -> list[str]:
+        """The paths of git submodules (from `.gitmodules`): their files are not part of this repository's tree."""
+        if not self.repository.exists(".gitmodules"):
+            return []
+        text = self.repository.read(".gitmodules").text
+        return [match.group(1).strip().strip("/") for match in _SUBMODULE_PATH.finditer(text)]
+
+    def in_submodule(self, path: str) -> bool:
+        return any(path == folder or path.startswith(folder + "/") for folder in self.submodules)
 
     @cached_property
     def by_name(self) -> dict[str, list[str]]:
