@@ -13,6 +13,8 @@ the workflows imply: labels written beside `self-hosted` elsewhere, declared
 in `.github/actionlint.yaml`, or naming a GPU (`h200`, `mi300x`, `4gpu`; GPU
 machines are self-hosted, or named in `runners:` with `self-hosted: false`).
 The finding is at the job; its notes show where the labels are written.
+Only the legs of a job that may run count (see `docs/values.md`): a job with
+`if: false`, or whose every leg needs a job that never runs, is not judged.
 Workflows with no `on:` never run and are not judged.
 
 ## Why it matters

@@ -4,8 +4,10 @@
 Checks every label a job may ask for: labels written in `runs-on`, matrix
 values it takes, and JSON lists passed by callers into a reusable workflow
 (`runs_on: '["self-hosted", "amd", "mi300x"]'`, followed into
-`runs-on: ${{ fromJSON(inputs.runs_on) }}`). Each finding is where the label is
-written, the character inside a JSON string included.
+`runs-on: ${{ fromJSON(inputs.runs_on) }}`), in each leg of the job that may
+run (see `docs/values.md`). Each finding is where the label is written, the
+character inside a JSON string included, and names the value it came from
+where that is more than the label (`inputs.runs_on` = `["h200", "4gup"]`).
 
 With no `runners:` in the configuration, the workflows themselves say which
 labels exist: a label only one job asks for, one edit from a label other jobs
