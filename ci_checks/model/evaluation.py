@@ -152,7 +152,7 @@ class Scope:
     """`github.workflow`: the name of the workflow the event started (a reusable workflow's is its caller's)."""
     run: str
     """What tells this run from every other: the path of the workflow the event started."""
-    inputs: Mapping[str, Value] | None = field(default_factory=dict)
+    inputs: Mapping[str, Value | Several] | None = field(default_factory=dict)
     """`inputs.*`: what a caller passes (or the defaults); None where the event decides them (a dispatch)."""
     job: str | None = None
     """`github.job`, in a job's `concurrency`."""
@@ -380,7 +380,12 @@ def context(path: list[str], scope: Scope) -> Value:
     if head == "inputs" and len(rest) == 1:
         if scope.inputs is None:  # the same within the run that the dispatch started, whatever it is
             return Text((Symbol(f"{scope.run}#{dotted}", None, dotted),))
-        return scope.inputs.get(rest[0])
+        value = scope.inputs.get(rest[0])
+        if isinstance(value, Several):  # a call that passes one of several values
+            if dotted in scope.chosen:
+                return scope.chosen[dotted]
+            raise _Split(dotted, value.values)
+        return value
     if head == "vars" and len(rest) == 1:
         return Text((Symbol(dotted, None, dotted),))
     if head == "needs" and rest:  # a job's outputs: the same within one call of the workflow in one run

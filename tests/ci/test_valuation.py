@@ -137,19 +137,19 @@ jobs:
 """
 
 
-def test_a_dispatch_runs_with_each_option_and_both_booleans_and_a_push_with_no_inputs(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_dispatch_gives_each_option_and_both_booleans_and_a_push_no_inputs(make_repo) -> None:  # type: ignore[no-untyped-def]
     context = _context(make_repo({".github/workflows/d.yml": DISPATCH}))
-    legs = context.valuation.legs(_job(context, "d.yml", "run")).legs
-    shown = [(leg.event, {name: b.value for name, b in leg.entry.inputs.items()}) for leg in legs]
-    assert shown == [
-        ("workflow_dispatch", {"gpu": "mi355x", "debug": False, "note": "nightly"}),
-        ("workflow_dispatch", {"gpu": "mi355x", "debug": True, "note": "nightly"}),
-        ("workflow_dispatch", {"gpu": "mi300x", "debug": False, "note": "nightly"}),
-        ("workflow_dispatch", {"gpu": "mi300x", "debug": True, "note": "nightly"}),
-        ("push", {}),
-    ]
+    dispatch, push = context.valuation.legs(_job(context, "d.yml", "run")).legs
+    assert (dispatch.event, push.event) == ("workflow_dispatch", "push")
+    # every value a dispatch may give is tried where an expression reads it, the default first
+    assert dispatch.possible("${{ inputs.gpu }}") == ("mi355x", "mi300x")
+    assert dispatch.possible("${{ inputs.debug }}") == (False, True)
+    assert dispatch.possible("${{ inputs.note }}-${{ inputs.debug }}") == ("nightly-false", "nightly-true")
+    assert dispatch.describe("${{ inputs.gpu }}") == "`inputs.gpu` = `mi355x` or `mi300x`"
+    assert [choice.values for choice in runners(dispatch).choices] == [["mi355x"], ["mi300x"]]
     # on a push `inputs.gpu` is empty, so the job runs on the fallback
-    assert [choice.values for choice in runners(legs[-1]).choices] == [["ubuntu-24.04"]]
+    assert push.entry.inputs == {}
+    assert [choice.values for choice in runners(push).choices] == [["ubuntu-24.04"]]
 
 
 CONDITIONS = """on: [push, pull_request]

@@ -1,11 +1,13 @@
 """The legs of a job: each way it runs (an event, a call, a matrix combination), with the values it runs with.
 
-A job's workflow is started by each event under its `on:` (a dispatch once
-for each choice of its typed inputs: `choice` options, both booleans), and a
+A job's workflow is started by each event under its `on:` (a dispatch with
+each value of its typed inputs: every `choice` option and both booleans are
+`Several` values, tried one by one where an expression reads them), and a
 reusable workflow by each leg of each job in this repository that calls it,
 with the inputs that call passes (evaluated in the caller's leg, so a caller's
-matrix reaches the callee), the defaults for the rest; a reusable workflow no
-job here calls gets its defaults, and UNKNOWN for inputs without one. Each of
+matrix reaches the callee; each read the first time an expression needs it),
+the defaults for the rest; a reusable workflow no job here calls gets its
+defaults, and UNKNOWN for inputs without one. Each of
 these `Entry`s expands the job's matrix (`matrix.expand`, evaluated in the
 entry: `${{ fromJSON(inputs.gpus) }}`) into `Leg`s.
 
@@ -20,8 +22,8 @@ skipped, unless its `if:` asks for `always()` or `cancelled()`) and of the
 jobs that call its workflow, evaluated for the leg's event, and for a pull
 request from a fork or not (`fork`).
 
-Everything is bounded: `MAX_LEGS` legs per job, `MAX_DISPATCH` dispatch
-choices, `MAX_DEPTH` calls deep, and `evaluation.MAX_POSSIBLE` values per
+Everything is bounded: `MAX_LEGS` legs per job, `MAX_ENTRIES` ways into a
+workflow, `MAX_DEPTH` calls deep, and `evaluation.MAX_POSSIBLE` values per
 expression; past a bound the legs are marked incomplete.
 """
 
@@ -29,10 +31,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from functools import partial
-from itertools import product
 
 from ci_checks.diagnostics import Related, Span
 from ci_checks.model.evaluation import (
@@ -60,7 +61,6 @@ from ci_checks.yamlpos import Node, Scalar, Sequence
 MAX_LEGS = 64
 MAX_ENTRIES = 256
 """How many ways into one workflow (events, dispatch choices, callers' legs) are followed."""
-MAX_DISPATCH = 16
 MAX_DEPTH = 4
 _MAX_SEVERAL = 16
 _MAX_PLACES = 256
@@ -75,7 +75,8 @@ class Binding:
     """A value a leg gives a name (`matrix.runner`, `inputs.gpu`), and where it is written."""
 
     name: str
-    value: Value
+    value: Value | Several
+    """Its value; `Several` where a call passes an expression of more than one value (each is tried in turn)."""
     span: Span | None
     via: tuple[Related, ...] = ()
     node: Node | None = None
@@ -84,7 +85,8 @@ class Binding:
 
     @property
     def shown(self) -> str:
-        return f"`{self.name}` = `{shown(self.value)}`"
+        values = self.value.values if isinstance(self.value, Several) else (self.value,)
+        return f"`{self.name}` = " + " or ".join(f"`{shown(value)}`" for value in values)
 
     def place(self, part: str) -> Span | None:
         """Where a part of the value is written: the scalar that is it (an item of a list), or its characters
@@ -140,7 +142,7 @@ class Entry:
 
     workflow: Workflow
     event: str | None
-    inputs: dict[str, Binding]
+    inputs: Mapping[str, Binding]
     caller: Leg | None = None
 
     @property
@@ -168,6 +170,8 @@ class Leg:
     valuation: Valuation = field(repr=False)
     _env: dict[int, dict[str, Value]] = field(default_factory=dict, repr=False)
     _shell: dict[int, ShellValues] = field(default_factory=dict, repr=False)
+    _scopes: dict[tuple[int, bool | None], Scope] = field(default_factory=dict, repr=False)
+    _bare: Scope | None = field(default=None, repr=False)
 
     @property
     def event(self) -> str | None:
@@ -180,8 +184,11 @@ class Leg:
         return (*caller.chain, caller) if caller is not None else ()
 
     def scope(self, step: Step | None = None, fork: bool | None = None) -> Scope:
-        instance = "/".join(leg.job.id for leg in self.chain)
-        return replace(self._bare_scope(), instance=instance, env=self.env(step), fork=fork)
+        key = (0 if step is None else id(step), fork)
+        if key not in self._scopes:
+            instance = "/".join(leg.job.id for leg in self.chain)
+            self._scopes[key] = replace(self._bare_scope(), instance=instance, env=self.env(step), fork=fork)
+        return self._scopes[key]
 
     def possible(self, text: str, step: Step | None = None) -> tuple[Value, ...]:
         """Each value a template or expression of the job may have in this leg."""
@@ -206,16 +213,23 @@ class Leg:
         return self._env[key]
 
     def _bare_scope(self) -> Scope:
-        top = self.entry.top
-        return Scope(
-            self.event,
-            top.name or top.path,
-            top.path,
-            {name: binding.value for name, binding in self.entry.inputs.items()},
-            job=self.job.id,
-            matrix={name: binding.value for name, binding in self.matrix.items()},
-            outputs=self._outputs,
-        )
+        """The scope of the leg without `env` (what `env:` values are evaluated in)."""
+        if self._bare is None:
+            top = self.entry.top
+            self._bare = Scope(
+                self.event,
+                top.name or top.path,
+                top.path,
+                _Values(self.entry.inputs),
+                job=self.job.id,
+                matrix={
+                    name: binding.value
+                    for name, binding in self.matrix.items()
+                    if not isinstance(binding.value, Several)
+                },
+                outputs=self._outputs,
+            )
+        return self._bare
 
     def shell(self, step: Step) -> ShellValues | None:
         """The values of the variables at each command of a `run:` step's script, in this leg."""
@@ -385,9 +399,7 @@ class Valuation:
             if event == "workflow_call":
                 continue
             if event == "workflow_dispatch":
-                choices, whole = _dispatch_choices(workflow)
-                complete = complete and whole
-                found.extend(Entry(workflow, event, inputs) for inputs in choices)
+                found.append(Entry(workflow, event, _dispatched(workflow)))
             else:
                 found.append(Entry(workflow, event, {}))
         if not workflow.triggers:
@@ -407,10 +419,9 @@ class Valuation:
                 if leg.entry.depth + 1 > MAX_DEPTH:
                     complete = False
                     continue
-                for inputs in _passed(caller, workflow, leg):
-                    if len(found) >= MAX_ENTRIES:
-                        return found, False
-                    found.append(Entry(workflow, leg.event, inputs, leg))
+                if len(found) >= MAX_ENTRIES:
+                    return found, False
+                found.append(Entry(workflow, leg.event, _Passed(caller, workflow, leg), leg))
         return found, complete
 
     # -- outputs
@@ -509,25 +520,20 @@ def _one(leg: Leg, text: str) -> Value:
     return values[0] if len(values) == 1 else UNKNOWN
 
 
-def _handed_on(label: str, value: Value, node: Scalar, via: tuple[Related, ...], inner: Binding | None) -> Binding:
-    """An input a call passes as `${{ matrix.x }}` or `${{ inputs.y }}`: placed where the caller's own value is
-    written, with the calls it went through (the nearest first)."""
-    if inner is not None and inner.value == value:
-        return Binding(label, value, inner.span, (*via, *inner.via), inner.node, inner.source)
-    return Binding(label, value, node.span, via)
-
-
-def _dispatch_choices(workflow: Workflow) -> tuple[list[dict[str, Binding]], bool]:
-    """The inputs a dispatch may give: each `choice` option and both booleans, the default of the others."""
-    axes: list[list[Binding]] = []
+def _dispatched(workflow: Workflow) -> dict[str, Binding]:
+    """The inputs a dispatch may give: every `choice` option and both booleans (`Several` values, each tried where an
+    expression reads it), the default of the others."""
+    found: dict[str, Binding] = {}
     for name, item in workflow.workflow_dispatch_inputs.items():
-        axes.append(_dispatch_values(name.lower(), item, workflow.source))
-    choices: list[dict[str, Binding]] = []
-    for count, combination in enumerate(product(*axes)):
-        if count >= MAX_DISPATCH:
-            return choices, False
-        choices.append({binding.name.removeprefix("inputs."): binding for binding in combination})
-    return choices, True
+        values = _dispatch_values(name.lower(), item, workflow.source)
+        first = values[0]
+        if len(values) > 1:
+            several = Several(
+                first.name, tuple(binding.value for binding in values if not isinstance(binding.value, Several))
+            )
+            first = Binding(first.name, several, first.span, first.via, first.node, first.source)
+        found[name.lower()] = first
+    return found
 
 
 def _dispatch_values(name: str, item: Input, source: SourceFile) -> list[Binding]:
@@ -584,42 +590,67 @@ def _defaults(workflow: Workflow) -> dict[str, Binding]:
     return found
 
 
-def _passed(caller: Job, callee: Workflow, leg: Leg) -> Iterator[dict[str, Binding]]:
-    """The inputs each call passes in a leg of the calling job (one set of inputs for each choice of a value that
-    may be several), and the defaults of what it does not pass."""
-    declared = callee.workflow_call.inputs if callee.workflow_call is not None else {}
-    given = {name.lower(): entry for name, entry in caller.with_.items()}
-    axes: list[list[Binding]] = []
-    for name, item in declared.items():
-        lowered = name.lower()
-        entry = given.get(lowered)
-        label = f"inputs.{lowered}"
+class _Values(Mapping[str, "Value | Several"]):
+    """The values of a leg's inputs, each read from its binding when an expression reads it."""
+
+    def __init__(self, bindings: Mapping[str, Binding]) -> None:
+        self._bindings = bindings
+
+    def __getitem__(self, name: str) -> Value | Several:
+        return self._bindings[name].value
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._bindings)
+
+    def __len__(self) -> int:
+        return len(self._bindings)
+
+
+class _Passed(Mapping[str, Binding]):
+    """The inputs one call passes in a leg of the calling job, each evaluated there the first time it is read (most
+    never are), and the defaults of what it does not pass; a value that may be several is `Several`."""
+
+    def __init__(self, caller: Job, callee: Workflow, leg: Leg) -> None:
+        declared = callee.workflow_call.inputs if callee.workflow_call is not None else {}
+        self._declared = {name.lower(): item for name, item in declared.items()}
+        self._given = {name.lower(): entry for name, entry in caller.with_.items()}
+        self._caller, self._callee, self._leg = caller, callee, leg
+        self._bindings: dict[str, Binding] = {}
+
+    def __getitem__(self, name: str) -> Binding:
+        if name not in self._bindings:
+            self._bindings[name] = self._binding(name, self._declared[name])
+        return self._bindings[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._declared)
+
+    def __len__(self) -> int:
+        return len(self._declared)
+
+    def _binding(self, name: str, item: Input) -> Binding:
+        label = f"inputs.{name}"
+        entry = self._given.get(name)
         if entry is None:
             default = item.default
             if default is None:
-                axes.append([Binding(label, None, None)])
-            else:
-                axes.append(
-                    [
-                        Binding(
-                            label, _typed(default.value), default.value.span, node=default.value, source=callee.source
-                        )
-                    ]
-                )
-            continue
+                return Binding(label, None, None)
+            return Binding(
+                label, _typed(default.value), default.value.span, node=default.value, source=self._callee.source
+            )
+        caller, leg = self._caller, self._leg
         via = (Related(entry.value.span, f"passed as input `{entry.name}` by job '{caller.id}'"),)
         node = entry.value if isinstance(entry.value, Scalar) else None
         if node is None:
             value = matrices.node_value(entry.value, partial(_one, leg))
-            axes.append([Binding(label, value, entry.value.span, via, entry.value, caller.workflow.source)])
-        elif "${{" in node.value:
-            values = leg.possible(node.value)
-            read = leg.reads(node.value)
-            inner = read[0] if len(read) == 1 and EXPRESSION.fullmatch(node.value.strip()) else None
-            axes.append([_handed_on(label, value, node, via, inner) for value in values[:_MAX_SEVERAL]])
-        else:
-            axes.append([Binding(label, _typed(node), node.span, via, node, caller.workflow.source)])
-    for count, combination in enumerate(product(*axes)):
-        if count >= MAX_DISPATCH:
-            return
-        yield {binding.name.removeprefix("inputs."): binding for binding in combination}
+            return Binding(label, value, entry.value.span, via, entry.value, caller.workflow.source)
+        if "${{" not in node.value:
+            return Binding(label, _typed(node), node.span, via, node, caller.workflow.source)
+        values = leg.possible(node.value)
+        read = leg.reads(node.value)
+        inner = read[0] if len(read) == 1 and EXPRESSION.fullmatch(node.value.strip()) else None
+        if inner is not None and len(values) == 1 and inner.value == values[0]:
+            return Binding(label, values[0], inner.span, (*via, *inner.via), inner.node, inner.source)
+        if len(values) == 1:
+            return Binding(label, values[0], node.span, via)
+        return Binding(label, Several(label, values[:_MAX_SEVERAL]), node.span, via)

@@ -9,6 +9,7 @@ runner to judge, rather than a guessed one.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import product
@@ -19,7 +20,7 @@ from ci_checks.model.runners import Label, RunnerChoice, Runners
 from ci_checks.model.valuation.legs import Binding, Leg, Valuation
 from ci_checks.model.values import mapping
 from ci_checks.model.workflow import Job, Workflow
-from ci_checks.yamlpos import Scalar, Sequence
+from ci_checks.yamlpos import Mapping, Scalar, Sequence
 
 _MAX_CHOICES = 16
 
@@ -41,9 +42,18 @@ class RunnerResolver:
         legs = self.valuation.legs(job)
         result = Runners(complete=legs.complete)
         seen: set[tuple[tuple[str, Span, tuple[object, ...]], ...]] = set()
+        text = _written(job)
+        shared = not _PER_LEG.search(text)
+        told: set[tuple[object, ...]] = set()
         for leg in legs.legs:
-            if self.valuation.runs(leg) is False:
+            # Legs that give `runs-on` the same values ask for the same labels (most matrix axes and dispatch inputs
+            # are not runners): a group is told once, by its first leg that may run.
+            group: tuple[object, ...] = (id(leg),)
+            if shared:
+                group = (leg.event, *((b.name, repr(b.value), b.span) for b in leg.reads(text)))
+            if group in told or self.valuation.runs(leg) is False:
                 continue
+            told.add(group)
             found = runners(leg)
             result.complete = result.complete and found.complete
             for choice in found.choices:
@@ -53,6 +63,26 @@ class RunnerResolver:
                     result.choices.append(choice)
         self._runners[key] = result
         return result
+
+
+_PER_LEG = re.compile(r"\b(env|needs|steps|vars|secrets|job|runner|strategy)\s*[.\[]", re.IGNORECASE)
+"""Contexts whose value a leg's bindings do not tell: `runs-on` that reads one is evaluated in every leg."""
+
+
+def _written(job: Job) -> str:
+    """The text of a job's `runs-on`, every scalar of it."""
+    node = job.runs_on.node if job.runs_on is not None else None
+    pending = [node] if node is not None else []
+    texts: list[str] = []
+    while pending:
+        current = pending.pop()
+        if isinstance(current, Scalar):
+            texts.append(current.value)
+        elif isinstance(current, Sequence):
+            pending.extend(current.items)
+        elif isinstance(current, Mapping):
+            pending.extend(value for _, value in current.items())
+    return " ".join(texts)
 
 
 @dataclass(frozen=True)
