@@ -256,36 +256,13 @@ class _Reader:
                 if mount.word.value.startswith((".", "/", "$", "~")):  # else the name of a volume, no host path
                     yield from self.named(mount.kind, mount.word)
             return
-        if values[:1] == ["build"]:
-            rest = arguments[1:]
-        elif values[:2] in (["buildx", "build"], ["image", "build"]):
-            rest = arguments[2:]
-        else:
+        build = docker_build(arguments)
+        if build is None:
             return
-        positional: list[Word] = []
-        index = 0
-        while index < len(rest):
-            word = rest[index]
-            value = word.value
-            if value in ("-f", "--file") and index + 1 < len(rest):
-                yield from self.named("dockerfile", rest[index + 1])
-                index += 2
-                continue
-            if value.startswith("--file="):
-                yield from self.named("dockerfile", suffix_word(word, len("--file=")))
-            elif value.startswith("-f") and len(value) > 2:  # `-fDockerfile`, `-f=Dockerfile`, as docker reads them
-                yield from self.named("dockerfile", suffix_word(word, 3 if value[2] == "=" else 2))
-            elif value.startswith("-") and value != "-":
-                takes_value = (
-                    "=" not in value and value not in _DOCKER_FLAGS and not (len(value) > 2 and value[1] != "-")
-                )
-                index += 2 if takes_value else 1
-                continue
-            else:
-                positional.append(word)
-            index += 1
-        if len(positional) == 1 and "://" not in positional[0].value:
-            yield from self.named("context", positional[0])
+        for word in build.files:
+            yield from self.named("dockerfile", word)
+        if len(build.positional) == 1 and "://" not in build.positional[0].value:
+            yield from self.named("context", build.positional[0])
 
     def pip(self, arguments: list[Word]) -> Iterator[Reference]:
         if not arguments or arguments[0].value != "install":
@@ -340,6 +317,54 @@ class _Reader:
         for index, word in enumerate(arguments[:-1]):
             if word.value == "--install":
                 yield from self.named("install", arguments[index + 1])
+
+
+@dataclass(eq=False)
+class BuildWords:
+    """The words of a `docker build` command line: the Dockerfiles it names (`-f`), the `--build-arg`s it passes
+    (`NAME=value` or `NAME`), its positional words (the context, when there is one), and whether it reads more
+    arguments from a file (podman's `--build-arg-file`)."""
+
+    files: list[Word | None]
+    arguments: list[Word | None]
+    positional: list[Word]
+    argument_file: bool = False
+
+
+def docker_build(arguments: list[Word]) -> BuildWords | None:
+    """The words of `docker build`, `docker buildx build` or `docker image build`, given the words after `docker`
+    (or `podman`); None for another command."""
+    values = [word.value for word in arguments]
+    if values[:1] == ["build"]:
+        rest = arguments[1:]
+    elif values[:2] in (["buildx", "build"], ["image", "build"]):
+        rest = arguments[2:]
+    else:
+        return None
+    build = BuildWords([], [], [])
+    index = 0
+    while index < len(rest):
+        word = rest[index]
+        value = word.value
+        if value in ("-f", "--file", "--build-arg") and index + 1 < len(rest):
+            (build.arguments if value == "--build-arg" else build.files).append(rest[index + 1])
+            index += 2
+            continue
+        if value.startswith("--file="):
+            build.files.append(suffix_word(word, len("--file=")))
+        elif value.startswith("--build-arg="):
+            build.arguments.append(suffix_word(word, len("--build-arg=")))
+        elif value.startswith("-f") and len(value) > 2:  # `-fDockerfile`, `-f=Dockerfile`, as docker reads them
+            build.files.append(suffix_word(word, 3 if value[2] == "=" else 2))
+        elif value.startswith("-") and value != "-":
+            build.argument_file = build.argument_file or value.startswith("--build-arg-file")
+            takes_value = "=" not in value and value not in _DOCKER_FLAGS and not (len(value) > 2 and value[1] != "-")
+            index += 2 if takes_value else 1
+            continue
+        else:
+            build.positional.append(word)
+        index += 1
+    return build
 
 
 def suffix_word(word: Word, skip: int, strip_extras: bool = False) -> Word | None:

@@ -17,18 +17,22 @@ out exist:
 - in a composite action, paths under `$GITHUB_ACTION_PATH`;
 - in Dockerfiles, `COPY`/`ADD` sources, relative to the build context: the
   context a workflow's `docker build` or `docker/build-push-action` gives,
-  else the repository root or the Dockerfile's folder.
+  else the repository root or the Dockerfile's folder; `ENV` values and
+  `ARG`s are substituted (`COPY ${PATCH_DIR}/fix.patch /tmp/` with each
+  value the builds pass with `--build-arg` or `build-args:`, else the
+  `ARG`'s default), and a source is reported when no build finds it.
 
 Only a checkout is judged (a root with `.git`, or inside a folder with
 one): a copy of the workflows alone would make every file look missing. A
-path built from a variable is skipped, not guessed. A path that leaves the
-repository (`../x`, or a symbolic link pointing out) is reported as such and
-never read. What each step puts where is followed (see `docs/model.md`): a
-path the job made before reading it (`git clone`, `mkdir`, a download, a
-cache restore, a redirection, a program or action given the path) is not
-the repository's, nor is a path inside another repository's checkout or a
-git submodule; a Dockerfile's `COPY` source the building job made in the
-context before `docker build` exists.
+path built from a variable whose value cannot be known (a build argument
+passed from the environment or an expression) is skipped, not guessed. A
+path that leaves the repository (`../x`, or a symbolic link pointing out) is
+reported as such and never read. What each step puts where is followed (see
+`docs/model.md`): a path the job made before reading it (`git clone`,
+`mkdir`, a download, a cache restore, a redirection, a program or action
+given the path) is not the repository's, nor is a path inside another
+repository's checkout or a git submodule; a Dockerfile's `COPY` source the
+building job made in the context before `docker build` exists.
 
 ## Why it matters
 A script, patch or local action that was renamed or deleted breaks the job
@@ -54,6 +58,7 @@ import os
 import posixpath
 import re
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from ci_checks.context import RepositoryContext
 from ci_checks.diagnostics import Diagnostic, Severity, Span
@@ -65,6 +70,9 @@ from ci_checks.model.files.repository import UNSURE, RepositoryFiles
 from ci_checks.model.references import VERBS, Reference
 from ci_checks.repository import FileKind, Repository
 from ci_checks.rule import Rule
+
+if TYPE_CHECKING:
+    from ci_checks.model.files.docker import Image, Source
 
 _ACTION_FILES = ("action.yml", "action.yaml")
 _BUILD_PUSH = re.compile(r"docker/build-push-action\Z", re.IGNORECASE)
@@ -181,21 +189,42 @@ def _dockerfile(repository: Repository, file: LoadedFile, files: RepositoryFiles
     images = files.images(file.path)
     if not images or any(built.context is None for built in images):
         return  # a context ci-checks cannot know: any source may be there
-    contexts = [built.context or "" for built in images]
+    contexts = dict.fromkeys(built.context or "" for built in images)
     where = " or ".join(f"`{context}`" if context else "the repository root" for context in contexts)
-    missing: dict[Place, str | None] = {}  # a source named many times is looked for once: what is said of it
-    for source in images[0].sources:
-        place = source.place
-        if place is None or place.base != CONTEXT or place.glob or place.outside:
-            continue
-        if place not in missing:
-            provided = any(files.in_context(built, place) for built in images)
-            path = posixpath.normpath(posixpath.join(contexts[0], place.path)) if place.path else contexts[0]
-            missing[place] = None if provided else _suggestion(repository, path)
-        suggestion = missing[place]
-        if suggestion is not None:
-            message = f"`{source.keyword}` source `{source.word.value}` does not exist in the build context ({where})"
-            yield RULE.diagnostic(source.word.span, message + suggestion)
+    readings: dict[Span, list[tuple[Image, Source]]] = {}  # each source word as each reading of the file sees it
+    for built in images:
+        for source in built.sources:
+            readings.setdefault(source.word.span, []).append((built, source))
+    missing: dict[tuple[str, Place], bool] = {}  # a source named many times is looked for once
+    for found in readings.values():
+        places = [
+            (built, place)
+            for built, source in found
+            if (place := source.place) is not None and place.base == CONTEXT and not place.glob and not place.outside
+        ]
+        if len(places) < len(found):
+            continue  # a reading where the source cannot be known (a build argument) may find it
+        paths: list[str] = []
+        for built, place in places:
+            context = built.context or ""
+            if (context, place) not in missing:
+                missing[(context, place)] = not files.in_context(built, place)
+            if not missing[(context, place)]:
+                break
+            paths.append(posixpath.normpath(posixpath.join(context, place.path)) if place.path else context)
+        else:
+            named = [str(place) for _, place in places]
+            yield _missing_source(repository, found[0][1], list(dict.fromkeys(named)), paths[0], where)
+
+
+def _missing_source(repository: Repository, source: Source, named: list[str], path: str, where: str) -> Diagnostic:
+    """A `COPY` source that no reading of the Dockerfile finds; one written with variables is shown with the
+    paths they make (`named`, in the context), `path` is the first as a repository path."""
+    written = f"`{source.word.value}`"
+    if "$" in source.word.value:
+        written += " (" + " or ".join(f"`{name}`" for name in named) + ")"
+    message = f"`{source.keyword}` source {written} does not exist in the build context ({where})"
+    return RULE.diagnostic(source.word.span, message + _suggestion(repository, path))
 
 
 def _missing_action(repository: Repository, path: str, span: Span, written: str) -> Iterator[Diagnostic]:

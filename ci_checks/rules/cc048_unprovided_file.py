@@ -14,6 +14,11 @@ file system (see `docs/model.md`) and reports a command that applies a patch
 - the repository holds a file of that name, which is what the command
   means to read (its `COPY` was dropped, or points elsewhere).
 
+Paths are read with the variables known where the command runs: in a
+Dockerfile, `ENV` values and `ARG`s (`git apply /tmp/${PATCH}` with the
+value a build passes, else the `ARG`'s default); one whose value cannot be
+known is not judged.
+
 Only places the base image or the runner cannot be expected to hold are
 judged: in a Dockerfile, `/tmp` and `/var/tmp`, and any patch; in a job,
 `/tmp`, `/var/tmp` and `$RUNNER_TEMP`. Paths in the workspace are

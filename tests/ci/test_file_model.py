@@ -1312,8 +1312,8 @@ def test_the_script_of_a_here_document_fed_to_a_run_shell_is_positioned_where_it
 
 def test_what_comes_before_the_first_from_is_passed_over_and_an_arg_makes_its_variable_unknown() -> None:
     """An `ARG` before the first `FROM` belongs to no stage and the stages after it are still read; an `ARG A=b=c`
-    declares `A` (its default `b=c` may be overridden), so after it `$A` is unknown even where an `ENV` had set it
-    (BuildKit: an `ARG` after an `ENV` of the same name wins); `--from=1` in a file of one stage names an image,
+    declares `A` with the default `b=c`, so after it `$A` is unknown where an `ENV` had set it to another value
+    (BuildKit lets the later win, the classic builder the `ENV`); `--from=1` in a file of one stage names an image,
     not a stage, so what it copies is unknown."""
     built = _built(
         "ARG BASE=ubuntu:24.04\nFROM $BASE\nENV A=/x\nCOPY a.sh $A/\nARG A=b=c\nCOPY a.sh $A/\n"
@@ -1323,6 +1323,243 @@ def test_what_comes_before_the_first_from_is_passed_over_and_an_arg_makes_its_va
     assert stage.variables == {"A": None}
     assert _put(stage) == ["4: copy /x/a.sh from a.sh", "6: copy None from None", "7: copy /opt/x from None"]
     assert (built.stage("1"), built.stage("0")) == (None, stage)
+
+
+def _sources(built: Image) -> list[str]:
+    return [f"{source.word.value} -> {source.place}" for source in built.sources]
+
+
+def test_an_arg_default_is_seen_by_from_lines_and_where_a_stage_declares_it_again_until_the_stage_ends() -> None:
+    """An `ARG` before the first `FROM` names the base image (here a stage of the file, which is then read as the
+    parent) and is unknown inside a stage until `ARG NAME` declares it there; a stage's own `ARG` (quotes removed,
+    earlier variables substituted) lasts until the stage ends, and is unknown in a stage built from it."""
+    built = _built(
+        "ARG PATCH_DIR=docker/patches\nARG BASE=builder\nARG UNSET\n"
+        "FROM ubuntu:24.04 AS builder\nCOPY ${PATCH_DIR}/a.patch /tmp/\nARG PATCH_DIR\n"
+        'COPY ${PATCH_DIR}/a.patch /tmp/\nARG TOOLS="docker/my tools" SUB=$PATCH_DIR/sub\nWORKDIR /opt/$SUB\n'
+        "COPY ${TOOLS}/x.sh ./\nARG UNSET\nCOPY $UNSET/y.sh /tmp/\n"
+        "FROM ${BASE}\nCOPY $PATCH_DIR/b.patch /tmp/\nCOPY $TOOLS/c.sh /tmp/\nARG LOCAL=local\n"
+        "FROM ubuntu:24.04\nCOPY $LOCAL/d.sh /tmp/\n"
+    )
+    assert [(stage.name, stage.image) for stage in built.stages] == [
+        ("builder", "ubuntu:24.04"),
+        (None, "builder"),
+        (None, "ubuntu:24.04"),
+    ]
+    assert _sources(built) == [
+        "${PATCH_DIR}/a.patch -> None",
+        "${PATCH_DIR}/a.patch -> docker/patches/a.patch",
+        "${TOOLS}/x.sh -> docker/my tools/x.sh",
+        "$UNSET/y.sh -> None",
+        "$PATCH_DIR/b.patch -> None",
+        "$TOOLS/c.sh -> None",
+        "$LOCAL/d.sh -> None",
+    ]
+    assert built.stages[0].cwd == Place(ROOT, "opt/docker/patches/sub")
+    assert built.stages[1].cwd == Place(ROOT, "opt/docker/patches/sub")  # the parent's working directory
+
+
+def test_an_arg_set_by_the_builder_or_by_an_env_of_another_value_is_unknown_and_an_env_of_the_same_value_is_kept() -> (
+    None
+):
+    """The platform and proxy arguments are the builder's, whatever their default; an `ENV` and an `ARG` of one
+    name and different values leave it unknown (BuildKit and the classic builder disagree on which wins); an `ENV`
+    of a variable without a known value is unknown, not the text of the variable (`$LATER` is empty there, not
+    what a later `ENV` sets)."""
+    built = _built(
+        "FROM ubuntu:24.04\nARG TARGETARCH=amd64 HTTP_PROXY=http://proxy:3128 BUILDKIT_INLINE_CACHE=1\n"
+        "COPY bin/${TARGETARCH}/tool /usr/bin/\nENV P=/a\nARG P=/b\nARG Q=/q\nENV Q=/q\nENV R=$Q/r Z=$LATER/z\n"
+        "ENV LATER=/opt\nARG SAME=/q\nENV SAME=/q\n"
+    )
+    [stage] = built.stages
+    assert _sources(built) == ["bin/${TARGETARCH}/tool -> None"]
+    assert stage.variables == {
+        "TARGETARCH": None,
+        "HTTP_PROXY": None,
+        "BUILDKIT_INLINE_CACHE": None,
+        "P": None,
+        "Q": "/q",
+        "R": "/q/r",
+        "Z": None,
+        "LATER": "/opt",
+        "SAME": "/q",
+    }
+
+
+def test_the_build_arguments_a_build_passes_replace_the_defaults_and_one_not_known_leaves_the_arg_unknown() -> None:
+    """`--build-arg NAME=value` (also `--build-arg=`) sets NAME for the `ARG` before the first `FROM` and in the
+    stage that declares it again, with or without a default; `NAME` alone (from the environment) is unknown."""
+    text = (
+        "ARG PATCH_DIR=docker/patches\nARG BASE=ubuntu:24.04\nFROM $BASE\nARG PATCH_DIR\nARG EXTRAS\nARG WHEELS=dist\n"
+        "COPY $PATCH_DIR/a.patch $EXTRAS/e.txt $WHEELS/ /tmp/\n"
+    )
+    parsed = dockerfile.parse(source.decode("Dockerfile", text.encode()))
+    passed = {"PATCH_DIR": "docker/rocm6", "EXTRAS": "docker/extras", "BASE": "rocm/pytorch:latest", "WHEELS": None}
+    built = image(parsed, "Dockerfile", "", lambda path: False, passed)
+    assert built.stages[0].image == "rocm/pytorch:latest"
+    assert _sources(built) == [
+        "$PATCH_DIR/a.patch -> docker/rocm6/a.patch",
+        "$EXTRAS/e.txt -> docker/extras/e.txt",
+        "$WHEELS/ -> None",
+    ]
+    anything = image(parsed, "Dockerfile", "", lambda path: False, None)  # arguments that cannot be read
+    assert anything.stages[0].image == "$BASE"
+    assert _sources(anything) == ["$PATCH_DIR/a.patch -> None", "$EXTRAS/e.txt -> None", "$WHEELS/ -> None"]
+
+
+def test_docker_build_and_build_push_pass_their_build_arguments_or_ones_that_cannot_be_read() -> None:
+    flow = _job("""\
+      - uses: actions/checkout@v4
+      - run: |
+          docker build -f a/Dockerfile --build-arg A=1 --build-arg=B="x y" --build-arg C --build-arg A=2 .
+          docker build -f b/Dockerfile --build-arg "D=$DIR" --build-arg E=${{ matrix.e }} --no-cache .
+          docker build -f c/Dockerfile $EXTRA_ARGS .
+          docker build -f d/Dockerfile --build-arg "$PAIR" .
+          podman build -f e/Dockerfile --build-arg-file=args.conf .
+      - uses: docker/build-push-action@v6
+        with:
+          file: f/Dockerfile
+          build-args: |
+            F=docker/patches
+            G=${{ inputs.g }}
+            H
+            LIST=8.0,9.0
+            QUOTED="x"
+      - uses: docker/build-push-action@v6
+        with: {file: g/Dockerfile, build-args: "${{ steps.args.outputs.list }}"}
+      - uses: docker/build-push-action@v6
+        with: {file: h/Dockerfile}
+""")
+    assert [(str(build.dockerfiles[0]), build.arguments) for build in flow.builds] == [
+        ("a/Dockerfile", (("A", "2"), ("B", "x y"), ("C", None))),
+        ("b/Dockerfile", (("D", None), ("E", None))),
+        ("c/Dockerfile", None),
+        ("d/Dockerfile", None),
+        ("e/Dockerfile", None),
+        ("f/Dockerfile", (("F", "docker/patches"), ("G", None), ("H", None), ("LIST", None), ("QUOTED", None))),
+        ("g/Dockerfile", None),
+        ("h/Dockerfile", ()),
+    ]
+
+
+def test_a_dockerfile_is_read_once_per_context_and_build_arguments_and_a_loose_build_argument_is_unknown(
+    make_repo: Callable[[dict[str, str | bytes]], Path],
+) -> None:
+    """Each pair of context and build arguments the builds of a Dockerfile give is one reading of it; a build
+    whose Dockerfile cannot be told (`-f "$DOCKERFILE"`) may build any, so what it passes is unknown in all."""
+    build = "      - run: docker build -f docker/Dockerfile {} .\n"
+    root = make_repo(
+        {
+            ".github/workflows/image.yml": "on: push\njobs:\n  image:\n    runs-on: ubuntu-latest\n    steps:\n"
+            "      - uses: actions/checkout@v4\n"
+            + build.format("--build-arg PATCH_DIR=docker/rocm6")
+            + build.format("--build-arg PATCH_DIR=docker/rocm7")
+            + build.format("--build-arg PATCH_DIR=docker/rocm7")
+            + build.format("")
+            + '      - run: docker build -f "$DOCKERFILE" --build-arg WHEELS=dist .\n',
+            "docker/Dockerfile": "FROM ubuntu:24.04\nARG PATCH_DIR=docker/patches\nARG WHEELS=wheels\n"
+            "COPY $PATCH_DIR/a.patch $WHEELS/ /tmp/\n",
+        }
+    )
+    images = _files(root).images("docker/Dockerfile")
+    assert [(built.context, built.arguments, _sources(built)) for built in images] == [
+        (
+            "",
+            {"PATCH_DIR": "docker/rocm6", "WHEELS": None},
+            ["$PATCH_DIR/a.patch -> docker/rocm6/a.patch", "$WHEELS/ -> None"],
+        ),
+        (
+            "",
+            {"PATCH_DIR": "docker/rocm7", "WHEELS": None},
+            ["$PATCH_DIR/a.patch -> docker/rocm7/a.patch", "$WHEELS/ -> None"],
+        ),
+        ("", {"WHEELS": None}, ["$PATCH_DIR/a.patch -> docker/patches/a.patch", "$WHEELS/ -> None"]),
+    ]
+
+
+def test_past_eight_sets_of_build_arguments_a_context_is_read_once_with_arguments_that_cannot_be_known(
+    make_repo: Callable[[dict[str, str | bytes]], Path],
+) -> None:
+    builds = "".join(
+        f"      - run: docker build -f docker/Dockerfile --build-arg PATCH_DIR=p{index} {context}\n"
+        for index in range(9)
+        for context in (".", "docker")
+    )
+    root = make_repo(
+        {
+            ".github/workflows/image.yml": "on: push\njobs:\n  image:\n    runs-on: ubuntu-latest\n    steps:\n"
+            "      - uses: actions/checkout@v4\n"
+            + builds
+            + "      - run: docker build -f docker/Dockerfile --build-arg PATCH_DIR=p0 tools\n",
+            "docker/Dockerfile": "FROM ubuntu:24.04\nARG PATCH_DIR=docker/patches\nCOPY $PATCH_DIR/a.patch /tmp/\n",
+        }
+    )
+    images = _files(root).images("docker/Dockerfile")
+    assert [(built.context, built.arguments, _sources(built)) for built in images] == [
+        ("tools", {"PATCH_DIR": "p0"}, ["$PATCH_DIR/a.patch -> p0/a.patch"]),
+        ("", None, ["$PATCH_DIR/a.patch -> None"]),
+        ("docker", None, ["$PATCH_DIR/a.patch -> None"]),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("steps", "reported"),
+    [
+        ("      - run: docker build -f docker/Dockerfile .\n", ["docker/Dockerfile:4:6: CC041"]),
+        ("      - run: docker build -f docker/Dockerfile --build-arg PATCH_DIR=docker/rocm6 .\n", []),
+        (
+            "      - run: docker build -f docker/Dockerfile --build-arg PATCH_DIR=docker/rocm7 .\n",
+            ["docker/Dockerfile:4:6: CC041"],
+        ),
+        ("      - run: docker build -f docker/Dockerfile --build-arg PATCH_DIR .\n", []),
+        (  # one build finds the patch: a reading that does is enough, as for two contexts
+            "      - run: docker build -f docker/Dockerfile --build-arg PATCH_DIR=docker/rocm6 .\n"
+            "      - run: docker build -f docker/Dockerfile --build-arg PATCH_DIR=docker/rocm7 .\n",
+            [],
+        ),
+        (
+            "      - uses: docker/build-push-action@v6\n        with:\n          file: docker/Dockerfile\n"
+            "          build-args: PATCH_DIR=docker/rocm7\n",
+            ["docker/Dockerfile:4:6: CC041"],
+        ),
+        (
+            "      - uses: docker/build-push-action@v6\n        with:\n          file: docker/Dockerfile\n"
+            "          build-args: PATCH_DIR=${{ inputs.patches }}\n",
+            [],
+        ),
+    ],
+)
+def test_a_copy_source_named_by_an_arg_is_judged_with_the_value_each_build_gives(
+    make_repo: Callable[[dict[str, str | bytes]], Path], steps: str, reported: list[str]
+) -> None:
+    root = make_repo(
+        {
+            ".github/workflows/image.yml": "on: push\njobs:\n  image:\n    runs-on: ubuntu-latest\n    steps:\n"
+            "      - uses: actions/checkout@v4\n" + steps,
+            "docker/Dockerfile": "ARG PATCH_DIR=docker/patches\nFROM ubuntu:24.04\nARG PATCH_DIR\n"
+            "COPY ${PATCH_DIR}/amd.patch /tmp/amd.patch\n",
+            "docker/rocm6/amd.patch": "diff\n",
+        }
+    )
+    result = run_cli("check", root, "--select", "CC041", "--backends", "none", "--output-format", "concise")
+    assert [line.split(" ")[0] + " " + line.split(" ")[1] for line in result.out.splitlines()[:-1]] == reported
+
+
+def test_a_patch_applied_from_a_folder_an_arg_names_is_read_where_the_copy_put_it(
+    make_repo: Callable[[dict[str, str | bytes]], Path],
+) -> None:
+    """`RUN git apply /tmp/${PATCH}`: the `ARG`'s value names the file a `COPY` put there, or one that nothing
+    put there while the repository has a file of that name."""
+    root = make_repo(
+        {
+            "docker/Dockerfile": "FROM ubuntu:24.04\nARG PATCH=fix.patch\nARG OTHER=gone.patch\n"
+            "COPY patches/fix.patch /tmp/\nRUN git apply /tmp/${PATCH} && git apply /tmp/${OTHER}\n",
+            "patches/fix.patch": "diff\n",
+            "patches/gone.patch": "diff\n",
+        }
+    )
+    result = run_cli("check", root, "--select", "CC048", "--backends", "none", "--output-format", "concise")
+    assert [line.split(" ")[:2] for line in result.out.splitlines()[:-1]] == [["docker/Dockerfile:5:42:", "CC048"]]
 
 
 def test_a_here_document_of_a_run_is_the_script_only_of_the_shell_it_is_fed_to() -> None:
@@ -1853,9 +2090,10 @@ def test_a_stage_is_named_after_its_options_inherits_its_parents_directory_and_v
     None
 ):
     """`FROM --platform=... image as Name` names the stage (a `--from=` matches it in any case, or by index); a
-    stage `FROM` another starts in its working directory with its variables, where an `ARG` is unknown (a build may
-    set it); `ENV` takes quoted values and the old `NAME value` form; a `WORKDIR` that cannot be read creates
-    nothing known; an SSH git URL, an index past the stages or a stage that is none names no source."""
+    stage `FROM` another starts in its working directory with its variables, where one an `ENV` and an `ARG` set
+    to different values is unknown; `ENV` takes quoted values and the old `NAME value` form; a `WORKDIR` that
+    cannot be read creates nothing known; an SSH git URL, an index past the stages or a stage that is none names no
+    source."""
     text = (
         'FROM --platform=linux/amd64 ubuntu:24.04 as Base\nWORKDIR /opt/w\nENV P="/opt/p q" V=/e\nARG V=/v\n'
         "FROM base\nRUN bash run.sh && bash $P/a.sh && bash $V/b.sh\nENV S /opt/s t\nWORKDIR $V\nRUN mkdir c\n"

@@ -33,6 +33,7 @@ from ci_checks.model.action import Action
 from ci_checks.model.files.effects import Output, Write
 from ci_checks.model.files.flow import Flow, Walker
 from ci_checks.model.files.places import ACTION, WORKSPACE, Place, Scope, place_of
+from ci_checks.model.references import docker_build, unwrapped
 from ci_checks.model.steps import Step
 from ci_checks.model.values import Entry
 from ci_checks.model.workflow import Job
@@ -53,6 +54,8 @@ _RESTORES = re.compile(r"actions/(download-artifact|cache|cache/restore)\Z", re.
 _THIS_REPOSITORY = re.compile(
     r"\$\{\{\s*(github\.repository|github\.event\.pull_request\.head\.repo\.full_name)\s*\}\}\Z"
 )
+_ARGUMENT_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_LATER_ARGUMENT = re.compile(r",\s*(?P<name>[A-Za-z_][A-Za-z0-9_]*)=")
 _STEP_OUTPUT = re.compile(r"\$\{\{\s*steps\.(?P<step>[\w-]+)\.outputs\.(?P<name>[\w-]+)\s*\}\}\Z")
 
 
@@ -78,10 +81,15 @@ def checkout(step: Step, scope: Scope | None = None) -> Checkout | None:
     return Checkout(step, this, place)
 
 
+BuildArguments = tuple[tuple[str, str | None], ...]
+"""The `--build-arg`s of a build, by name: each with the value it passes (None: one that cannot be known)."""
+
+
 @dataclass(frozen=True, eq=False)
 class Build:
     """A Docker image build at `seq` of a job's flow: the Dockerfiles it may build (empty: unknown) and its
-    context (None: unknown). `git_context` says the context is the repository at the ref, not the workspace."""
+    context (None: unknown). `git_context` says the context is the repository at the ref, not the workspace.
+    `arguments` are the build arguments it passes (None: they cannot be read, any `ARG` may be set)."""
 
     seq: int
     dockerfiles: tuple[Place, ...]
@@ -89,6 +97,7 @@ class Build:
     span: Span
     step: Step
     git_context: bool = False
+    arguments: BuildArguments | None = ()
 
 
 @dataclass(eq=False)
@@ -196,13 +205,14 @@ def _build_push(flow: JobFlow, step: Step, scope: Scope, span: Span) -> None:
     context = _candidates(flow, context_text, scope) if context_text else [Place(WORKSPACE)]
     file_text = _with(step, "file")
     seq = flow.next_seq()
+    arguments = _build_push_arguments(step)
     contexts: list[Place | None] = [*context] if context else [None]
     for place in contexts:
         if file_text:
             dockerfiles = _candidates(flow, file_text, scope)
         else:
             dockerfiles = [place.joined("Dockerfile")] if place is not None else []
-        flow.builds.append(Build(seq, tuple(dockerfiles), place, span, step, git_context=not context_text))
+        flow.builds.append(Build(seq, tuple(dockerfiles), place, span, step, not context_text, arguments))
 
 
 def _candidates(flow: JobFlow, text: str, scope: Scope) -> list[Place]:
@@ -227,4 +237,42 @@ def _builds_of_commands(flow: JobFlow, step: Step, first_read: int) -> None:
         context = contexts[0] if contexts else None
         names_file = any(word.startswith(("-f", "--file")) for word in command.argv)
         dockerfiles = files if names_file else ([context.joined("Dockerfile")] if context is not None else [])
-        flow.builds.append(Build(seq, tuple(dockerfiles), context, command.span, step))
+        flow.builds.append(Build(seq, tuple(dockerfiles), context, command.span, step, False, _passed(command)))
+
+
+def _passed(command: Command) -> BuildArguments | None:
+    """The `--build-arg`s of a `docker build` command line: a value is known when it is written as it is
+    (`NAME=docker/patches`); `NAME` alone passes the variable of the environment. None when more words may hide
+    arguments (`docker build $ARGS .`, `"${ARGS[@]}"`, a word that is not `NAME[=value]`, an arguments file)."""
+    words = unwrapped(command.words)
+    build = docker_build(words[1:]) if words else None
+    if build is None or build.argument_file or len(build.positional) > 1:
+        return None
+    passed: dict[str, str | None] = {}
+    for word in build.arguments:
+        name, equals, value = word.value.partition("=") if word is not None else ("", "", "")
+        if word is None or _ARGUMENT_NAME.fullmatch(name) is None:
+            return None
+        passed[name] = value if equals and word.static and "$" not in value else None
+    return tuple(sorted(passed.items()))
+
+
+def _build_push_arguments(step: Step) -> BuildArguments | None:
+    """The `build-args:` of `docker/build-push-action`, a `NAME=value` a line: a value with an expression or a
+    quote is not known, nor are values of a line with a comma (older versions of the action split lines at
+    commas). None when a line is not `NAME[=value]` (`${{ steps.args.outputs.list }}`: any name)."""
+    entry = step.with_.get("build-args")
+    if entry is None:
+        return ()
+    if entry.text is None:
+        return None
+    passed: dict[str, str | None] = {}
+    for line in filter(None, (line.strip() for line in entry.text.splitlines())):
+        name, equals, value = line.partition("=")
+        if _ARGUMENT_NAME.fullmatch(name) is None:
+            return None
+        known = bool(equals) and "," not in line and not any(mark in value for mark in "$\"'")
+        passed[name] = value if known else None
+        for other in _LATER_ARGUMENT.finditer(line):
+            passed[other.group("name")] = None
+    return tuple(sorted(passed.items()))

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from ci_checks.loading import LoadedFile, Workspace
 from ci_checks.model.action import Action
 from ci_checks.model.files.flow import Flow
-from ci_checks.model.files.jobs import Build, JobFlow, action_flow, job_flow
+from ci_checks.model.files.jobs import Build, BuildArguments, JobFlow, action_flow, job_flow
 from ci_checks.model.files.places import Place
 from ci_checks.model.steps import Step
 from ci_checks.model.workflow import Job, Workflow
@@ -30,6 +30,9 @@ if TYPE_CHECKING:
     from ci_checks.model.files.docker import Image
 
 _SUBMODULE_PATH = re.compile(r"^\s*path\s*=\s*(.+)$", re.MULTILINE)
+
+_MAX_VARIANTS = 8
+"""How many readings of one Dockerfile from one context, with different build arguments, are made."""
 
 UNSURE = frozenset({"opaque", "unplaced"})
 """Writes that may have touched any path: an action ci-checks does not know, a write to a place that cannot be
@@ -137,8 +140,10 @@ class RepositoryFiles:
                 continue
             builds = self.builds_of(path)
             folder = posixpath.dirname(path)
-            contexts = dict.fromkeys(build.context for build in builds) if builds else dict.fromkeys(["", folder])
-            found[path] = [image(parsed, path, context, self._is_folder) for context in contexts]
+            variants = _variants(builds) if builds else [("", ()), (folder, ())]
+            found[path] = [
+                image(parsed, path, context, self._is_folder, self._arguments(passed)) for context, passed in variants
+            ]
         return found
 
     def in_context(self, built: Image, place: Place) -> bool:
@@ -149,6 +154,32 @@ class RepositoryFiles:
         if self.repository.exists(path):
             return True
         return any(build.context == built.context and build.made(place) for build in self.builds_of(built.path))
+
+    def _arguments(self, passed: BuildArguments | None) -> dict[str, str | None] | None:
+        """The build arguments an image is read with: those its build passes, and as unknown those passed by a
+        build whose Dockerfile cannot be told (it may be this one)."""
+        loose = self._loose_arguments
+        if passed is None or loose is None:
+            return None
+        return {**dict(passed), **dict.fromkeys(loose)}
+
+    @cached_property
+    def _loose_arguments(self) -> frozenset[str] | None:
+        """The names of the build arguments passed by builds that may build any of the repository's Dockerfiles:
+        those of composite actions, and those of jobs whose Dockerfile is not a repository path (None: a build
+        passes arguments that cannot be read)."""
+        loose = [build for _, flow in self.actions for build in flow.builds]
+        for _, flow in self.jobs:
+            for build in flow.builds:
+                places = build.dockerfiles or (None,)
+                if any(self._repository_folder(flow, build, place) is None for place in places):
+                    loose.append(build)
+        names: set[str] = set()
+        for build in loose:
+            if build.arguments is None:
+                return None
+            names.update(name for name, _ in build.arguments)
+        return frozenset(names)
 
     @cached_property
     def all_images(self) -> list[Image]:
@@ -214,6 +245,18 @@ class RepositoryFiles:
             *(flow for _, flow in self.actions),
             *(flow for built in self.all_images for flow in built.flows),
         ]
+
+
+def _variants(builds: list[DockerBuild]) -> list[tuple[str | None, BuildArguments | None]]:
+    """The contexts and build arguments a Dockerfile is read with, one reading for each pair its builds give; past
+    `_MAX_VARIANTS` readings of one context, that context is read once, with arguments that cannot be known."""
+    variants = list(dict.fromkeys((build.context, build.build.arguments) for build in builds))
+    per_context: dict[str | None, int] = {}
+    for context, _ in variants:
+        per_context[context] = per_context.get(context, 0) + 1
+    crowded = [context for context, count in per_context.items() if count > _MAX_VARIANTS]
+    kept = [(context, passed) for context, passed in variants if context not in crowded]
+    return kept + [(context, None) for context in crowded]
 
 
 def _texts(steps: list[Step]) -> str:
