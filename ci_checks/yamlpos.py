@@ -18,6 +18,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import NoReturn, TypeAlias
 
 import yaml
@@ -123,6 +124,7 @@ class Sequence(Node):
         return f"Sequence({len(self.items)} items at {self.span.line}:{self.span.column})"
 
 
+@lru_cache(maxsize=8192)  # the same few plain scalars (`true`, `ubuntu-latest`, `3.11`) are read over and over
 def resolve_plain(text: str) -> str | int | float | bool | None:
     if text in _NULL:
         return None

@@ -166,16 +166,12 @@ class Scope:
     """`steps.*` and `needs.*`; None: `needs.*` are symbols of the run (as concurrency compares them)."""
     fork: bool | None = None
     """For a pull request event: whether it comes from a fork (None: either)."""
-    chosen: Mapping[str, Value] = field(default_factory=dict)
-    """The value `possible` picked for each `Several` context, and each undecided `&&`/`||` operand's truth, so far."""
-    branching: bool = False
-    """Whether an operand of `&&`/`||` whose truth cannot be told is taken each way in turn (in `possible`)."""
 
 
 def evaluate(text: str, scope: Scope) -> Value:
     """A value written in YAML: a `${{ }}` expression, a template with some, or plain text."""
     try:
-        return _evaluate(text, scope)
+        return _evaluate(text, scope, _FIRM)
     except _Split:
         return UNKNOWN
 
@@ -184,7 +180,7 @@ def expression(body: str, scope: Scope) -> Value:
     """The value of an expression body (the text between `${{` and `}}`); UNKNOWN for what does not parse, or
     reads a context with several possible values (see `possible`)."""
     try:
-        return _body(body, scope)
+        return _body(body, scope, _FIRM)
     except _Split:
         return UNKNOWN
 
@@ -194,11 +190,23 @@ MAX_POSSIBLE = 32
 rest of its values are UNKNOWN."""
 
 
+@dataclass(frozen=True)
+class _Choices:
+    """What `possible` picked so far: a value for each `Several` context read, a truth for each `&&`/`||` operand
+    whose truth cannot be told; `branching` says whether such operands are taken each way (in `possible`)."""
+
+    chosen: Mapping[str, Value]
+    branching: bool
+
+
+_FIRM = _Choices({}, False)
+
+
 def possible(text: str, scope: Scope, limit: int = MAX_POSSIBLE) -> tuple[Value, ...]:
     """Each value a template or expression may have, one per choice of the `Several` contexts it reads (UNKNOWN
     among them where there are more choices than `limit`), without repeats."""
     found: list[Value] = []
-    pending: list[Mapping[str, Value]] = [scope.chosen]
+    pending: list[Mapping[str, Value]] = [{}]
     tries = 0
     while pending:
         chosen = pending.pop()
@@ -207,7 +215,7 @@ def possible(text: str, scope: Scope, limit: int = MAX_POSSIBLE) -> tuple[Value,
             found.append(UNKNOWN)
             break
         try:
-            value = _evaluate(text, replace(scope, chosen=chosen, branching=True))
+            value = _evaluate(text, scope, _Choices(chosen, True))
         except _Split as split:
             pending.extend({**chosen, split.key: value} for value in reversed(split.values))
             continue
@@ -216,16 +224,16 @@ def possible(text: str, scope: Scope, limit: int = MAX_POSSIBLE) -> tuple[Value,
     return tuple(found)
 
 
-def _evaluate(text: str, scope: Scope) -> Value:
+def _evaluate(text: str, scope: Scope, choices: _Choices) -> Value:
     """`evaluate`, with a read of a several-valued context left to raise `_Split`."""
     found = list(EXPRESSION.finditer(text.strip()))
     if len(found) == 1 and found[0].group(0) == text.strip():  # one expression alone keeps its type
-        return _body(found[0].group("body"), scope)
+        return _body(found[0].group("body"), scope, choices)
     parts: list[Part] = []
     cursor = 0
     for match in EXPRESSION.finditer(text):
         parts.append(text[cursor : match.start()])
-        value = as_text(_body(match.group("body"), scope))
+        value = as_text(_body(match.group("body"), scope, choices))
         if value is UNKNOWN:
             return UNKNOWN
         parts.extend(value.parts if isinstance(value, Text) else (str(value),))
@@ -234,12 +242,13 @@ def _evaluate(text: str, scope: Scope) -> Value:
     return _text(tuple(parts))
 
 
-def _body(body: str, scope: Scope) -> Value:
+def _body(body: str, scope: Scope, choices: _Choices) -> Value:
+    compiled = _compiled(body)
+    if compiled is None:
+        return UNKNOWN
     try:
-        parser = _Parser(_tokens(body), scope, body)
-        value = parser.disjunction()
-        return value if parser.done() else UNKNOWN
-    except (_NoParse, RecursionError):  # parentheses nested past Python's stack are not read
+        return compiled(scope, choices)
+    except RecursionError:  # parentheses nested past Python's stack are not read
         return UNKNOWN
 
 
@@ -310,7 +319,7 @@ Accessor = str | Value | _Star
 """`.name`, `[index]` or `.*` after a context or a value."""
 
 
-def lookup(head: str, accessors: list[Accessor], scope: Scope) -> Value:
+def lookup(head: str, accessors: list[Accessor], scope: Scope, choices: _Choices = _FIRM) -> Value:
     """The value of a context (`matrix`, `env`, `github`...) followed by its accessors; a `Several` context raises
     `_Split` unless `possible` chose one of its values."""
     names: list[str] = []
@@ -326,21 +335,19 @@ def lookup(head: str, accessors: list[Accessor], scope: Scope) -> Value:
     if lowered == "env" and scope.env is not None:
         if not names:
             return UNKNOWN
-        found = scope.env.get(names[0])
-        if found is None:
-            found = next((v for k, v in scope.env.items() if k.lower() == names[0].lower()), None)
-        return access(found, accessors[1:])
+        name = names[0] if names[0] in scope.env else next((k for k in scope.env if k.lower() == names[0].lower()), "")
+        return access(scope.env.get(name), accessors[1:])
     if lowered in ("steps", "needs") and scope.outputs is not None:
         key = ".".join([lowered, *(name.lower() for name in names)])
-        if key in scope.chosen:
-            return access(scope.chosen[key], rest)
+        if key in choices.chosen:
+            return access(choices.chosen[key], rest)
         several = scope.outputs([lowered, *(name.lower() for name in names)])
         if isinstance(several, Several):
             raise _Split(key, several.values)
         return access(several, rest)
     if lowered in _NOT_STATIC or (not names and lowered != "github"):
         return UNKNOWN
-    return access(context([head, *names], scope), rest)
+    return access(context([head, *names], scope, choices), rest)
 
 
 def access(value: Value, accessors: list[Accessor]) -> Value:
@@ -373,7 +380,7 @@ def _item(value: Value, accessor: Accessor) -> Value:
     return None
 
 
-def context(path: list[str], scope: Scope) -> Value:
+def context(path: list[str], scope: Scope, choices: _Choices = _FIRM) -> Value:
     """The value of a context path (`github.ref`, `inputs.ref`, `github.event.pull_request.number`)."""
     head, rest = path[0].lower(), [name.lower() for name in path[1:]]
     dotted = ".".join([head, *rest])
@@ -382,8 +389,8 @@ def context(path: list[str], scope: Scope) -> Value:
             return Text((Symbol(f"{scope.run}#{dotted}", None, dotted),))
         value = scope.inputs.get(rest[0])
         if isinstance(value, Several):  # a call that passes one of several values
-            if dotted in scope.chosen:
-                return scope.chosen[dotted]
+            if dotted in choices.chosen:
+                return choices.chosen[dotted]
             raise _Split(dotted, value.values)
         return value
     if head == "vars" and len(rest) == 1:
@@ -392,10 +399,10 @@ def context(path: list[str], scope: Scope) -> Value:
         return Text((Symbol(f"{scope.run}/{scope.instance}#{dotted}", None, dotted),))
     if head != "github" or not rest:
         return UNKNOWN
-    return _github(rest, scope)
+    return _github(rest, scope, choices)
 
 
-def _github(rest: list[str], scope: Scope) -> Value:
+def _github(rest: list[str], scope: Scope, choices: _Choices) -> Value:
     name = rest[0]
     if len(rest) == 1:
         if name == "workflow":
@@ -430,7 +437,7 @@ def _github(rest: list[str], scope: Scope) -> Value:
     if scope.event is None:
         events = None  # set for some of the events, perhaps
     if payload[0] == "inputs":
-        return context(["inputs", *payload[1:]], scope) if len(payload) == 2 else UNKNOWN
+        return context(["inputs", *payload[1:]], scope, choices) if len(payload) == 2 else UNKNOWN
     seen = _outsider_view(payload, scope)
     if seen is not _UNDECIDED:
         return seen
@@ -556,12 +563,30 @@ def _scan(body: str) -> list[tuple[str, str]]:
     return found
 
 
-class _Parser:
-    def __init__(self, tokens: tuple[tuple[str, str], ...], scope: Scope, body: str = "") -> None:
+_Compiled = Callable[[Scope, "_Choices"], Value]
+"""An expression body compiled once: its value in a scope, with the choices `possible` made so far."""
+
+
+@lru_cache(maxsize=4096)
+def _compiled(body: str) -> _Compiled | None:
+    """An expression body compiled to nested functions, once for every scope it is read in (the same `if:` is read
+    for every event and leg); None for a body that does not parse (or nests past Python's stack)."""
+    try:
+        compiler = _Compiler(_tokens(body))
+        evaluate = compiler.disjunction()
+    except (_NoParse, RecursionError):
+        return None
+    return evaluate if compiler.done() else None
+
+
+def _literal(value: Value) -> _Compiled:
+    return lambda scope, choices: value
+
+
+class _Compiler:
+    def __init__(self, tokens: tuple[tuple[str, str], ...]) -> None:
         self.tokens = tokens
         self.index = 0
-        self.scope = scope
-        self.body = body
 
     def done(self) -> bool:
         return self.index == len(self.tokens)
@@ -576,79 +601,98 @@ class _Parser:
         self.index += 1
         return token
 
-    def disjunction(self) -> Value:
-        value = self.conjunction()
-        while self.peek() == "||":
-            value = self.decided(value)
-            self.take()
-            right = self.conjunction()
-            value = _or(value, right)
-        return value
+    def disjunction(self) -> _Compiled:
+        return self.chain("||", self.conjunction, _or)
 
-    def conjunction(self) -> Value:
-        value = self.comparison()
-        while self.peek() == "&&":
-            value = self.decided(value)
-            self.take()
-            right = self.comparison()
-            value = _and(value, right)
-        return value
+    def conjunction(self) -> _Compiled:
+        return self.chain("&&", self.comparison, _and)
 
-    def decided(self, value: Value) -> Value:
-        """In `possible`, the left operand of `&&`/`||` whose truth cannot be told, taken as true and as false in
-        turn (`cond && inputs.runner || 'ubuntu-24.04'` is either value)."""
-        if not self.scope.branching or truthy(value) is not None:
+    def chain(
+        self, operator: str, operand: Callable[[], _Compiled], combine: Callable[[Value, Value], Value]
+    ) -> _Compiled:
+        """`a && b && c` (or `||`): each left operand whose truth cannot be told is, in `possible`, taken as true and
+        as false in turn (`cond && inputs.runner || 'ubuntu-24.04'` is either value)."""
+        first = operand()
+        rest: list[tuple[str, _Compiled]] = []
+        while self.peek() == operator:
+            key = f"?{id(self.tokens)}:{self.index}"  # one operand of one expression (its tokens are kept, by body)
+            self.take()
+            rest.append((key, operand()))
+        if not rest:
+            return first
+
+        def evaluate(scope: Scope, choices: _Choices) -> Value:
+            value = first(scope, choices)
+            for key, right in rest:
+                value = combine(_decided(value, key, choices), right(scope, choices))
             return value
-        key = f"?{self.index}:{self.body}"
-        if key not in self.scope.chosen:
-            raise _Split(key, (True, False))
-        if not self.scope.chosen[key]:
-            return False
-        symbol = value.parts[0] if isinstance(value, Text) and len(value.parts) == 1 else None
-        return Text((replace(symbol, truthy=True),)) if isinstance(symbol, Symbol) else value
 
-    def comparison(self) -> Value:
-        value = self.unary()
+        return evaluate
+
+    def comparison(self) -> _Compiled:
+        first = self.unary()
+        rest: list[tuple[str, _Compiled]] = []
         while self.peek() in ("==", "!=", "<", "<=", ">", ">="):
-            operator = self.take()[1]
-            value = _compare(operator, value, self.unary())
-        return value
+            rest.append((self.take()[1], self.unary()))
+        if not rest:
+            return first
 
-    def unary(self) -> Value:
-        if self.peek() == "!":
-            self.take()
-            operand = self.unary()
-            value = truthy(operand)
-            return _undecided("!", operand) if value is None else not value
-        return self.primary()
+        def evaluate(scope: Scope, choices: _Choices) -> Value:
+            value = first(scope, choices)
+            for operator, right in rest:
+                value = _compare(operator, value, right(scope, choices))
+            return value
 
-    def primary(self) -> Value:
+        return evaluate
+
+    def unary(self) -> _Compiled:
+        if self.peek() != "!":
+            return self.primary()
+        self.take()
+        operand = self.unary()
+
+        def negated(scope: Scope, choices: _Choices) -> Value:
+            value = operand(scope, choices)
+            truth = truthy(value)
+            return _undecided("!", value) if truth is None else not truth
+
+        return negated
+
+    def primary(self) -> _Compiled:
         kind, text = self.take()
         if text == "(":
-            value = self.disjunction()
+            inner = self.disjunction()
             self.take(")")
-            return access(value, self.accessors())
+            return self.accessed(inner)
         if kind == "string":
-            return text[1:-1].replace("''", "'")
+            return _literal(text[1:-1].replace("''", "'"))
         if kind == "number":
-            return float(int(text, 16)) if text.lower().startswith("0x") else float(text)
+            return _literal(float(int(text, 16)) if text.lower().startswith("0x") else float(text))
         if kind != "name":
             raise _NoParse(text)
         lowered = text.lower()
         if lowered in ("true", "false"):
-            return lowered == "true"
+            return _literal(lowered == "true")
         if lowered == "null":
-            return None
+            return _literal(None)
         if self.peek() == "(":
-            return access(self.call(lowered), self.accessors())
-        return self.path(text)
+            return self.accessed(self.call(lowered))
+        accessors = self.accessors()
 
-    def path(self, head: str) -> Value:
-        return lookup(head, self.accessors(), self.scope)
+        def context_path(scope: Scope, choices: _Choices) -> Value:
+            return lookup(text, _accessed(accessors, scope, choices), scope, choices)
 
-    def accessors(self) -> list[Accessor]:
-        """The `.name`, `.*` and `[index]` that follow a context or a value."""
-        found: list[Accessor] = []
+        return context_path
+
+    def accessed(self, inner: _Compiled) -> _Compiled:
+        accessors = self.accessors()
+        if not accessors:
+            return inner
+        return lambda scope, choices: access(inner(scope, choices), _accessed(accessors, scope, choices))
+
+    def accessors(self) -> list[Accessor | _Compiled]:
+        """The `.name`, `.*` and `[index]` that follow a context or a value (an index is evaluated where read)."""
+        found: list[Accessor | _Compiled] = []
         while self.peek() in (".", "["):
             if self.take()[1] == ".":
                 kind, text = self.take()
@@ -658,21 +702,39 @@ class _Parser:
                 self.take("]")
                 found.append(_STAR)
             else:
-                index = self.disjunction()
+                found.append(self.disjunction())
                 self.take("]")
-                found.append(index)
         return found
 
-    def call(self, function: str) -> Value:
+    def call(self, function: str) -> _Compiled:
         self.take("(")
-        arguments: list[Value] = []
+        arguments: list[_Compiled] = []
         while self.peek() != ")":
             arguments.append(self.disjunction())
             if self.peek() == ",":
                 self.take()
         self.take(")")
         handler = _FUNCTIONS.get(function)
-        return handler(arguments) if handler is not None else UNKNOWN
+        if handler is None:
+            return _literal(UNKNOWN)
+        return lambda scope, choices: handler([argument(scope, choices) for argument in arguments])
+
+
+def _accessed(accessors: list[Accessor | _Compiled], scope: Scope, choices: _Choices) -> list[Accessor]:
+    return [accessor(scope, choices) if callable(accessor) else accessor for accessor in accessors]
+
+
+def _decided(value: Value, key: str, choices: _Choices) -> Value:
+    """In `possible`, a left operand of `&&`/`||` whose truth cannot be told: true or false, as chosen (a choice not
+    made yet is asked for with `_Split`)."""
+    if not choices.branching or truthy(value) is not None:
+        return value
+    if key not in choices.chosen:
+        raise _Split(key, (True, False))
+    if not choices.chosen[key]:
+        return False
+    symbol = value.parts[0] if isinstance(value, Text) and len(value.parts) == 1 else None
+    return Text((replace(symbol, truthy=True),)) if isinstance(symbol, Symbol) else value
 
 
 def _or(left: Value, right: Value) -> Value:

@@ -309,7 +309,7 @@ def infer(workflows: Iterable[Workflow], resolver: RunnerResolver, declared: Ite
             if job.is_call:
                 continue
             devices = _devices(job)
-            for choice in resolver.runners(job).choices:
+            for choice in resolver.runners(job, running=False).choices:
                 for label in choice.labels:
                     ask = (workflow.path, job.id, tuple(related.message for related in label.via))
                     asks.setdefault(label.value.lower(), {}).setdefault(ask, label)

@@ -97,11 +97,11 @@ def _against_the_inventory(context: RepositoryContext) -> Iterator[Diagnostic]:
         if not workflow.triggers:
             continue  # a workflow with no `on:` never runs
         for job in workflow.jobs.values():
-            for choice in context.resolver.runners(job).choices:
+            for choice in context.resolver.runners(job, running=False).choices:
                 for label in choice.labels:
                     known = inventory.knows(label.value) or is_github_hosted(label.value)
-                    if known or (label.span, label.value) in reported:
-                        continue
+                    if known or (label.span, label.value) in reported or not context.resolver.asks(job, label):
+                        continue  # (only a leg that may run is judged; most labels are known, and told first)
                     reported.add((label.span, label.value))
                     hint = did_you_mean(label.value, inventory.labels)
                     message = (
@@ -118,10 +118,10 @@ def _typos(context: RepositoryContext) -> Iterator[Diagnostic]:
         if not workflow.triggers:
             continue
         for job in workflow.jobs.values():
-            for choice in context.resolver.runners(job).choices:
+            for choice in context.resolver.runners(job, running=False).choices:
                 for label in choice.labels:
                     typo = typos.get((label.span, label.value))
-                    if typo is None or (label.span, label.value) in reported:
+                    if typo is None or (label.span, label.value) in reported or not context.resolver.asks(job, label):
                         continue
                     reported.add((label.span, label.value))
                     yield _typo(f"'{job.id}'{_from(label)}", typo, label.via)

@@ -123,13 +123,13 @@ def check_repository(context: RepositoryContext) -> Iterator[Diagnostic]:
                 continue
             reported: set[tuple[Span, str]] = set()
             for leg in valuation.legs(job).legs:
-                if valuation.runs(leg) is False:
-                    continue
                 vendors: dict[str, RunnerChoice] = {}
                 for choice in runners(leg).choices:
                     vendor = choice.vendor(context.runners)
                     if vendor is not None:
                         vendors.setdefault(vendor, choice)
+                if not vendors or valuation.runs(leg) is False:
+                    continue  # (a leg on no GPU runner is not judged, whether it runs or not)
                 for vendor, choice in vendors.items():
                     for finding in [
                         *_container(leg, vendor, choice, context),

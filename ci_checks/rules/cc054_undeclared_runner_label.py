@@ -73,10 +73,12 @@ def check_repository(context: RepositoryContext) -> Iterator[Diagnostic]:
         if not workflow.triggers:
             continue  # a workflow with no `on:` never runs
         for job in workflow.jobs.values():
-            for choice in context.resolver.runners(job).choices:
+            for choice in context.resolver.runners(job, running=False).choices:
                 for label in choice.labels:
                     if (label.span, label.value) in reported or not context.undeclared(label.value):
                         continue
+                    if not context.resolver.asks(job, label):
+                        continue  # no leg that may run asks for it
                     reported.add((label.span, label.value))
                     message = (
                         f"job '{job.id}' asks for runner label `{label.value}`, which `{declared.path}` does not "

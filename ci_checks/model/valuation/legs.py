@@ -34,6 +34,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from functools import partial
+from typing import TypeVar, cast
 
 from ci_checks.diagnostics import Related, Span
 from ci_checks.model.evaluation import (
@@ -52,6 +53,7 @@ from ci_checks.model.expressions import EXPRESSION
 from ci_checks.model.steps import ScalarLocator, Step
 from ci_checks.model.valuation import matrix as matrices
 from ci_checks.model.valuation.shell import Env, Possible, ReadScript, ShellValues, walk
+from ci_checks.model.values import Entry as ModelEntry
 from ci_checks.model.values import mapping
 from ci_checks.model.workflow import Input, Job, Workflow
 from ci_checks.source import SourceFile
@@ -66,6 +68,9 @@ _MAX_SEVERAL = 16
 _MAX_PLACES = 256
 _STRINGS = re.compile(r"'(?:[^']|'')*'")
 _NEEDS_IGNORED = re.compile(r"\b(always|cancelled)\s*\(", re.IGNORECASE)
+_PER_LEG = re.compile(r"\b(env|needs|steps|vars|secrets|job|runner|strategy)\s*[.\[]", re.IGNORECASE)
+"""Contexts (and shell variables) whose values the leg's bindings do not tell."""
+_T = TypeVar("_T")
 _READ = re.compile(r"(?<![\w.-])(?P<context>matrix|inputs|env)\.(?P<name>[A-Za-z_][A-Za-z0-9_-]*)", re.IGNORECASE)
 _SHELL_VARIABLE = re.compile(r"\$\{?(?P<name>[A-Za-z_][A-Za-z0-9_]*)")
 
@@ -103,6 +108,20 @@ class Binding:
             if start >= 0:
                 return ScalarLocator(self.source, scalar).span(start + 1, start + len(quoted) - 1)
         return self.span
+
+
+def _expressions(node: Node) -> Iterator[str]:
+    """The texts of a value's scalars that hold an expression."""
+    pending = [node]
+    while pending:
+        current = pending.pop()
+        if isinstance(current, Scalar):
+            if "${{" in current.value:
+                yield current.value
+        elif isinstance(current, Sequence):
+            pending.extend(current.items)
+        elif isinstance(current, YamlMapping):
+            pending.extend(value for _, value in current.items())
 
 
 def _scalars(node: Node) -> Iterator[Scalar]:
@@ -168,10 +187,11 @@ class Leg:
     entry: Entry
     matrix: dict[str, Binding]
     valuation: Valuation = field(repr=False)
-    _env: dict[int, dict[str, Value]] = field(default_factory=dict, repr=False)
+    _env: dict[int, Mapping[str, Value]] = field(default_factory=dict, repr=False)
     _shell: dict[int, ShellValues] = field(default_factory=dict, repr=False)
     _scopes: dict[tuple[int, bool | None], Scope] = field(default_factory=dict, repr=False)
     _bare: Scope | None = field(default=None, repr=False)
+    _telling: dict[str, tuple[object, ...]] = field(default_factory=dict, repr=False)
 
     @property
     def event(self) -> str | None:
@@ -194,22 +214,35 @@ class Leg:
         """Each value a template or expression of the job may have in this leg."""
         if "${{" not in text:
             return (text,)
-        return possible(text, self.scope(step))
+        return self.valuation.remembered(self, ("possible", text), step, None, lambda: possible(text, self.scope(step)))
 
     def holds(self, test: str, step: Step | None = None, fork: bool | None = None) -> bool | None:
-        return holds(test, self.scope(step, fork))
+        return self.valuation.remembered(self, ("holds", test), step, fork, lambda: holds(test, self.scope(step, fork)))
 
-    def env(self, step: Step | None = None) -> dict[str, Value]:
-        """`env.*` where `step` (None: the job) runs: the workflow's, job's and step's `env:`, evaluated here."""
+    def telling(self, text: str) -> tuple[object, ...]:
+        """What of this leg a text's value depends on, to tell it apart from the other legs of its job: the values of
+        the bindings it reads (and the event and run, where it reads `github.*`); the leg itself where it reads what
+        bindings do not tell (outputs, `env`, `vars`)."""
+        if text not in self._telling:
+            if _PER_LEG.search(text):
+                self._telling[text] = (id(self),)
+            else:
+                bindings = (
+                    (binding.name, repr(binding.value), binding.span, binding.via) for binding in self.reads(text)
+                )
+                # `github.*` differs by event and by the workflow the run started; a text that reads none does not
+                run = (self.event, self.entry.top.path) if "github" in text.lower() else ()
+                self._telling[text] = (*run, *bindings)
+        return self._telling[text]
+
+    def env(self, step: Step | None = None) -> Mapping[str, Value]:
+        """`env.*` where `step` (None: the job) runs: the workflow's, job's and step's `env:`, each evaluated here
+        when first read."""
         key = 0 if step is None else id(step)
         if key not in self._env:
             base = self.env(None) if step is not None else {}
             entries = step.env if step is not None else {**self.job.workflow.env, **self.job.env}
-            scope = replace(self._bare_scope(), env=dict(base))
-            values = dict(base)
-            for name, entry in entries.items():
-                values[name] = _env_value(entry.text, scope)
-            self._env[key] = values
+            self._env[key] = _Env(base, entries, replace(self._bare_scope(), env=base))
         return self._env[key]
 
     def _bare_scope(self) -> Scope:
@@ -278,31 +311,36 @@ class Leg:
         """The bindings of this leg that these texts read (`matrix.x`, `inputs.y`, and through `env.z` or `$Z`, the
         ones the `env:` of the job, or of `step`, reads), in the order first read."""
         found: dict[str, Binding] = {}
-        pending = list(texts)
-        seen_env: set[str] = set()
-        env_entries = {**self.job.workflow.env, **self.job.env, **(step.env if step is not None else {})}
-        while pending:
-            text = pending.pop(0)
-            for match in _READ.finditer(text):
-                context, name = match.group("context").lower(), match.group("name")
-                if context == "env":
-                    if name not in seen_env and name in env_entries:
-                        seen_env.add(name)
-                        pending.append(env_entries[name].text or "")
-                    continue
-                binding = (self.matrix if context == "matrix" else self.entry.inputs).get(name.lower())
-                if binding is not None:
-                    found.setdefault(f"{context}.{name.lower()}", binding)
-            for match in _SHELL_VARIABLE.finditer(text):
-                name = match.group("name")
-                if name not in seen_env and name in env_entries:
-                    seen_env.add(name)
-                    pending.append(env_entries[name].text or "")
+        for context, name in self.valuation.names(self.job, step, texts):
+            binding = (self.matrix if context == "matrix" else self.entry.inputs).get(name)
+            if binding is not None:
+                found.setdefault(f"{context}.{name}", binding)
         return list(found.values())
 
     def describe(self, *texts: str, step: Step | None = None) -> str:
         """The values of this leg these texts read, for a message: "`matrix.gpu` = `mi300x`"; "" where none."""
         return ", ".join(binding.shown for binding in self.reads(*texts, step=step))
+
+
+class _Env(Mapping[str, Value]):
+    """`env.*` of a job or step: the outer `env` and these `env:` entries, each evaluated when first read."""
+
+    def __init__(self, base: Mapping[str, Value], entries: Mapping[str, ModelEntry], scope: Scope) -> None:
+        self._base, self._entries, self._scope = base, entries, scope
+        self._values: dict[str, Value] = {}
+
+    def __getitem__(self, name: str) -> Value:
+        if name in self._entries:
+            if name not in self._values:
+                self._values[name] = _env_value(self._entries[name].text, self._scope)
+            return self._values[name]
+        return self._base[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(dict.fromkeys([*self._base, *self._entries]))
+
+    def __len__(self) -> int:
+        return len(set(self._base) | set(self._entries))
 
 
 def _env_value(text: str | None, scope: Scope) -> Value:
@@ -336,6 +374,9 @@ class Valuation:
         self._asking: set[tuple[int, str]] = set()
         self._truncated = False
         """Whether what is being built met a cycle of calls (and is then not kept: it is built again whole)."""
+        self._remembered: dict[tuple[object, ...], object] = {}
+        self._names: dict[tuple[int, int, tuple[str, ...]], tuple[tuple[str, str], ...]] = {}
+        self._written: dict[int, str] = {}
 
     # -- legs
 
@@ -357,18 +398,31 @@ class Valuation:
         source = job.workflow.source
         entries, complete = self.entries(job.workflow)
         result.complete = complete
+        matrix = job.strategy.matrix if job.strategy is not None else None
+        written = " ".join(_expressions(matrix)) if matrix is not None else ""
+        expanded: dict[tuple[object, ...], list[dict[str, Binding]]] = {}
         for entry in entries:
             bare = Leg(job, entry, {}, self)  # the entry without a matrix: what the matrix is evaluated in
-            expansion = matrices.expand(job.strategy.matrix if job.strategy is not None else None, partial(_one, bare))
-            result.complete = result.complete and expansion.complete
-            for combination in expansion.combinations:
+            # Entries that give the matrix's expressions the same values expand it alike (most matrices are literal).
+            key = bare.telling(written)
+            if key not in expanded:
+                expansion = matrices.expand(matrix, partial(_one, bare))
+                result.complete = result.complete and expansion.complete
+                cells: dict[int, Binding] = {}
+                expanded[key] = [
+                    {
+                        name: cells.get(id(cell))
+                        or cells.setdefault(
+                            id(cell), Binding(f"matrix.{name}", cell.value, cell.span, node=cell.node, source=source)
+                        )
+                        for name, cell in combination.items()
+                    }
+                    for combination in expansion.combinations[:MAX_LEGS]
+                ]
+            for bindings in expanded[key]:
                 if len(result.legs) >= MAX_LEGS:
                     result.complete = False
                     return result
-                bindings = {
-                    name: Binding(f"matrix.{name}", cell.value, cell.span, node=cell.node, source=source)
-                    for name, cell in combination.items()
-                }
                 result.legs.append(Leg(job, entry, bindings, self))
         return result
 
@@ -424,6 +478,62 @@ class Valuation:
                 found.append(Entry(workflow, leg.event, _Passed(caller, workflow, leg), leg))
         return found, complete
 
+    def written(self, node: Node) -> str:
+        """The text of every scalar of a value (kept: the same `runs-on` is read for each leg)."""
+        key = id(node)
+        if key not in self._written:
+            texts: list[str] = []
+            pending = [node]
+            while pending:
+                current = pending.pop()
+                if isinstance(current, Scalar):
+                    texts.append(current.value)
+                elif isinstance(current, Sequence):
+                    pending.extend(current.items)
+                elif isinstance(current, YamlMapping):
+                    pending.extend(value for _, value in current.items())
+            self._written[key] = " ".join(texts)
+        return self._written[key]
+
+    def names(self, job: Job, step: Step | None, texts: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+        """The `matrix.*` and `inputs.*` names (lower case) texts of a job read, directly or through the `env:` of
+        the job (or of `step`) that they read as `env.X` or `$X`, in the order first read (the same for every leg)."""
+        key = (id(job), id(step), texts)
+        if key in self._names:
+            return self._names[key]
+        found: dict[tuple[str, str], None] = {}
+        pending = list(texts)
+        seen_env: set[str] = set()
+        env_entries = {**job.workflow.env, **job.env, **(step.env if step is not None else {})}
+        while pending:
+            text = pending.pop(0)
+            for match in _READ.finditer(text):
+                context, name = match.group("context").lower(), match.group("name")
+                if context != "env":
+                    found.setdefault((context, name.lower()))
+                elif name not in seen_env and name in env_entries:
+                    seen_env.add(name)
+                    pending.append(env_entries[name].text or "")
+            for match in _SHELL_VARIABLE.finditer(text):
+                name = match.group("name")
+                if name not in seen_env and name in env_entries:
+                    seen_env.add(name)
+                    pending.append(env_entries[name].text or "")
+        self._names[key] = tuple(found)
+        return self._names[key]
+
+    # -- evaluations shared by legs that tell the same
+
+    def remembered(
+        self, leg: Leg, question: tuple[str, str], step: Step | None, fork: bool | None, answer: Callable[[], _T]
+    ) -> _T:
+        """The answer to a question about a text in a leg, asked once for all the legs of its job that give the text
+        the same values (most matrix axes and dispatch inputs are read by few texts)."""
+        key = (id(leg.job), id(step), fork, *question, *leg.telling(question[1]))
+        if key not in self._remembered:
+            self._remembered[key] = answer()
+        return cast(_T, self._remembered[key])
+
     # -- outputs
 
     def outputs(self, leg: Leg, path: list[str]) -> Value | Several:
@@ -451,6 +561,9 @@ class Valuation:
         step = next((each for each in leg.job.steps if (each.id or "").lower() == step_id), None)
         if step is None or step.run is None:
             return None
+        text = step.run.value
+        if "GITHUB_OUTPUT" not in text or not re.search(rf"(?<![\w-]){re.escape(name)}=", text, re.IGNORECASE):
+            return None  # not written where the script can be read: a program it runs may write it
         found = leg.shell(step)
         if found is None:
             return None
@@ -500,13 +613,24 @@ class Valuation:
                 needed = job.workflow.jobs.get(need)
                 if needed is None or needed is job:
                     continue
-                found = [
-                    self.runs(other, fork, approval) for other in self.legs(needed).legs if other.entry is leg.entry
-                ]
-                outcomes.append(True if True in found else None if None in found or not found else False)
+                outcomes.append(self._any_runs(needed, leg.entry, fork, approval))
+                if outcomes[-1] is False:
+                    break  # one need that never runs skips the job
         result = False if False in outcomes else True if all(outcome is True for outcome in outcomes) else None
         self._runs[key] = result
         return result
+
+    def _any_runs(self, job: Job, entry: Entry, fork: bool | None, approval: bool) -> bool | None:
+        """Whether some leg of `job` in `entry` runs (True at the first that does), none does, or it cannot be told."""
+        found: bool | None = False
+        for other in self.legs(job).legs:
+            if other.entry is entry:
+                runs = self.runs(other, fork, approval)
+                if runs is True:
+                    return True
+                if runs is None:
+                    found = None
+        return None if found is None or not any(other.entry is entry for other in self.legs(job).legs) else False
 
     def step_runs(self, leg: Leg, step: Step, fork: bool | None = None) -> bool | None:
         """Whether a step of a leg's job runs, by its own `if:` (given that the job runs)."""

@@ -9,9 +9,9 @@ runner to judge, rather than a guessed one.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import partial
 from itertools import product
 
 from ci_checks.diagnostics import Span
@@ -20,7 +20,7 @@ from ci_checks.model.runners import Label, RunnerChoice, Runners
 from ci_checks.model.valuation.legs import Binding, Leg, Valuation
 from ci_checks.model.values import mapping
 from ci_checks.model.workflow import Job, Workflow
-from ci_checks.yamlpos import Mapping, Scalar, Sequence
+from ci_checks.yamlpos import Scalar, Sequence
 
 _MAX_CHOICES = 16
 
@@ -31,27 +31,24 @@ class RunnerResolver:
     def __init__(self, workflows: Iterable[Workflow], valuation: Valuation | None = None) -> None:
         self.valuation = valuation if valuation is not None else Valuation(workflows)
         self.callers = self.valuation.callers
-        self._runners: dict[int, Runners] = {}
+        self._runners: dict[tuple[int, bool], Runners] = {}
 
-    def runners(self, job: Job) -> Runners:
-        """The label sets `job` may ask for, each once (a reusable-workflow call has none of its own); a leg that
-        cannot run (`if: false`, a skipped need) asks for nothing."""
-        key = id(job)
+    def runners(self, job: Job, running: bool = True) -> Runners:
+        """The label sets `job` may ask for, each once (a reusable-workflow call has none of its own); with
+        `running`, only those of legs that may run (`if: false`, a skipped need ask for nothing)."""
+        key = (id(job), running)
         if key in self._runners:
             return self._runners[key]
         legs = self.valuation.legs(job)
         result = Runners(complete=legs.complete)
         seen: set[tuple[tuple[str, Span, tuple[object, ...]], ...]] = set()
-        text = _written(job)
-        shared = not _PER_LEG.search(text)
+        text = _written(self.valuation, job)
         told: set[tuple[object, ...]] = set()
         for leg in legs.legs:
             # Legs that give `runs-on` the same values ask for the same labels (most matrix axes and dispatch inputs
             # are not runners): a group is told once, by its first leg that may run.
-            group: tuple[object, ...] = (id(leg),)
-            if shared:
-                group = (leg.event, *((b.name, repr(b.value), b.span) for b in leg.reads(text)))
-            if group in told or self.valuation.runs(leg) is False:
+            group = leg.telling(text)
+            if group in told or (running and self.valuation.runs(leg) is False):
                 continue
             told.add(group)
             found = runners(leg)
@@ -64,25 +61,18 @@ class RunnerResolver:
         self._runners[key] = result
         return result
 
+    def asks(self, job: Job, label: Label) -> bool:
+        """Whether a leg of `job` that may run asks for this label (as written there)."""
+        return any(
+            (each.value, each.span) == (label.value, label.span)
+            for choice in self.runners(job).choices
+            for each in choice.labels
+        )
 
-_PER_LEG = re.compile(r"\b(env|needs|steps|vars|secrets|job|runner|strategy)\s*[.\[]", re.IGNORECASE)
-"""Contexts whose value a leg's bindings do not tell: `runs-on` that reads one is evaluated in every leg."""
 
-
-def _written(job: Job) -> str:
+def _written(valuation: Valuation, job: Job) -> str:
     """The text of a job's `runs-on`, every scalar of it."""
-    node = job.runs_on.node if job.runs_on is not None else None
-    pending = [node] if node is not None else []
-    texts: list[str] = []
-    while pending:
-        current = pending.pop()
-        if isinstance(current, Scalar):
-            texts.append(current.value)
-        elif isinstance(current, Sequence):
-            pending.extend(current.items)
-        elif isinstance(current, Mapping):
-            pending.extend(value for _, value in current.items())
-    return " ".join(texts)
+    return valuation.written(job.runs_on.node) if job.runs_on is not None else ""
 
 
 @dataclass(frozen=True)
@@ -94,6 +84,13 @@ class LegRunners:
 
 
 def runners(leg: Leg) -> LegRunners:
+    """The label sets a leg asks for (told once for the legs of its job that give `runs-on` the same values)."""
+    return leg.valuation.remembered(
+        leg, ("runners", _written(leg.valuation, leg.job)), None, None, partial(_runners, leg)
+    )
+
+
+def _runners(leg: Leg) -> LegRunners:
     runs_on = leg.job.runs_on
     if runs_on is None:
         return LegRunners((), True)
