@@ -306,9 +306,7 @@ def infer(workflows: Iterable[Workflow], resolver: RunnerResolver, declared: Ite
     machines: dict[frozenset[str], _Machine] = {}
     for workflow in workflows:
         for job in workflow.jobs.values():
-            if job.is_call:
-                continue
-            devices = _devices(job)
+            devices = _devices(job)  # (a call asks for the runner it passes to another repository's workflow, if any)
             for choice in resolver.runners(job, running=False).choices:
                 for label in choice.labels:
                     ask = (workflow.path, job.id, tuple(related.message for related in label.via))

@@ -5,7 +5,9 @@ Checks every label a job may ask for: labels written in `runs-on`, matrix
 values it takes, and JSON lists passed by callers into a reusable workflow
 (`runs_on: '["self-hosted", "amd", "mi300x"]'`, followed into
 `runs-on: ${{ fromJSON(inputs.runs_on) }}`), in each leg of the job that may
-run (see `docs/values.md`). Each finding is where the label is written, the
+run (see `docs/values.md`), and the runner a call passes to a reusable
+workflow of another repository in an input named for one (`runner:`,
+`runs-on:`, `runs_on:`, a label or a JSON list). Each finding is where the label is written, the
 character inside a JSON string included, and names the value it came from
 where that is more than the label (`inputs.runs_on` = `["h200", "4gup"]`).
 

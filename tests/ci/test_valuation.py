@@ -18,6 +18,7 @@ from ci_checks.model.valuation.runners import runners
 from ci_checks.model.valuation.shell import MAX_LENGTH, walk
 from ci_checks.repository import Repository
 from ci_checks.shell import parse_fragment
+from tests.ci.conftest import run_cli
 
 
 def _context(root: Path) -> RepositoryContext:
@@ -313,3 +314,48 @@ def test_a_sourced_repository_script_sets_what_it_assigns(make_repo) -> None:  #
     assert found is not None and step.script is not None
     docker = next(command for command in step.script.commands() if command.name == "docker")
     assert found.before(docker)["GPU_FLAGS"] == frozenset({"--gpus=all"})
+
+
+REMOTE = """on: push
+jobs:
+  h100:
+    strategy:
+      matrix:
+        include:
+          - {name: nightly, runs-on: linux.aws.h100}
+          - {name: stable, runs-on: linux.aws.h10}
+    uses: octo/infra/.github/workflows/linux_job.yml@main
+    with:
+      runner: ${{ matrix.runs-on }}
+      script: pytest test/gpu
+  a100:
+    uses: octo/infra/.github/workflows/linux_job.yml@main
+    with:
+      runs_on: '["linux.aws.h100", "8gpu"]'
+  a100-again:
+    uses: octo/infra/.github/workflows/linux_job.yml@main
+    with:
+      runner: linux.aws.h100
+  local:
+    uses: ./.github/workflows/w.yml
+    with:
+      runner: linux.aws.h10
+"""
+
+
+def test_a_call_to_another_repositorys_workflow_asks_for_the_runner_an_input_names(make_repo) -> None:  # type: ignore[no-untyped-def]
+    """`runner:` (or `runs-on:`, `runs_on:` as a JSON list) given to a reusable workflow of another repository is the
+    runner a job there asks for: a typo in it is one; a local call's inputs are followed into the workflow instead."""
+    root = make_repo({".github/workflows/w.yml": REMOTE})
+    context = _context(root)
+    asked = {
+        job: [choice.values for choice in context.resolver.runners(_job(context, "w.yml", job)).choices]
+        for job in ("h100", "a100", "local")
+    }
+    assert asked == {
+        "h100": [["linux.aws.h100"], ["linux.aws.h10"]],
+        "a100": [["linux.aws.h100", "8gpu"]],
+        "local": [],
+    }
+    result = run_cli("check", root, "--select", "CC044", "--output-format", "concise")
+    assert [header.split(" asks")[0] for header in result.headers] == [".github/workflows/w.yml:8:37: CC044 job 'h100'"]

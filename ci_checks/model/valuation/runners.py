@@ -9,6 +9,7 @@ runner to judge, rather than a guessed one.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import partial
@@ -71,7 +72,10 @@ class RunnerResolver:
 
 
 def _written(valuation: Valuation, job: Job) -> str:
-    """The text of a job's `runs-on`, every scalar of it."""
+    """The text of a job's `runs-on` (every scalar of it), or of the runner a call passes."""
+    passed = _passed_runner(job)
+    if passed is not None:
+        return passed.value
     return valuation.written(job.runs_on.node) if job.runs_on is not None else ""
 
 
@@ -90,7 +94,26 @@ def runners(leg: Leg) -> LegRunners:
     )
 
 
+_RUNNER_INPUTS = frozenset(
+    {"runner", "runs-on", "runs_on", "runner-label", "runner_label", "runner-labels", "runner_labels"}
+)
+"""What a call to a reusable workflow of another repository names the runner it passes (`runner: linux.g5.4xlarge`,
+`runs_on: '["h100", "8gpu"]'`): the labels a job of that workflow asks for."""
+
+
+def _passed_runner(job: Job) -> Scalar | None:
+    """The runner a call to another repository's reusable workflow passes, where an input's name says so."""
+    if not job.is_call or job.uses is None or job.uses.kind in ("local", "self"):
+        return None
+    entry = next((entry for name, entry in job.with_.items() if name.lower() in _RUNNER_INPUTS), None)
+    return entry.value if entry is not None and isinstance(entry.value, Scalar) else None
+
+
 def _runners(leg: Leg) -> LegRunners:
+    passed = _passed_runner(leg.job)
+    if passed is not None:
+        found = _item(leg, passed)
+        return LegRunners(tuple(RunnerChoice(labels) for labels in found or ()), found is not None)
     runs_on = leg.job.runs_on
     if runs_on is None:
         return LegRunners((), True)
@@ -121,20 +144,38 @@ def _runners(leg: Leg) -> LegRunners:
 
 
 def _item(leg: Leg, item: Scalar) -> list[tuple[Label, ...]] | None:
-    """The label lists one item of `runs-on` may be; None where it cannot be known."""
+    """The label lists one item of `runs-on` (or a runner a call passes) may be; None where it cannot be known."""
     if "${{" not in item.value:
+        listed = _json_labels(item.value)
+        if listed is not None:
+            written = Binding("", item.value, item.span, node=item, source=leg.job.workflow.source)
+            return [tuple(_label(label, item.span, written) for label in listed)]
         return [(Label(item.value, item.span),)]
     read = leg.reads(item.value)
     source = read[0] if len(read) == 1 else None
     found: list[tuple[Label, ...]] = []
     for value in leg.possible(item.value):
-        if isinstance(value, str):
+        listed = _json_labels(value) if isinstance(value, str) else None
+        if listed is not None:
+            found.append(tuple(_label(label, item.span, source) for label in listed))
+        elif isinstance(value, str):
             found.append((_label(value, item.span, source),))
         elif isinstance(value, Data) and value.items is not None and all(isinstance(v, str) for v in value.items):
             found.append(tuple(_label(str(label), item.span, source) for label in value.items))
         else:
             return None
     return found
+
+
+def _json_labels(text: str) -> list[str] | None:
+    """A JSON list of labels written as a string (`'["h200", "2gpu"]'`), which a call passes for `fromJSON`."""
+    if not text.lstrip().startswith("["):
+        return None
+    try:
+        parsed = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    return parsed if isinstance(parsed, list) and all(isinstance(label, str) for label in parsed) else None
 
 
 def _label(value: str, span: Span, source: Binding | None) -> Label:
