@@ -18,7 +18,16 @@ another accelerator (`intel`, `xpu`, `gaudi2`) are left alone.
 - so must every `docker run` (and `podman run`, `docker container run`,
   `docker create`) in the job's `run:` scripts, also one run through `sudo`,
   `env` or `time`, or inside `$(...)` (`nvidia-docker run` gives the GPUs
-  itself).
+  itself);
+- so must each service that `docker compose up|run|create` (or
+  `docker-compose`) starts, as its Compose file in the repository describes it
+  (`-f FILE`, else `compose.yaml` and the other default names in the step's
+  working directory): `devices:` with `/dev/kfd` and `/dev/dri`, or
+  `privileged: true`, on AMD; `gpus:`, `runtime: nvidia` or a device
+  reservation (`deploy.resources.reservations.devices` with `driver: nvidia`
+  or `capabilities: [gpu]`) on NVIDIA. A service whose GPU settings hold a
+  variable or come from `extends:` or a merge key, a file named from a folder
+  a `cd` left, or several files merged, are not followed.
 
 Each leg of the job is judged for itself (each matrix combination, each
 caller's inputs, each event; see the value model in `docs/model.md`): the
@@ -64,9 +73,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import product
 
+from ci_checks import yamlpos
 from ci_checks.context import RepositoryContext
-from ci_checks.diagnostics import Diagnostic, Severity, Span
+from ci_checks.diagnostics import Diagnostic, Related, Severity, Span
 from ci_checks.model import Step
+from ci_checks.model.compose import COMPOSE_FILES, services
 from ci_checks.model.evaluation import as_text
 from ci_checks.model.inventory import has_gpus
 from ci_checks.model.references import unwrapped
@@ -195,12 +206,16 @@ def _docker_runs(leg: Leg, vendor: str, choice: RunnerChoice, context: Repositor
             continue
         values = leg.shell(step)
         expression = leg.expression(step)
+        moved = False
         for command in script.commands():
+            moved = moved or command.name in ("cd", "pushd", "popd")
+            env = values.before(command) if values is not None else {}
             started = _container_run(command)
             if started is None:
+                if not moved:  # a Compose file named relative to a folder a `cd` left is not followed
+                    yield from _compose(leg, step, command, env, expression, vendor, choice, context)
                 continue
             shown, words = started
-            env = values.before(command) if values is not None else {}
             if _may_have_gpus(vendor, words, env, expression):
                 continue
             leg_shown = _leg_shown(leg, command.text, step=step)
@@ -209,6 +224,106 @@ def _docker_runs(leg: Leg, vendor: str, choice: RunnerChoice, context: Repositor
                 f"{_WANTED[vendor]}; {_SEES[vendor]}"
             )
             yield RULE.diagnostic(command.span, message, choice.related(context.runners, machine=True))
+
+
+def _compose(
+    leg: Leg,
+    step: Step,
+    command: Command,
+    env: Env,
+    expression: Expression,
+    vendor: str,
+    choice: RunnerChoice,
+    context: RepositoryContext,
+) -> Iterator[Diagnostic]:
+    """`docker compose up|run|create`: each service it starts whose Compose file gives its containers no GPUs."""
+    started = _compose_command(command, env, expression)
+    if started is None:
+        return
+    shown, files, named = started
+    folder = posixpath.normpath(step.working_directory or leg.job.defaults.working_directory or ".")
+    paths = [posixpath.normpath(posixpath.join(folder, file)) for file in files]
+    if not paths:
+        defaults = (posixpath.normpath(posixpath.join(folder, name)) for name in COMPOSE_FILES)
+        paths = [next((path for path in defaults if context.repository.exists(path)), "")]
+    if len(paths) != 1 or not paths[0] or paths[0].startswith(("../", "/")) or not context.repository.exists(paths[0]):
+        return  # several files merge, or one not in the repository: not followed
+    loaded = context.load(paths[0])
+    document = yamlpos.parse(loaded.source) if loaded.readable else None
+    found = services(document.root) if document is not None and document.usable else {}
+    judged = [found.get(name) for name in named] if named else list(found.values())
+    for service in judged:
+        if service is None or service.vendors is None or vendor in service.vendors:
+            continue
+        leg_shown = _leg_shown(leg, command.text, step=step)
+        message = (
+            f"`{shown}` in job '{leg.job.id}'{leg_shown} starts service `{service.name}` of `{paths[0]}` on "
+            f"{_NAMES[vendor]}, whose Compose file gives it no {_COMPOSE_WANTED[vendor]}; {_SEES[vendor]}"
+        )
+        related = [
+            Related(service.key.span, f"service `{service.name}`"),
+            *choice.related(context.runners, machine=True),
+        ]
+        yield RULE.diagnostic(command.span, message, related)
+
+
+_COMPOSE_WANTED = {
+    "amd": "`/dev/kfd` and `/dev/dri` in `devices:` (nor `privileged: true`)",
+    "nvidia": "GPU (`gpus:`, `runtime: nvidia`, or a device reservation with `driver: nvidia`)",
+}
+_COMPOSE_VALUE_OPTIONS = frozenset({"-f", "--file", "-p", "--project-name", "--profile", "--env-file", "--ansi",
+                                    "--progress", "--parallel"})  # fmt: skip
+_COMPOSE_STARTS = frozenset({"up", "run", "create"})
+_START_VALUE_OPTIONS = frozenset({"--scale", "--exit-code-from", "-t", "--timeout", "--pull", "--attach",
+                                  "--no-attach", "--wait-timeout", "-e", "--env", "-v", "--volume", "-w", "--workdir",
+                                  "-u", "--user", "--entrypoint", "--name", "-l", "--label", "-p", "--publish",
+                                  "--cap-add", "--cap-drop"})  # fmt: skip
+
+
+def _compose_command(command: Command, env: Env, expression: Expression) -> tuple[str, list[str], list[str]] | None:
+    """`docker compose [-f FILE]... up|run|create [SERVICE]...` (or `docker-compose`) with every word known: how it
+    is written, the files it names and the services it starts (none: all); None for any other command, or one that
+    sets its folder (`--project-directory`) or gives a container GPUs itself (`run --gpus`)."""
+    words = unwrapped(command.words)
+    program = posixpath.basename(words[0].value) if words else ""
+    if program in ("docker", "podman") and len(words) > 1 and words[1].value == "compose":
+        shown, rest = f"{words[0].value} compose", words[2:]
+    elif program in ("docker-compose", "podman-compose"):
+        shown, rest = words[0].value, words[1:]
+    else:
+        return None
+    argv: list[str] = []
+    for word in rest:
+        found = word_values(word, env, expression)
+        if found is None or len(found) != 1:
+            return None
+        argv.extend(found[0])
+    files: list[str] = []
+    index = 0
+    while index < len(argv) and argv[index].startswith("-"):
+        option, _, attached = argv[index].partition("=")
+        if option == "--project-directory":
+            return None
+        if option in ("-f", "--file"):
+            files.append(attached or (argv[index + 1] if index + 1 < len(argv) else ""))
+        index += 1 if attached or option not in _COMPOSE_VALUE_OPTIONS else 2
+    if index >= len(argv) or argv[index] not in _COMPOSE_STARTS:
+        return None
+    subcommand, arguments = argv[index], argv[index + 1 :]
+    named: list[str] = []
+    position = 0
+    while position < len(arguments):
+        argument = arguments[position]
+        if argument.startswith(("--gpus", "--device", "--privileged")):
+            return None
+        if argument.startswith("-"):
+            position += 2 if argument in _START_VALUE_OPTIONS else 1
+            continue
+        named.append(argument)
+        if subcommand == "run":
+            break  # the rest is the command run in it
+        position += 1
+    return f"{shown} {subcommand}", files, named
 
 
 @dataclass(frozen=True)
