@@ -27,7 +27,10 @@ another accelerator (`intel`, `xpu`, `gaudi2`) are left alone.
   reservation (`deploy.resources.reservations.devices` with `driver: nvidia`
   or `capabilities: [gpu]`) on NVIDIA. A service whose GPU settings hold a
   variable or come from `extends:` or a merge key, a file named from a folder
-  a `cd` left, or several files merged, are not followed.
+  a `cd` left, or several files merged, are not followed;
+- so must those of the local composite actions the job's steps use, judged
+  with the inputs each step passes (`devices: --device=/dev/dri`) or the
+  action's defaults.
 
 Each leg of the job is judged for itself (each matrix combination, each
 caller's inputs, each event; see the value model in `docs/model.md`): the
@@ -76,7 +79,7 @@ from itertools import product
 from ci_checks import yamlpos
 from ci_checks.context import RepositoryContext
 from ci_checks.diagnostics import Diagnostic, Related, Severity, Span
-from ci_checks.model import Step
+from ci_checks.model import Action, Step
 from ci_checks.model.compose import COMPOSE_FILES, services
 from ci_checks.model.evaluation import as_text
 from ci_checks.model.inventory import has_gpus
@@ -196,13 +199,32 @@ def _container(leg: Leg, vendor: str, choice: RunnerChoice, context: RepositoryC
     yield RULE.diagnostic(span, message, choice.related(context.runners, machine=True))
 
 
-def _docker_runs(leg: Leg, vendor: str, choice: RunnerChoice, context: RepositoryContext) -> Iterator[Diagnostic]:
+def _docker_runs(
+    leg: Leg,
+    vendor: str,
+    choice: RunnerChoice,
+    context: RepositoryContext,
+    steps: list[Step] | None = None,
+    where: str = "",
+    depth: int = 0,
+) -> Iterator[Diagnostic]:
+    """The containers the `run:` steps of a leg start, and those of the local composite actions its steps use (in
+    the leg the action runs in, its inputs those the step passes)."""
     job = leg.job
-    for step in job.steps:
+    where = where or f"job '{job.id}'"
+    for step in job.steps if steps is None else steps:
+        if context.valuation.step_runs(leg, step) is False:
+            continue
+        action = _composite(step, context) if depth < _MAX_ACTIONS_DEEP else None
+        if action is not None:
+            used = f"action `{action.path}` used by job '{job.id}'"
+            inner = context.valuation.action_leg(leg, step, action)
+            yield from _docker_runs(inner, vendor, choice, context, action.steps, used, depth + 1)
+            continue
         if step.run is None or ("docker" not in step.run.value and "podman" not in step.run.value):
             continue  # no container is started by a script that names neither program
         script = step.script
-        if script is None or context.valuation.step_runs(leg, step) is False:
+        if script is None:
             continue
         values = leg.shell(step)
         expression = leg.expression(step)
@@ -213,17 +235,40 @@ def _docker_runs(leg: Leg, vendor: str, choice: RunnerChoice, context: Repositor
             started = _container_run(command)
             if started is None:
                 if not moved:  # a Compose file named relative to a folder a `cd` left is not followed
-                    yield from _compose(leg, step, command, env, expression, vendor, choice, context)
+                    yield from _compose(leg, step, command, env, expression, vendor, choice, context, where)
                 continue
             shown, words = started
             if _may_have_gpus(vendor, words, env, expression):
                 continue
             leg_shown = _leg_shown(leg, command.text, step=step)
             message = (
-                f"`{shown}` in job '{job.id}'{leg_shown} starts a container on {_NAMES[vendor]} without "
+                f"`{shown}` in {where}{leg_shown} starts a container on {_NAMES[vendor]} without "
                 f"{_WANTED[vendor]}; {_SEES[vendor]}"
             )
-            yield RULE.diagnostic(command.span, message, choice.related(context.runners, machine=True))
+            related = [*choice.related(context.runners, machine=True), *_passed(leg, command.text, step)]
+            yield RULE.diagnostic(command.span, message, list(dict.fromkeys(related)))
+
+
+def _passed(leg: Leg, text: str, step: Step) -> list[Related]:
+    """Where the values of the leg a command reads were passed in (a caller's `with:`, a step's for its action)."""
+    return [note for binding in leg.reads(text, step=step) for note in binding.via]
+
+
+_MAX_ACTIONS_DEEP = 3
+"""How many local composite actions deep the steps a job runs are followed."""
+
+
+def _composite(step: Step, context: RepositoryContext) -> Action | None:
+    """The local composite action a step uses (`uses: ./.github/actions/x`), if the repository has it."""
+    if step.uses is None or step.uses.kind != "local" or context.repository.escapes(step.uses.path) is not None:
+        return None
+    folder = posixpath.normpath(step.uses.path)
+    for name in ("action.yml", "action.yaml"):
+        path = posixpath.join(folder, name)
+        if context.repository.exists(path):
+            action = context.workspace.load(path).action
+            return action if action is not None and action.is_composite else None
+    return None
 
 
 def _compose(
@@ -235,6 +280,7 @@ def _compose(
     vendor: str,
     choice: RunnerChoice,
     context: RepositoryContext,
+    where: str,
 ) -> Iterator[Diagnostic]:
     """`docker compose up|run|create`: each service it starts whose Compose file gives its containers no GPUs."""
     started = _compose_command(command, env, expression)
@@ -257,7 +303,7 @@ def _compose(
             continue
         leg_shown = _leg_shown(leg, command.text, step=step)
         message = (
-            f"`{shown}` in job '{leg.job.id}'{leg_shown} starts service `{service.name}` of `{paths[0]}` on "
+            f"`{shown}` in {where}{leg_shown} starts service `{service.name}` of `{paths[0]}` on "
             f"{_NAMES[vendor]}, whose Compose file gives it no {_COMPOSE_WANTED[vendor]}; {_SEES[vendor]}"
         )
         related = [

@@ -37,6 +37,7 @@ from functools import partial
 from typing import TypeVar, cast
 
 from ci_checks.diagnostics import Related, Span
+from ci_checks.model.action import Action
 from ci_checks.model.evaluation import (
     UNKNOWN,
     Data,
@@ -377,6 +378,7 @@ class Valuation:
         self._remembered: dict[tuple[object, ...], object] = {}
         self._names: dict[tuple[int, int, tuple[str, ...]], tuple[tuple[str, str], ...]] = {}
         self._written: dict[int, str] = {}
+        self._actions: dict[tuple[int, int, int], Leg] = {}
 
     # -- legs
 
@@ -533,6 +535,18 @@ class Valuation:
         if key not in self._remembered:
             self._remembered[key] = answer()
         return cast(_T, self._remembered[key])
+
+    # -- composite actions
+
+    def action_leg(self, leg: Leg, step: Step, action: Action) -> Leg:
+        """The leg a composite action's steps run in when `step` of `leg` uses it: its `inputs.*` what the step
+        passes in `with:` (evaluated in `leg`), the action's defaults for the rest; the job, its `env` and its matrix
+        are the calling job's."""
+        key = (id(leg), id(step), id(action))
+        if key not in self._actions:
+            entry = Entry(leg.entry.workflow, leg.event, _Given(step, action, leg), leg)
+            self._actions[key] = Leg(leg.job, entry, leg.matrix, self)
+        return self._actions[key]
 
     # -- outputs
 
@@ -728,6 +742,47 @@ class _Values(Mapping[str, "Value | Several"]):
 
     def __len__(self) -> int:
         return len(self._bindings)
+
+
+class _Given(Mapping[str, Binding]):
+    """The inputs a step gives a composite action in a leg of its job: each `with:` value evaluated there when first
+    read, the action's default for the rest."""
+
+    def __init__(self, step: Step, action: Action, leg: Leg) -> None:
+        self._declared = {name.lower(): item for name, item in action.inputs.items()}
+        self._given = {name.lower(): entry for name, entry in step.with_.items()}
+        self._step, self._action, self._leg = step, action, leg
+        self._bindings: dict[str, Binding] = {}
+
+    def __getitem__(self, name: str) -> Binding:
+        if name not in self._bindings:
+            self._bindings[name] = self._binding(name, self._declared[name])
+        return self._bindings[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._declared)
+
+    def __len__(self) -> int:
+        return len(self._declared)
+
+    def _binding(self, name: str, item: Input) -> Binding:
+        label = f"inputs.{name}"
+        entry = self._given.get(name)
+        if entry is None or not isinstance(entry.value, Scalar):
+            default = item.default
+            if default is None:
+                return Binding(label, "" if entry is None else UNKNOWN, None)
+            return Binding(label, as_text(_typed(default.value)), default.value.span, node=default.value,
+                           source=self._action.source)  # fmt: skip
+        via = (Related(entry.value.span, f"passed as input `{entry.name}` by step '{self._step.label}'"),)
+        node = entry.value
+        if "${{" not in node.value:
+            return Binding(label, node.value, node.span, via, node, self._step.source)
+        values = [as_text(value) for value in self._leg.possible(node.value, self._step)]
+        known = tuple(value if isinstance(value, str) else UNKNOWN for value in values)
+        if len(known) == 1:
+            return Binding(label, known[0], node.span, via)
+        return Binding(label, Several(label, known[:_MAX_SEVERAL]), node.span, via)
 
 
 class _Passed(Mapping[str, Binding]):
