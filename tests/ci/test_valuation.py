@@ -14,6 +14,7 @@ from ci_checks.loading import Workspace
 from ci_checks.model import Job
 from ci_checks.model.evaluation import UNKNOWN, Data, Scope, evaluate, possible
 from ci_checks.model.valuation import Leg
+from ci_checks.model.valuation.legs import MAX_LEGS
 from ci_checks.model.valuation.runners import runners
 from ci_checks.model.valuation.shell import MAX_LENGTH, walk
 from ci_checks.repository import Repository
@@ -359,3 +360,24 @@ def test_a_call_to_another_repositorys_workflow_asks_for_the_runner_an_input_nam
     }
     result = run_cli("check", root, "--select", "CC044", "--output-format", "concise")
     assert [header.split(" asks")[0] for header in result.headers] == [".github/workflows/w.yml:8:37: CC044 job 'h100'"]
+
+
+def test_what_a_hostile_workflow_asks_for_is_cut_at_the_bounds_not_followed_without_end(make_repo) -> None:  # type: ignore[no-untyped-def]
+    """A matrix of 30 axes of 30 values (30**30 combinations), 10,000 `include` entries and an `if:` nested 5,000
+    parentheses deep: the legs stop at their bound and say so, the condition is unknown, nothing raises."""
+    axes = "".join(f"        a{axis}: [{', '.join(str(value) for value in range(30))}]\n" for axis in range(30))
+    entries = "".join(f"          - {{x: {index}}}\n" for index in range(10_000))
+    deep = "(" * 5000 + "true" + ")" * 5000
+    workflow = (
+        "on: pull_request\njobs:\n"
+        f"  wide:\n    runs-on: ubuntu-latest\n    strategy:\n      matrix:\n{axes}    steps: [{{run: a}}]\n"
+        f"  long:\n    runs-on: ubuntu-latest\n    strategy:\n      matrix:\n        include:\n{entries}"
+        "    steps: [{run: a}]\n"
+        f"  deep:\n    if: {deep}\n    runs-on: ubuntu-latest\n    steps: [{{run: a}}]\n"
+    )
+    context = _context(make_repo({".github/workflows/w.yml": workflow}))
+    for job in ("wide", "long"):
+        legs = context.valuation.legs(_job(context, "w.yml", job))
+        assert (len(legs.legs), legs.complete) == (MAX_LEGS, False)
+    deep_leg = context.valuation.legs(_job(context, "w.yml", "deep")).legs[0]
+    assert context.valuation.runs(deep_leg) is None
