@@ -367,18 +367,6 @@ def _unquoted_expansions(text: str) -> Iterator[int]:
         index += 1
 
 
-def fields(word: Word, env: Env, expression: Expression) -> list[str] | None:
-    """The argv words one shell word becomes where it has one value: split at blanks where an expansion is not
-    quoted; None where its value is not known or not one."""
-    values = expand(word.value, env, expression)
-    if values is None or len(values) != 1:
-        return None
-    value = next(iter(values))
-    if _quoted(word):
-        return [value]
-    return value.split()
-
-
 def word_values(word: Word, env: Env, expression: Expression) -> list[list[str]] | None:
     """Each list of argv words one shell word may become (split where an expansion is not quoted); None where its
     value is not known."""
