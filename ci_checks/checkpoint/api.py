@@ -38,6 +38,7 @@ from ci_checks.checkpoint import facts, processes, project, report
 from ci_checks.checkpoint.options import (
     CPU_DEFAULT_SIZE,
     CRASH_SIZE_LIMIT,
+    STAGING_EXPECTATIONS,
     Deadline,
     EnvironmentProblem,
     Options,
@@ -152,6 +153,7 @@ def check_saves(
     required: Sequence[str] = (),
     imports: Sequence[str] = (),
     as_platform: str | None = None,
+    expect_staging: str | None = None,
     size: int | str = CPU_DEFAULT_SIZE,
     tensors: int = 16,
     threads: int = 2,
@@ -168,6 +170,13 @@ def check_saves(
     ranks of a process group the project started, which every rank must call this in). The arguments are
     the command's options; `setup` takes callables (or MODULE:FUNCTION names). UsageError for bad ones."""
     check_torch_version()
+    if as_platform is not None:
+        try:
+            project.parse_platform(as_platform)
+        except ValueError as error:
+            raise UsageError(f"as_platform: {error}") from None
+    if expect_staging is not None and expect_staging not in STAGING_EXPECTATIONS:
+        raise UsageError(f"expect_staging: {expect_staging!r} is not one of {', '.join(STAGING_EXPECTATIONS)}")
     setups = [setup] if callable(setup) else list(setup)
     if crash_test or reshard_ranks:
         _sendable(setups)
@@ -190,6 +199,7 @@ def check_saves(
         reshard_ranks=reshard_ranks,
         min_ratio=tuple((min_ratio or {}).items()),
         save_timeout_s=save_timeout,
+        expect_staging=expect_staging,
     )
     largest = options.size or CPU_DEFAULT_SIZE
     limit = timeout or default_run_timeout(

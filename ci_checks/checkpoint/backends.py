@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import concurrent.futures
 import functools
+import inspect
+import os
 import time
 import warnings
 from collections.abc import Callable
@@ -28,7 +30,7 @@ from torch.distributed.checkpoint.state_dict_saver import save as dcp_save
 from torch.distributed.device_mesh import DeviceMesh
 from torch.distributed.tensor import DTensor, Shard
 
-from ci_checks.checkpoint import megatron, processes, runtime
+from ci_checks.checkpoint import attribution, megatron, processes, runtime
 from ci_checks.checkpoint.options import DCP_ASYNC_PROCESS, DCP_SYNC, MEGATRON_ASYNC, Deadline
 from ci_checks.checkpoint.runfolder import RunTimedOut
 from ci_checks.checkpoint.state import LiveState, TensorSpec
@@ -55,16 +57,28 @@ def _end_writer(caller: Any) -> None:
         process.join()  # killed: collected at once, so that it is no zombie
 
 
+@functools.cache
+def torch_library() -> attribution.Library:
+    """The torch this interpreter imports, with the commit it was built from."""
+    folder = os.path.realpath(Path(torch.__file__).parent)
+    commit = getattr(torch.version, "git_version", None)
+    return attribution.Library("PyTorch", "torch", folder, torch.__version__, commit if commit != "Unknown" else None)
+
+
 @dataclass(frozen=True)
 class DcpStagingSeen:
-    """What DCP's stager returned for one save: how many tensors, and where they live."""
+    """What DCP's stager returned for one save: how many tensors, where they live, and whose code staged them."""
 
     staged: int
     pinned: int
     shared: int
+    made_by: attribution.Origin  # DefaultStager.stage as the harness's stager inherits it
 
-    def verdict(self, wanted: runtime.Staging) -> tuple[bool, str]:
+    def verdict(self, wanted: runtime.Staging) -> tuple[bool, str, str]:
+        """Passed, the row's text and the whole of it."""
         problems = []
+        if self.made_by.is_project:
+            problems.append(f"{self.made_by.describe()} replaced DCP's DefaultStager.stage")
         if self.staged == 0:
             problems.append("the stager returned no tensor")
         if wanted.pinned_memory and self.pinned < self.staged:
@@ -72,11 +86,16 @@ class DcpStagingSeen:
         if wanted.shared_memory and self.shared < self.staged:
             problems.append(f"{self.staged - self.shared} of {self.staged} staged tensors are not in shared memory")
         if problems:
-            return False, "; ".join(problems)
+            return False, "; ".join(problems), "; ".join(problems)
         memory = "pinned" if wanted.pinned_memory else "pageable"
         shared = " shared" if wanted.shared_memory else ""
         copies = "non-blocking" if wanted.non_blocking else "blocking"
-        return True, f"DCP staged all {self.staged} tensors into{shared} {memory} host memory with {copies} copies"
+        text = f"{self.made_by.describe()} staged all {self.staged} tensors into{shared} {memory} host memory"
+        text += f" with {copies} copies"
+        return True, text, text
+
+    def describe(self, wanted: runtime.Staging) -> dict[str, object]:
+        return {**wanted.describe(), "made_by": self.made_by.to_json(), "detail": self.verdict(wanted)[2]}
 
 
 class _WatchedStager(DefaultStager):
@@ -89,7 +108,8 @@ class _WatchedStager(DefaultStager):
         values = [v.to_local() if isinstance(v, DTensor) else v for v in staged.values()]
         tensors = [v for v in values if isinstance(v, torch.Tensor)]
         shared = sum(bool(t.is_shared()) for t in tensors)  # type: ignore[no-untyped-call]
-        self.seen = DcpStagingSeen(len(tensors), sum(t.is_pinned() for t in tensors), shared)
+        made_by = attribution.origin_of(inspect.getattr_static(DefaultStager, "stage"), (torch_library(),))
+        self.seen = DcpStagingSeen(len(tensors), sum(t.is_pinned() for t in tensors), shared, made_by)
         return staged
 
 
@@ -239,7 +259,7 @@ class Backends:
             strategy = strategies.TorchDistSaveShardedStrategy("torch_dist", 1, thread_count=self.threads)
             start = time.perf_counter()
             request = serialization.save(state_dict, str(directory), strategy, async_sharded_save=True)
-            watch = megatron.Watch(request)
+            watch = megatron.Watch(request, strategy)
             calls = async_utils.AsyncCallsQueue(persistent=False)
             try:
                 calls.schedule_async_request(watch.request)

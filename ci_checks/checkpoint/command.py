@@ -29,12 +29,13 @@ from ci_checks.checkpoint.options import (
     LONGEST_TIMEOUT_S,
     MEGATRON_ASYNC,
     MEGATRON_HINT,
+    STAGING_EXPECTATIONS,
     Options,
     UsageError,
     check_torch_version,
     installed,
 )
-from ci_checks.checkpoint.project import PLATFORMS
+from ci_checks.checkpoint.project import parse_platform
 from ci_checks.source import parse_size
 
 
@@ -110,6 +111,14 @@ def _setup(value: str) -> str:
     return value
 
 
+def _platform(value: str) -> str:
+    try:
+        parse_platform(value)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return value
+
+
 def _ratio(value: str) -> list[tuple[str, float]]:
     kind, equals, number = value.rpartition("=")
     kinds = [kind] if equals else list(RATIO_KINDS)
@@ -176,9 +185,18 @@ def build_parser(prog: str = "ci-checks checkpoint") -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--as-platform",
-        choices=PLATFORMS,
-        help="rocm: make torch.version.hip read as set (an emulation: nothing else changes), so that the project's "
-        "code under `if torch.version.hip:` runs on a CUDA or CPU machine",
+        type=_platform,
+        metavar="rocm[:VERSION]",
+        help="emulate ROCm for the project's code: torch.version.hip reads VERSION (default 6.4.0), ROCM_PATH and "
+        "HIP_PLATFORM=amd are set, torch.cuda.is_available() is true when the project asks (the harness's copies "
+        "stay on the real device), so that its code under such gates runs on a CUDA or CPU machine",
+    )
+    parser.add_argument(
+        "--expect-staging",
+        choices=STAGING_EXPECTATIONS,
+        help="what Megatron-Core's own preload_tensors must do: pinned (non_blocking=True copies), synchronous "
+        "(non_blocking=False), any (default: any on ROCm, where Megatron-Core may stage synchronously itself; "
+        "pinned elsewhere); the project's replacement of the writer, its preload_tensors or the strategy fails always",
     )
     parser.add_argument(
         "--nproc-per-node",
@@ -284,6 +302,7 @@ def _options(args: argparse.Namespace) -> Options:
         reshard_ranks=args.reshard_ranks,
         min_ratio=tuple(dict(args.min_ratio or ()).items()),
         save_timeout_s=args.save_timeout,
+        expect_staging=args.expect_staging,
     )
 
 

@@ -116,6 +116,7 @@ def _start(job: Job, group: runtime.Group) -> Backends:
     os.dup2(log, 1)
     os.dup2(log, 2)
     # After the fork, as in training: the project's platform, modules and setups, then (on first use) Megatron-Core.
+    project.emulate(job.platform, job.run_folder, project.project_packages(job.imports, job.setups))
     project.prepare(job.platform, job.imports, job.setups)
     runtime.leave_torchrun()
     rt = runtime.start(job.deadline.remaining(), group)

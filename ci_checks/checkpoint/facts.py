@@ -8,7 +8,9 @@ report, never a failure.
 
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
+import json
 import os
 import platform
 import re
@@ -125,6 +127,24 @@ def megatron_lm_commit() -> str | None:
     return _ref(git, head.removeprefix("ref:").strip()) if head.startswith("ref:") else head
 
 
+def distribution_commit(name: str) -> str | None:
+    """The git commit a distribution was installed from (`pip install git+URL@REF`), as pip recorded it in
+    its direct_url.json; None for one installed from an index or a folder."""
+    try:
+        text = importlib.metadata.distribution(name).read_text("direct_url.json")
+        record = json.loads(text) if text else {}
+    except (importlib.metadata.PackageNotFoundError, ValueError, OSError):
+        return None
+    commit = record.get("vcs_info", {}).get("commit_id") if isinstance(record, dict) else None
+    return commit if isinstance(commit, str) else None
+
+
+def megatron_core_commit() -> str | None:
+    """The commit of the Megatron-Core this interpreter imports: its Megatron-LM checkout's, else the one its
+    distribution was installed from."""
+    return megatron_lm_commit() or distribution_commit("megatron-core")
+
+
 def free_bytes(path: Path) -> int | None:
     """Bytes an unprivileged writer may still use on the file system holding `path`."""
     try:
@@ -160,7 +180,7 @@ def base_platform(options: Options, workdir: Path, world_size: int, timeout_s: f
         "host_memory_bytes": _meminfo("MemTotal"),
         "cpu_count": os.cpu_count(),
         "megatron_core": distribution_version("megatron-core"),
-        "megatron_lm_commit": megatron_lm_commit(),
+        "megatron_lm_commit": megatron_core_commit(),
         "world_size": world_size,
         "process_group": None,
         "python": platform.python_version(),
@@ -177,6 +197,7 @@ def base_platform(options: Options, workdir: Path, world_size: int, timeout_s: f
         "imports": list(options.imports),
         "setups": list(options.setups),
         "as_platform": None,
+        "expect_staging": None,
         "reshard_ranks": None,
         "min_ratio": dict(options.min_ratio),
         "required": list(options.required),

@@ -32,6 +32,7 @@ from ci_checks.checkpoint.options import (
     MEGATRON_HINT,
     EnvironmentProblem,
     Options,
+    StagingExpectation,
     UsageError,
     default_timeout,
 )
@@ -142,6 +143,8 @@ def run(
     """The outcome on rank 0, None on the other ranks. Raises RunTimedOut where a stage would begin after the
     deadline."""
     stages.enter("setup: the project's platform, modules and setup functions")
+    packages = project.project_packages(options.imports, setups)
+    project.emulate(options.as_platform, stages.folder.path, packages)  # ROCM_PATH below the run folder
     project.prepare(options.as_platform, options.imports, setups)  # before Megatron-Core's strategies
     backends, skipped = _backends(options)
     stages.enter("start: the process group")
@@ -217,21 +220,34 @@ def _reshard(
     return Result(backend, report.RESHARD, True, f"{moved}: bit-exact, {len(specs)} tensors, {sharded} resharded")
 
 
-def _staging(backend: str, records: list[_RankRecord], saver: Backends) -> Result | None:
-    """How the save staged its tensors, as observed on every rank; None for dcp-sync."""
-    if backend not in ASYNC_BACKENDS:
+def _staging_judged(
+    backend: str, records: list[_RankRecord], saver: Backends, expect: StagingExpectation
+) -> tuple[int, bool, str, str] | None:
+    """The staging verdict of the first rank that failed it, else rank 0's: rank, passed, the row's text and the
+    whole of it. None for dcp-sync, or where no rank recorded a save."""
+    if backend not in ASYNC_BACKENDS or not records:
         return None
+    judged = []
     for rank, record in enumerate(records):
         seen = record.staging
         if seen is None:
-            return Result(backend, report.STAGING, False, f"rank {rank}: not observed: the save never staged")
-        if isinstance(seen, megatron.StagingSeen):
-            passed, detail = seen.verdict(saver.runtime.accelerator)
+            judged.append((rank, False, "not observed: the save never staged", "not observed: the save never staged"))
+        elif isinstance(seen, megatron.StagingSeen):
+            judged.append((rank, *seen.verdict(saver.runtime.accelerator, expect)))
         else:
-            passed, detail = seen.verdict(saver.staging_of(backend))
-        if not passed:
-            return Result(backend, report.STAGING, False, f"rank {rank}: {detail}")
-    return Result(backend, report.STAGING, True, f"on {len(records)} rank(s): {detail}")
+            judged.append((rank, *seen.verdict(saver.staging_of(backend))))
+    return next((verdict for verdict in judged if not verdict[1]), judged[0])
+
+
+def _staging(backend: str, records: list[_RankRecord], saver: Backends, expect: StagingExpectation) -> Result | None:
+    """How the save staged its tensors, as observed on every rank, in a row of at most report.ROW_LIMIT
+    characters; None for dcp-sync."""
+    judged = _staging_judged(backend, records, saver, expect)
+    if judged is None:
+        return None
+    rank, passed, row, _ = judged
+    where = f"on {len(records)} rank(s)" if passed else f"rank {rank}"
+    return Result(backend, report.STAGING, passed, report.row(f"{where}: {row}"))
 
 
 def _figures(records: list[_RankRecord], references: _References) -> tuple[report.RankFigures, ...]:
@@ -256,9 +272,11 @@ def _results(
     nbytes: int,
     references: _References,
     saver: Backends,
+    expect: StagingExpectation,
 ) -> list[Result]:
     save_error = next((r.save_error for r in records if r.save_error), None)
-    staging = _staging(backend, records, saver) if save_error is None or all(r.staging for r in records) else None
+    observed = save_error is None or all(r.staging for r in records)
+    staging = _staging(backend, records, saver, expect) if observed else None
     if save_error is not None:
         failed = [Result(backend, report.SAVE, False, save_error)]
         return (
@@ -334,16 +352,24 @@ def _judge(
     return judged
 
 
-def _staging_facts(backends: list[str], records: dict[str, list[_RankRecord]], saver: Backends) -> dict[str, Any]:
-    """Per backend, how its tensors were staged: what Megatron-Core's save was seen to do (rank 0's),
-    what the harness asked DCP for."""
+def _staging_facts(
+    backends: list[str], records: dict[str, list[_RankRecord]], saver: Backends, expect: StagingExpectation
+) -> dict[str, Any]:
+    """Per backend, how its tensors were staged: what Megatron-Core's save was seen to do (on the rank its row
+    names), what the harness asked DCP for, whose code staged, and the whole of the row's verdict."""
     found: dict[str, Any] = {}
     for backend in backends:
-        seen = records[backend][0].staging if records.get(backend) else None
+        ranks = records.get(backend, [])
+        judged = _staging_judged(backend, ranks, saver, expect)
+        seen = ranks[judged[0] if judged else 0].staging if ranks else None
         if isinstance(seen, megatron.StagingSeen):
-            found[backend] = seen.describe(saver.runtime.accelerator)
+            found[backend] = seen.describe(saver.runtime.accelerator, expect)
+        elif isinstance(seen, DcpStagingSeen):
+            found[backend] = seen.describe(saver.staging_of(backend))
         else:
             found[backend] = saver.staging_of(backend).describe()
+            if judged is not None:
+                found[backend]["detail"] = judged[3]
     return found
 
 
@@ -357,7 +383,8 @@ def _platform(
     platform.update(runtime.device_facts(rt))
     platform.update(
         size_bytes=size,
-        as_platform={"platform": options.as_platform, "hip": torch.version.hip} if options.as_platform else None,
+        as_platform=project.emulation_facts(options.as_platform),
+        expect_staging=StagingExpectation.of(options.expect_staging, bool(torch.version.hip)).to_json(),
         emulation=runtime.CPU_EMULATED if MEGATRON_ASYNC in backends and not rt.accelerator else None,
         crash_size_bytes=crash_size if options.crash_test else None,
         reshard_ranks=reshard_ranks,
@@ -420,6 +447,7 @@ def _run(
         for result in references:
             stages.folder.add_result(result)
     records: dict[str, list[_RankRecord]] = {}
+    expect = StagingExpectation.of(options.expect_staging, bool(torch.version.hip))
     verifiers = _verifiers(options, rt, stages, size, reshard_ranks, setups)
     for backend in backends:
         progress.show(f"{backend}: saving {nbytes / (1 << 20):.1f} MiB and loading it back")
@@ -438,14 +466,14 @@ def _run(
         records[backend] = [r for r in gathered if r is not None]
         for found in records[backend]:
             findings.environment(found.environment)
-        findings.add(*_results(backend, records[backend], specs, nbytes, measured, saver))
+        findings.add(*_results(backend, records[backend], specs, nbytes, measured, saver, expect))
     saver.close()
     if verifiers is not None:
         verifiers.close()
     del live
     if rt.rank != 0:
         return None
-    platform.update(staging=_staging_facts(backends, records, saver))
+    platform.update(staging=_staging_facts(backends, records, saver, expect))
     stages.folder.write_platform(platform)
     if options.crash_test and not findings.environment_errors:
         _crash_tests(options, backends, crash_size, rt.world_size, findings, progress, setups)

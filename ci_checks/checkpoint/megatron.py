@@ -16,6 +16,7 @@ import functools
 import importlib
 import importlib.util
 import inspect
+import os
 import re
 import sys
 import warnings
@@ -29,11 +30,18 @@ import torch
 from torch.distributed.checkpoint.filesystem import FileSystemWriter
 from torch.overrides import TorchFunctionMode
 
-from ci_checks.checkpoint.options import MEGATRON_HINT, distribution_version, megatron_too_old
+from ci_checks.checkpoint import attribution, facts
+from ci_checks.checkpoint.options import (
+    MEGATRON_HINT,
+    STAGING_PINNED,
+    STAGING_SYNCHRONOUS,
+    StagingExpectation,
+    distribution_version,
+    megatron_too_old,
+)
 
 OWN_MODULE = "megatron.core.dist_checkpointing.strategies.filesystem_async"
 OWN_WRITER = "FileSystemWriterAsync"
-OWN_PRELOAD = f"{OWN_WRITER}.preload_tensors"
 _PACKAGE_INFO = re.compile(r"^(MAJOR|MINOR|PATCH|PRE_RELEASE)\s*=\s*['\"]?([^'\"\s#]*)", re.MULTILINE)
 # The strategy modules a save goes through; importing them binds the writer class.
 STRATEGY_MODULES = ("", ".mapping", ".strategies.filesystem_async", ".strategies.torch", ".strategies.async_utils")
@@ -103,73 +111,118 @@ def has_psutil() -> bool:
     return bool(module(".strategies.filesystem_async").HAVE_PSUTIL)
 
 
-def _path(thing: Any) -> str:
-    return f"{getattr(thing, '__module__', '?')}.{getattr(thing, '__qualname__', repr(thing))}"
+@functools.cache
+def library() -> attribution.Library:
+    """The megatron-core this interpreter imports: where its package is, its version and its commit."""
+    spec = importlib.util.find_spec("megatron.core")
+    folder = os.path.realpath(Path(spec.origin).parent) if spec is not None and spec.origin else ""
+    return attribution.Library("Megatron-Core", "megatron.core", folder, version(), facts.megatron_core_commit())
 
 
-def _is_own(thing: Any, qualname: str) -> bool:
-    return getattr(thing, "__module__", None) == OWN_MODULE and getattr(thing, "__qualname__", None) == qualname
+def _origin(thing: Any) -> attribution.Origin:
+    return attribution.origin_of(thing, (library(),))
+
+
+# The methods of the writer and of the strategy that decide how a save stages: which function stages, with
+# which non_blocking, and which request is made. A project's replacement of any of them fails the check.
+_WRITER_METHODS = ("preload_tensors", "get_save_function_and_args")
+_STRATEGY_METHODS = ("async_save", "_get_save_and_finalize_callbacks")
+_ROW_NAMES = 3  # replacements a row names; the JSON report has them all
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 @dataclass(frozen=True)
 class StagingSeen:
-    """What one rank's Megatron-Core save did to stage its tensors. Plain data: ranks gather it."""
+    """What one rank's Megatron-Core save did to stage its tensors, and whose code did it. Plain data: ranks
+    gather it."""
 
-    writer: str  # the class of the writer the strategy instantiated
-    writer_is_own: bool
-    preload: str  # the preload_tensors the save request calls
-    preload_is_own: bool
+    writer: attribution.Origin  # the class of the writer the strategy instantiated
+    preload: attribution.Origin  # the preload_tensors the save request calls
+    # What of the save path the project replaced: (the role it has, where the replacement is defined).
+    replaced: tuple[tuple[str, attribution.Origin], ...]
     requested_non_blocking: object  # the argument the request bound for it
     copies: int  # tensor copies made inside that call
     blocking_copies: int  # of them, those with non_blocking=False
     staged: int  # tensors it returned
     pinned: int  # of them, those in pinned host memory
-    module_writer: str  # filesystem_async.FileSystemWriterAsync as that module has it now
-    module_writer_is_own: bool
 
-    def problems(self, accelerator: bool) -> list[str]:
-        found = []
-        if not self.writer_is_own:
-            found.append(f"the save instantiated {self.writer}, not Megatron-Core's own {OWN_MODULE}.{OWN_WRITER}")
-        if not self.preload_is_own:
-            found.append(f"its preload_tensors is {self.preload}, which overrides Megatron-Core's")
-        if self.requested_non_blocking is not True:
-            found.append(f"the save request binds preload_tensors with non_blocking={self.requested_non_blocking!r}")
+    def _unexpected(self, accelerator: bool, expect: StagingExpectation) -> list[str]:
+        """How the copies differ from what the run expects of them."""
         if self.copies == 0:
-            found.append("preload_tensors made no tensor copy")
-        if self.blocking_copies:
-            found.append(f"{self.blocking_copies} of {self.copies} copies in preload_tensors used non_blocking=False")
-        if accelerator and self.pinned < self.staged:
-            found.append(f"{self.staged - self.pinned} of {self.staged} staged tensors are in pageable memory")
-        if not self.module_writer_is_own and self.module_writer != self.writer:
-            found.append(
-                f"filesystem_async.{OWN_WRITER} is {self.module_writer}: a program that imports it before "
-                "strategies.torch saves through it"
-            )
+            return ["preload_tensors made no tensor copy"]
+        found = []
+        if expect.expected == STAGING_PINNED:
+            if self.requested_non_blocking is not True:
+                found.append(
+                    f"the request binds preload_tensors with non_blocking={_short(self.requested_non_blocking)}"
+                )
+            if self.blocking_copies:
+                found.append(f"{self.blocking_copies} of {self.copies} copies used non_blocking=False")
+            if accelerator and self.pinned < self.staged:
+                found.append(f"{self.staged - self.pinned} of {self.staged} staged tensors are in pageable memory")
+        elif expect.expected == STAGING_SYNCHRONOUS and self.blocking_copies < self.copies:
+            found.append(f"{self.copies - self.blocking_copies} of {self.copies} copies used non_blocking=True")
         return found
 
-    def verdict(self, accelerator: bool) -> tuple[bool, str]:
-        problems = self.problems(accelerator)
-        if problems:
-            return False, "; ".join(problems)
-        memory = (
-            f"all {self.staged} staged tensors are pinned"
-            if accelerator
-            else "on the CPU those return the tensors themselves, and there is no pinned memory to check"
-        )
-        return True, (
-            f"the save instantiated Megatron-Core's own {OWN_WRITER} and called its preload_tensors, whose "
-            f"{self.copies} copies to the host all used non_blocking=True; {memory}"
-        )
+    def verdict(self, accelerator: bool, expect: StagingExpectation) -> tuple[bool, str, str]:
+        """Passed, the row's text and the whole of it (the JSON report's)."""
+        expected = f"expected: {expect.expected} ({expect.chosen_by})"
+        unexpected = self._unexpected(accelerator, expect)
+        if self.replaced:
+            # The project's code: a failure whatever Megatron-Core does, with what its copies did.
+            copies = f"{self.blocking_copies} of {self.copies} copies used non_blocking=False"
+            observed = unexpected if copies in unexpected or not self.blocking_copies else [*unexpected, copies]
+            first_role, first = self.replaced[0]
+            others = [origin.qualname for _, origin in self.replaced[1:_ROW_NAMES]]
+            more = len(self.replaced) - _ROW_NAMES
+            also = [f"also {', '.join(others)}" + (f" and {more} more" if more > 0 else "")] if others else []
+            row = "; ".join([f"{first.describe()} replaced {first_role}", *also, *observed])
+            whole = [f"{role} is {origin.describe()}" for role, origin in self.replaced]
+            return False, row, "; ".join([*whole, *observed, expected])
+        own = self.preload.describe()
+        if unexpected:
+            text = f"{own}: {'; '.join(unexpected)}; {expected}"
+            return False, text, f"{text}; writer: {self.writer.describe()}"
+        if self.blocking_copies == self.copies:
+            platform = " on HIP" if expect.hip else ""
+            library_name = attribution.named(self.preload.owner, self.preload.version, self.preload.commit)
+            text = (
+                f"{library_name} stages synchronously{platform} itself: its own {self.preload.qualname} made "
+                f"{self.copies} of {self.copies} copies with non_blocking=False; no project code replaced the "
+                f"writer, its preload_tensors or the save strategy; {expected}"
+            )
+        else:
+            if expect.expected != STAGING_PINNED:
+                memory = "pinned memory not required"
+            elif accelerator:
+                memory = f"all {self.staged} staged tensors are pinned"
+            else:
+                memory = "on the CPU they return the tensors themselves, with no pinned memory to check"
+            blocking = f", {self.blocking_copies} with non_blocking=False" if self.blocking_copies else ""
+            text = (
+                f"{own} made the save's {self.copies} copies to the host, "
+                f"{self.copies - self.blocking_copies} with non_blocking=True{blocking}; {memory}"
+            )
+        return True, text, f"{text}; {expected}; writer: {self.writer.describe()}"
 
-    def describe(self, accelerator: bool) -> dict[str, object]:
+    def describe(self, accelerator: bool, expect: StagingExpectation) -> dict[str, object]:
+        _, _, whole = self.verdict(accelerator, expect)
         return {
             "pinned_memory": accelerator and self.staged > 0 and self.pinned == self.staged,
             "non_blocking": self.copies > 0 and self.blocking_copies == 0,
             "shared_memory": False,
-            "writer": self.writer,
-            "preload": self.preload,
+            "writer": f"{self.writer.module}.{self.writer.qualname}",
+            "preload": f"{self.preload.module}.{self.preload.qualname}",
             "copies": self.copies,
+            "blocking_copies": self.blocking_copies,
+            "made_by": self.preload.to_json(),
+            "replaced": [{"role": role, **origin.to_json()} for role, origin in self.replaced],
+            "expected": expect.to_json(),
+            "detail": whole,
         }
 
 
@@ -221,7 +274,7 @@ def _writer_of(request: Any) -> Any:
 class Watch:
     """Wraps a save request's preload so that what it does is recorded; `seen` after it ran."""
 
-    def __init__(self, request: Any) -> None:
+    def __init__(self, request: Any, strategy: Any) -> None:
         strategies = module(".strategies.torch")
         writer = _writer_of(request)
         # Not found: the class strategies.torch instantiates, as the name is bound there.
@@ -232,19 +285,14 @@ class Watch:
             requested = preload.keywords.get("non_blocking", preload.args[1] if len(preload.args) > 1 else True)
         else:
             requested = None
-        staticmethod_ = inspect.getattr_static(writer_class, "preload_tensors", None)
-        defined = getattr(staticmethod_, "__func__", staticmethod_)
-        if defined is not None and not _is_own(defined, OWN_PRELOAD):
+        defined = inspect.getattr_static(writer_class, "preload_tensors", None)
+        if defined is not None and _origin(defined).is_project:
             function = defined  # the class overrides it, whatever the request holds
-        module_writer = module(".strategies.filesystem_async").FileSystemWriterAsync
         self._facts: dict[str, Any] = {
-            "writer": _path(writer_class),
-            "writer_is_own": _is_own(writer_class, OWN_WRITER),
-            "preload": _path(function) if function is not None else "none",
-            "preload_is_own": function is not None and _is_own(function, OWN_PRELOAD),
+            "writer": _origin(writer_class),
+            "preload": _origin(function),
+            "replaced": _replaced(writer_class, type(strategy), function),
             "requested_non_blocking": requested,
-            "module_writer": _path(module_writer),
-            "module_writer_is_own": _is_own(module_writer, OWN_WRITER),
         }
         self.seen: StagingSeen | None = None
         self.request = request._replace(preload_fn=self._preload(preload)) if preload is not None else request
@@ -265,3 +313,32 @@ class Watch:
             return staged
 
         return watched
+
+
+def _replaced(writer_class: type, strategy_class: type, preload: Any) -> tuple[tuple[str, attribution.Origin], ...]:
+    """What of the save path is the project's code: the writer class and the methods that decide how it stages,
+    the preload the request calls, `filesystem_async.FileSystemWriterAsync` as a program that imports it now
+    gets it, the strategy class and its methods that make the request. Each once, in that order."""
+    module_writer = module(".strategies.filesystem_async").FileSystemWriterAsync
+    candidates: list[tuple[str, Any]] = [("Megatron-Core's writer class", writer_class)]
+    candidates += [
+        (f"{OWN_WRITER}.{name}", inspect.getattr_static(writer_class, name, None)) for name in _WRITER_METHODS
+    ]
+    candidates.append(("the preload the save request calls", preload))
+    # A program that imports the module's name before strategies.torch binds it saves through it.
+    candidates.append((f"filesystem_async.{OWN_WRITER}", module_writer))
+    candidates.append(("Megatron-Core's save strategy", strategy_class))
+    candidates += [
+        (f"TorchDistSaveShardedStrategy.{name}", inspect.getattr_static(strategy_class, name, None))
+        for name in _STRATEGY_METHODS
+    ]
+    found: list[tuple[str, attribution.Origin]] = []
+    seen: set[tuple[str, str]] = set()
+    for role, thing in candidates:
+        if thing is None:
+            continue
+        origin = _origin(thing)
+        if origin.is_project and (origin.module, origin.qualname) not in seen:
+            seen.add((origin.module, origin.qualname))
+            found.append((role, origin))
+    return tuple(found)

@@ -26,6 +26,15 @@ MINIMUM_TORCH = (2, 9)
 # are (0.16.0 and 0.16.1 tested); a later one is accepted, and a changed layout is a failed check.
 MINIMUM_MEGATRON = (0, 16)
 
+# What --expect-staging accepts of how Megatron-Core's own preload_tensors copies tensors to the host: pinned
+# (every copy non_blocking=True, into pinned memory on an accelerator), synchronous (every copy
+# non_blocking=False, as a Megatron-LM fork may do on HIP), or any. A replacement of the writer, its
+# preload_tensors or the save strategy by the project fails under each.
+STAGING_PINNED = "pinned"
+STAGING_SYNCHRONOUS = "synchronous"
+STAGING_ANY = "any"
+STAGING_EXPECTATIONS = (STAGING_PINNED, STAGING_SYNCHRONOUS, STAGING_ANY)
+
 # A save slower than this (after a fixed allowance for process start-up) is reported as hung.
 SLOWEST_EXPECTED_BYTES_PER_S = 50_000_000
 START_UP_ALLOWANCE_S = 60.0
@@ -147,6 +156,28 @@ def megatron_too_old(version: str | None) -> str | None:
 
 
 @dataclass(frozen=True)
+class StagingExpectation:
+    """What a run accepts of Megatron-Core's own staging, and why that."""
+
+    expected: str  # one of STAGING_EXPECTATIONS
+    chosen_by: str  # "--expect-staging", or the default it is and where
+    hip: bool  # torch.version.hip reads as set: a ROCm build, or --as-platform rocm
+
+    @classmethod
+    def of(cls, asked: str | None, hip: bool) -> StagingExpectation:
+        """The default is what a job needs: on ROCm the installed Megatron-Core may stage synchronously itself
+        (a fork's fix of the pinned-memory fault), elsewhere its own pinned, non-blocking staging is wanted."""
+        if asked is not None:
+            return cls(asked, "--expect-staging", hip)
+        if hip:
+            return cls(STAGING_ANY, "the default on ROCm", hip)
+        return cls(STAGING_PINNED, "the default off ROCm", hip)
+
+    def to_json(self) -> dict[str, str]:
+        return {"expected": self.expected, "chosen_by": self.chosen_by}
+
+
+@dataclass(frozen=True)
 class Options:
     size: int | None  # None: CPU_DEFAULT_SIZE, or ACCELERATOR_SIZE_PER_RANK per rank on an accelerator
     tensors: int
@@ -162,11 +193,12 @@ class Options:
     seed: int
     timeout_s: float | None  # the whole run's limit; None: default_run_timeout of the largest size it may choose
     setups: tuple[str, ...] = ()  # MODULE:FUNCTION, called with no arguments in every process that saves
-    as_platform: str | None = None  # "rocm": torch.version.hip reads as ROCm's (EMULATED_HIP)
+    as_platform: str | None = None  # "rocm" or "rocm:VERSION": ROCm emulated (project.emulate)
     nproc_per_node: int | None = None  # ranks; None: every visible GPU, or one on the CPU
     reshard_ranks: int | None = None  # None: one when several ranks save, else no resharding load
     min_ratio: tuple[tuple[str, float], ...] = ()  # (durable or blocking, the least ratio that passes)
     save_timeout_s: float | None = None  # of one save or load; None: default_timeout of its size
+    expect_staging: str | None = None  # one of STAGING_EXPECTATIONS; None: StagingExpectation.of's default
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -26,9 +26,21 @@ REFERENCES = frozenset({RAW, D2H})
 IN_PLACE = "dcp-in-place"  # the row demonstrating the hazard of saving over a checkpoint
 RUN = "run"  # a row of the run as a whole: a stage that belongs to no backend timed out or died
 
+# A staging row's detail is at most this long (a table row, a JUnit message); the JSON report's platform.staging
+# has the whole of it.
+ROW_LIMIT = 300
+_CUT = " [...] (the whole: platform.staging)"
+
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_ENVIRONMENT = 2
+
+
+def row(text: str) -> str:
+    """`text`, or its beginning with a mark saying where the rest is when it is longer than ROW_LIMIT."""
+    if len(text) <= ROW_LIMIT:
+        return text
+    return text[: ROW_LIMIT - len(_CUT)].rstrip() + _CUT
 
 
 @dataclass(frozen=True)

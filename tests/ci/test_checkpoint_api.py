@@ -27,7 +27,6 @@ pytestmark = [
 ]
 
 SMALL = {"backends": ["megatron-async"], "size": "1MiB", "tensors": 4}
-SEED = "tests.ci.checkpoint_patches.rocm_setup.ROCmFileSystemWriterAsync"
 
 
 @pytest.fixture
@@ -60,8 +59,8 @@ def test_a_setup_with_arguments_is_caught_here_and_replayed_in_every_process_the
     # training process may have: the save went through Megatron-Core's own writer, the swap is named anyway.
     staging = checked.result("megatron-async", "staging")
     assert staging.detail == (
-        f"rank 0: filesystem_async.FileSystemWriterAsync is {SEED}: a program that imports it before "
-        "strategies.torch saves through it"
+        "rank 0: the project's ROCmFileSystemWriterAsync (tests.ci.checkpoint_patches.rocm_setup, "
+        "tests/ci/checkpoint_patches/rocm_setup.py:24) replaced filesystem_async.FileSystemWriterAsync"
     )
     assert any(failure.startswith("megatron-async staging: rank 0:") for failure in checked.failures())
     with pytest.raises(AssertionError, match="megatron-async staging"):

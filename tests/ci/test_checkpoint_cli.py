@@ -126,7 +126,9 @@ def test_missing_megatron_when_asked_for_is_one_line_naming_the_extra() -> None:
         (["--setup", "myproject.model"], "'myproject.model' is not MODULE:FUNCTION"),
         (["--setup", "my project:main"], "'my project:main' is not MODULE:FUNCTION"),
         (["--setup", "tools/convert.py:main"], "'tools/convert.py:main' is not MODULE:FUNCTION"),
-        (["--as-platform", "cuda"], "invalid choice: 'cuda' (choose from 'rocm')"),
+        (["--as-platform", "cuda"], "'cuda' is not a platform (choose from rocm, rocm:VERSION)"),
+        (["--as-platform", "rocm:six"], "'six' is not a ROCm version such as 6.2.4"),
+        (["--expect-staging", "fast"], "invalid choice: 'fast' (choose from 'pinned', 'synchronous', 'any')"),
         (["--nproc-per-node", "0"], "'0' is less than 1"),
         (["--reshard-ranks", "two"], "'two' is not a whole number"),
         (["--min-ratio", "fast=0.5"], "'fast' is not a ratio (choose from durable, blocking)"),
@@ -172,6 +174,7 @@ def test_help_lists_the_public_options() -> None:
         assert option in text
     for option in ("--as-platform", "--nproc-per-node", "--reshard-ranks", "--min-ratio", "--save-timeout"):
         assert option in text
+    assert "--expect-staging" in text
     for backend in ("dcp-sync", "dcp-async-thread", "dcp-async-process", "megatron-async"):
         assert backend in text
 

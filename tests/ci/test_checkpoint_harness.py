@@ -116,11 +116,9 @@ def test_the_report_says_what_it_ran_against(one_rank: tuple[Run, Path]) -> None
         assert (platform["device_kind"], platform["gpu_count"], platform["architecture"]) == ("cpu", 0, None)
         assert (platform["driver"], platform["collectives"]) == (None, None)
         assert platform["emulation"] == ("cpu-emulated" if HAS_MEGATRON else None)
-        assert platform["staging"]["dcp-async-thread"] == {
-            "pinned_memory": False,
-            "non_blocking": False,
-            "shared_memory": False,
-        }
+        thread = platform["staging"]["dcp-async-thread"]
+        assert (thread["pinned_memory"], thread["non_blocking"], thread["shared_memory"]) == (False, False, False)
+        assert (thread["made_by"]["owner"], thread["made_by"]["version"]) == ("PyTorch", torch.__version__)
     if HAS_MEGATRON:
         assert platform["megatron_core"] == megatron.version()
         seen = platform["staging"]["megatron-async"]
@@ -136,9 +134,12 @@ def test_every_async_backend_s_staging_is_checked_on_what_the_save_did(one_rank:
         assert staging["passed"] is True, staging["detail"]
     if HAS_MEGATRON:
         assert outcome.result("megatron-async", "staging")["detail"].startswith(
-            "on 1 rank(s): the save instantiated Megatron-Core's own FileSystemWriterAsync and called its "
-            "preload_tensors, whose 16 copies to the host all used non_blocking=True"
+            f"on 1 rank(s): Megatron-Core {megatron.version()}'s own FileSystemWriterAsync.preload_tensors made the "
+            "save's 16 copies to the host, 16 with non_blocking=True; "
         )
+    assert outcome.result("dcp-async-thread", "staging")["detail"].startswith(
+        f"on 1 rank(s): PyTorch {torch.__version__}"
+    )
 
 
 def test_the_project_s_modules_and_setups_run_in_every_process_that_saves_before_megatron(
@@ -158,7 +159,9 @@ def test_the_project_s_modules_and_setups_run_in_every_process_that_saves_before
     assert {line["pid"] for line in set_up} == {line["pid"] for line in imported}
     assert {line["hip"] for line in set_up} == {"6.4.0"}
     platform = two_ranks[0].report["platform"]
-    assert platform["as_platform"] == {"platform": "rocm", "hip": "6.4.0"}
+    emulated = platform["as_platform"]
+    assert (emulated["platform"], emulated["hip"], emulated["hip_platform"]) == ("rocm", "6.4.0", "amd")
+    assert emulated["rocm_path"].endswith("/rocm-emulated") and emulated["cuda_available_to_project"] is True
     assert platform["hip"] is None and platform["device_kind"] == "cpu"  # the build's own, not the emulation
     assert platform["setups"] == [f"{PATCHES}.record_imports:record_setup"]
 
@@ -289,8 +292,8 @@ def options(**given: Any) -> Options:
 def test_options_travel_to_the_ranks_unchanged(tmp_path: Path) -> None:
     given = options(
         size=1 << 20, backends=("dcp-sync",), imports=("a.b",), workdir=tmp_path, junit=tmp_path / "j.xml",
-        setups=("a.b:c",), as_platform="rocm", nproc_per_node=2, reshard_ranks=1, min_ratio=(("durable", 0.5),),
-        save_timeout_s=3.0,
+        setups=("a.b:c",), as_platform="rocm:6.2.4", nproc_per_node=2, reshard_ranks=1, min_ratio=(("durable", 0.5),),
+        save_timeout_s=3.0, expect_staging="synchronous",
     )  # fmt: skip
     assert Options.from_json(json.loads(json.dumps(given.to_json()))) == given
 

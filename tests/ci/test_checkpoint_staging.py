@@ -9,13 +9,15 @@ HIP-guarded setup without the emulation, where it does nothing).
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 
 import pytest
 
 pytest.importorskip("torch", reason="needs the checkpoint extra: pip install -e '.[checkpoint]'")
 
-from ci_checks.checkpoint import project
+from ci_checks.checkpoint import megatron, project, report, runtime
 from ci_checks.checkpoint.options import UsageError, installed
 from tests.ci.checkpoint_run import PATCHES, run
 
@@ -26,8 +28,16 @@ pytestmark = [
 
 SMALL = ["--backend", "megatron-async", "--size", "1MiB", "--tensors", "4"]
 SEED = "tests.ci.checkpoint_patches.rocm_writer.ROCmFileSystemWriterAsync"
-SETUP_SEED = "tests.ci.checkpoint_patches.rocm_setup.ROCmFileSystemWriterAsync"
-OWN = "megatron.core.dist_checkpointing.strategies.filesystem_async.FileSystemWriterAsync"
+SEED_WRITER = (
+    "the project's ROCmFileSystemWriterAsync (tests.ci.checkpoint_patches.rocm_writer, "
+    "tests/ci/checkpoint_patches/rocm_writer.py:22) replaced Megatron-Core's writer class"
+)
+SETUP_WRITER = (
+    "the project's ROCmFileSystemWriterAsync (tests.ci.checkpoint_patches.rocm_setup, "
+    "tests/ci/checkpoint_patches/rocm_setup.py:24) replaced Megatron-Core's writer class"
+)
+# The installed Megatron-Core made into the project's Megatron-LM fork, which stages synchronously on HIP.
+FORK = ["--import", f"{PATCHES}.megatron_fork"]
 
 
 def test_the_seed_s_writer_swap_fails_the_run_and_is_named(tmp_path: Path) -> None:
@@ -36,10 +46,7 @@ def test_the_seed_s_writer_swap_fails_the_run_and_is_named(tmp_path: Path) -> No
     staging = outcome.result("megatron-async", "staging")
     assert staging["passed"] is False
     assert staging["detail"] == (
-        f"rank 0: the save instantiated {SEED}, not Megatron-Core's own "
-        "megatron.core.dist_checkpointing.strategies.filesystem_async.FileSystemWriterAsync; "
-        f"its preload_tensors is {SEED}.preload_tensors, which overrides Megatron-Core's; "
-        "4 of 4 copies in preload_tensors used non_blocking=False"
+        f"rank 0: {SEED_WRITER}; also ROCmFileSystemWriterAsync.preload_tensors; 4 of 4 copies used non_blocking=False"
     )
     assert "ROCmFileSystemWriterAsync" in outcome.stdout
     assert outcome.stdout.splitlines()[-1].startswith(
@@ -66,10 +73,7 @@ def test_the_seed_s_swap_inside_a_setup_function_is_caught_through_setup_and_nam
     outcome = run(tmp_path, *SMALL, "--setup", setup)
     assert outcome.code == 1, outcome.stdout + outcome.stderr
     staging = outcome.result("megatron-async", "staging")
-    assert staging["detail"] == (
-        f"rank 0: the save instantiated {SETUP_SEED}, not Megatron-Core's own {OWN}; "
-        f"its preload_tensors is {SETUP_SEED}.preload_tensors, which overrides Megatron-Core's"
-    )
+    assert staging["detail"] == f"rank 0: {SETUP_WRITER}; also ROCmFileSystemWriterAsync.preload_tensors"
     assert outcome.report["platform"]["setups"] == [setup]
     outcome.assert_left_nothing_running()
 
@@ -82,11 +86,10 @@ def test_the_hip_only_swap_of_a_conversion_tool_s_main_is_caught_as_rocm(tmp_pat
     assert outcome.code == 1, outcome.stdout + outcome.stderr
     staging = outcome.result("megatron-async", "staging")
     assert staging["detail"] == (
-        f"rank 0: the save instantiated {SETUP_SEED}, not Megatron-Core's own {OWN}; "
-        f"its preload_tensors is {SETUP_SEED}.preload_tensors, which overrides Megatron-Core's; "
-        "4 of 4 copies in preload_tensors used non_blocking=False"
+        f"rank 0: {SETUP_WRITER}; also ROCmFileSystemWriterAsync.preload_tensors; 4 of 4 copies used non_blocking=False"
     )
-    assert outcome.report["platform"]["as_platform"] == {"platform": "rocm", "hip": "6.4.0"}
+    emulated = outcome.report["platform"]["as_platform"]
+    assert (emulated["platform"], emulated["hip"], emulated["hip_platform"]) == ("rocm", "6.4.0", "amd")
     assert "torch.version.hip emulated as 6.4.0 (--as-platform rocm)" in outcome.stdout.splitlines()[0]
     assert outcome.result("megatron-async", "verify")["passed"] is True
 
@@ -113,3 +116,132 @@ def test_a_setup_that_cannot_be_called_is_named(setup: str, message: str) -> Non
     with pytest.raises(UsageError) as raised:
         project.call_setups([setup])
     assert str(raised.value).startswith(message)
+
+
+# -- whose code staged: the project's, or the installed Megatron-Core's own ------------------------------------
+
+
+def test_the_fork_s_own_synchronous_staging_passes_on_rocm_with_a_note_naming_megatron_core(tmp_path: Path) -> None:
+    # The seed project's tree after it removed its workaround, against its Megatron-LM fork, whose own
+    # preload_tensors copies with non_blocking=False on HIP: nothing of the project's is in the save path.
+    setup = f"{PATCHES}.seed_after:main"
+    outcome = run(tmp_path, *SMALL, *FORK, "--setup", setup, "--as-platform", "rocm")
+    assert outcome.code == 0, outcome.stdout + outcome.stderr
+    staging = outcome.result("megatron-async", "staging")
+    assert staging["detail"] == (
+        f"on 1 rank(s): Megatron-Core {megatron.version()} stages synchronously on HIP itself: its own "
+        "FileSystemWriterAsync.preload_tensors made 4 of 4 copies with non_blocking=False; no project code replaced "
+        "the writer, its preload_tensors or the save strategy; expected: any (the default on ROCm)"
+    )
+    seen = outcome.report["platform"]["staging"]["megatron-async"]
+    assert seen["made_by"]["owner"] == "Megatron-Core"
+    assert seen["made_by"]["file"].endswith("megatron/core/dist_checkpointing/strategies/filesystem_async.py")
+    assert (seen["replaced"], seen["blocking_copies"]) == ([], 4)
+    assert outcome.report["platform"]["expect_staging"] == {"expected": "any", "chosen_by": "the default on ROCm"}
+
+
+def test_the_seed_s_swap_fails_against_the_fork_naming_the_project_s_class(tmp_path: Path) -> None:
+    # The tree before the removal, against the same fork: the project's class is in the save path, whatever
+    # Megatron-Core does itself.
+    outcome = run(tmp_path, *SMALL, *FORK, "--setup", f"{PATCHES}.rocm_setup:main", "--as-platform", "rocm")
+    assert outcome.code == 1, outcome.stdout + outcome.stderr
+    staging = outcome.result("megatron-async", "staging")
+    assert staging["detail"] == (
+        f"rank 0: {SETUP_WRITER}; also ROCmFileSystemWriterAsync.preload_tensors; 4 of 4 copies used non_blocking=False"
+    )
+    replaced = outcome.report["platform"]["staging"]["megatron-async"]["replaced"]
+    assert [(r["owner"], r["name"], r["line"]) for r in replaced] == [
+        ("project", "tests.ci.checkpoint_patches.rocm_setup.ROCmFileSystemWriterAsync", 24),
+        ("project", "tests.ci.checkpoint_patches.rocm_setup.ROCmFileSystemWriterAsync.preload_tensors", 27),
+    ]
+
+
+def test_a_job_that_expects_pinned_staging_fails_the_fork_naming_megatron_core_not_the_project(tmp_path: Path) -> None:
+    setup = f"{PATCHES}.seed_after:main"
+    args = [*SMALL, *FORK, "--setup", setup, "--as-platform", "rocm", "--expect-staging", "pinned"]
+    outcome = run(tmp_path, *args)
+    assert outcome.code == 1, outcome.stdout + outcome.stderr
+    assert outcome.result("megatron-async", "staging")["detail"] == (
+        f"rank 0: Megatron-Core {megatron.version()}'s own FileSystemWriterAsync.preload_tensors: "
+        "4 of 4 copies used non_blocking=False; expected: pinned (--expect-staging)"
+    )
+
+
+def test_a_partial_bound_to_a_large_argument_makes_a_short_row(tmp_path: Path) -> None:
+    # Its repr is the whole table it binds (once a 17,248-character row); the row names the class and the function.
+    outcome = run(tmp_path, *SMALL, "--import", f"{PATCHES}.partial_preload")
+    assert outcome.code == 1, outcome.stdout + outcome.stderr
+    staging = outcome.result("megatron-async", "staging")
+    assert staging["detail"] == (
+        "rank 0: the project's BoundPreloadWriter (tests.ci.checkpoint_patches.partial_preload, "
+        "tests/ci/checkpoint_patches/partial_preload.py:22) replaced Megatron-Core's writer class; also _preload; "
+        "4 of 4 copies used non_blocking=False"
+    )
+    seen = outcome.report["platform"]["staging"]["megatron-async"]
+    assert seen["preload"] == "tests.ci.checkpoint_patches.partial_preload._preload"
+    assert "tensor(" not in outcome.stdout and len(seen["detail"]) < 1000
+
+
+def test_a_row_longer_than_the_limit_is_cut_and_says_where_the_rest_is() -> None:
+    cut = report.row("x" * 5000)
+    assert len(cut) == report.ROW_LIMIT
+    assert cut.endswith(" [...] (the whole: platform.staging)")
+    assert report.row("short") == "short"
+
+
+# -- --as-platform rocm[:VERSION]: what ROCm code reads -----------------------------------------------------------
+
+
+def test_rocm_gates_beyond_torch_version_hip_are_seen_under_the_emulation(tmp_path: Path) -> None:
+    # ROCM_PATH (a folder saying the release), HIP_PLATFORM, torch.cuda.is_available() and a version compare:
+    # all hold for the project's setup, which then swaps its writer in; the harness's own saves stay on the CPU.
+    log = tmp_path / "gates.jsonl"
+    args = [*SMALL, "--setup", f"{PATCHES}.rocm_gates:swap_on_old_rocm", "--as-platform", "rocm:6.2.4"]
+    outcome = run(tmp_path, *args, env={"CI_CHECKS_TEST_IMPORTS": str(log)})
+    assert outcome.code == 1, outcome.stdout + outcome.stderr
+    [gates] = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    assert {name: value for name, value in gates.items() if name != "pid"} == {
+        "rocm_path": True,
+        "rocm_release": True,
+        "hip_platform": True,
+        "cuda_available": True,
+        "hip_older_than_6_3": True,
+    }
+    assert outcome.result("megatron-async", "staging")["detail"].startswith(
+        "rank 0: the project's ROCmFileSystemWriterAsync (tests.ci.checkpoint_patches.rocm_setup, "
+    )
+    assert outcome.result("megatron-async", "verify")["passed"] is True
+    platform = outcome.report["platform"]
+    assert (platform["device_kind"], platform["as_platform"]["hip"]) == ("cpu", "6.2.4")
+    assert platform["as_platform"]["cuda_available_to_project"] is True
+    outcome.assert_left_nothing_running()
+
+
+def test_the_emulation_answers_the_project_and_leaves_the_libraries_and_the_process_as_they_were(
+    tmp_path: Path,
+) -> None:
+    import torch
+
+    from tests.ci.checkpoint_patches import rocm_gates
+
+    real = torch.cuda.is_available
+    before = {name: os.environ.get(name) for name in ("ROCM_PATH", "HIP_PLATFORM")}
+    assert project.emulate("rocm:6.2.4", tmp_path, ("tests",)) == "6.2.4"
+    try:
+        assert all(rocm_gates.gates().values()), rocm_gates.gates()
+        # the harness's own code, and the libraries', read the real device
+        assert project.emulation_facts("rocm:6.2.4") == {
+            "platform": "rocm",
+            "hip": "6.2.4",
+            "rocm_path": str(tmp_path / "rocm-emulated"),
+            "hip_platform": "amd",
+            "cuda_available_to_project": True,
+        }
+        if not real():  # the harness's own code reads the real answer: no CUDA stand-ins refused on this CPU
+            with runtime.megatron_device_calls(torch.device("cpu")):
+                pass
+        assert project.emulate("rocm:6.2.4", tmp_path) is None  # once per process
+    finally:
+        project.end_emulation()
+    assert torch.cuda.is_available is real and torch.version.hip is None
+    assert {name: os.environ.get(name) for name in ("ROCM_PATH", "HIP_PLATFORM")} == before
