@@ -175,6 +175,13 @@ def build_parser(prog: str = "ci-checks checkpoint") -> argparse.ArgumentParser:
         "--import and before any save, as its training calls its setup (repeatable)",
     )
     parser.add_argument(
+        "--stub-missing-imports",
+        action="store_true",
+        help="while --import and --setup run, give the project's code a stub of each module it imports that is not "
+        "installed here (each one listed in the report), so that a setup module needing heavy optional packages "
+        "still runs as far as its swap",
+    )
+    parser.add_argument(
         "--as-platform",
         choices=PLATFORMS,
         help="rocm: make torch.version.hip read as set (an emulation: nothing else changes), so that the project's "
@@ -279,6 +286,7 @@ def _options(args: argparse.Namespace) -> Options:
         seed=args.seed,
         timeout_s=args.timeout,
         setups=tuple(dict.fromkeys(args.setups or ())),
+        stub_missing_imports=args.stub_missing_imports,
         as_platform=args.as_platform,
         nproc_per_node=args.nproc_per_node,
         reshard_ranks=args.reshard_ranks,

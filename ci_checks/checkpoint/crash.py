@@ -86,6 +86,7 @@ class Job:
     platform: str | None = None
     imports: tuple[str, ...] = ()
     setups: tuple[project.Setup, ...] = ()
+    stub_missing_imports: bool = False
     world_size: int = 1  # ranks of every writer group
     verifier_ranks: int = 1  # ranks that load each checkpoint again: each its part of every tensor
     root: Path = Path()  # where the checkpoints go
@@ -116,7 +117,7 @@ def _start(job: Job, group: runtime.Group) -> Backends:
     os.dup2(log, 1)
     os.dup2(log, 2)
     # After the fork, as in training: the project's platform, modules and setups, then (on first use) Megatron-Core.
-    project.prepare(job.platform, job.imports, job.setups)
+    project.prepare(job.platform, job.imports, job.setups, job.stub_missing_imports)
     runtime.leave_torchrun()
     rt = runtime.start(job.deadline.remaining(), group)
     return Backends(rt, job.threads, job.timeout_s, job.deadline)

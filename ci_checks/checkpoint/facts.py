@@ -176,6 +176,8 @@ def base_platform(options: Options, workdir: Path, world_size: int, timeout_s: f
         "crash_size_bytes": None,
         "imports": list(options.imports),
         "setups": list(options.setups),
+        "stubbed_imports": [] if options.stub_missing_imports else None,
+        "setup_exceptions": [],
         "as_platform": None,
         "reshard_ranks": None,
         "min_ratio": dict(options.min_ratio),

@@ -9,8 +9,10 @@ HIP-guarded setup without the emulation, where it does nothing).
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 pytest.importorskip("torch", reason="needs the checkpoint extra: pip install -e '.[checkpoint]'")
@@ -18,6 +20,7 @@ pytest.importorskip("torch", reason="needs the checkpoint extra: pip install -e 
 from ci_checks.checkpoint import project
 from ci_checks.checkpoint.options import UsageError, installed
 from tests.ci.checkpoint_run import PATCHES, run
+from tests.ci.conftest import PROJECT
 
 pytestmark = [
     pytest.mark.checkpoint,
@@ -28,6 +31,9 @@ SMALL = ["--backend", "megatron-async", "--size", "1MiB", "--tensors", "4"]
 SEED = "tests.ci.checkpoint_patches.rocm_writer.ROCmFileSystemWriterAsync"
 SETUP_SEED = "tests.ci.checkpoint_patches.rocm_setup.ROCmFileSystemWriterAsync"
 OWN = "megatron.core.dist_checkpointing.strategies.filesystem_async.FileSystemWriterAsync"
+TOOL = f"{PATCHES}.convert_tool"
+TOOL_SEED = f"{TOOL}.ROCmFileSystemWriterAsync"
+SCHEMA = json.loads((PROJECT / "schemas" / "checkpoint-report.schema.json").read_text(encoding="utf-8"))
 
 
 def test_the_seed_s_writer_swap_fails_the_run_and_is_named(tmp_path: Path) -> None:
@@ -113,3 +119,72 @@ def test_a_setup_that_cannot_be_called_is_named(setup: str, message: str) -> Non
     with pytest.raises(UsageError) as raised:
         project.call_setups([setup])
     assert str(raised.value).startswith(message)
+
+
+def test_a_tool_needing_missing_packages_is_judged_on_the_swap_it_made_before_it_raised(tmp_path: Path) -> None:
+    # The conversion tool as a real project has it: its module imports two packages no registry has and
+    # megatron.training (not in megatron-core's wheel); main() swaps the writer on HIP, then parses its command
+    # line (the harness's argv would make argparse exit 2: it sees only its own name, so gets its defaults) and
+    # fails to build the model. The swap is judged; the exception and the stubs are reported beside it.
+    outcome = run(tmp_path, *SMALL, "--setup", f"{TOOL}:main", "--stub-missing-imports", "--as-platform", "rocm")
+    assert outcome.code == 1, outcome.stdout + outcome.stderr
+    staging = outcome.result("megatron-async", "staging")
+    assert staging["passed"] is False
+    assert staging["detail"].startswith(f"rank 0: the save instantiated {TOOL_SEED}, not Megatron-Core's own {OWN}")
+    assert "4 of 4 copies in preload_tensors used non_blocking=False" in staging["detail"]
+    assert outcome.result("megatron-async", "verify")["passed"] is True
+    platform = outcome.report["platform"]
+    missing_training = (
+        ["megatron.training", "megatron.training.arguments"] if not installed("megatron.training") else []
+    )
+    assert platform["stubbed_imports"] == [
+        "absent_cluster",
+        "absent_serving_engine",
+        "absent_serving_engine.srt",
+        "absent_serving_engine.srt.server_args",
+        *missing_training,
+    ]
+    where = "tests/ci/checkpoint_patches/convert_tool.py:51 in _build_model"
+    assert platform["setup_exceptions"] == [
+        {
+            "setup": f"{TOOL}:main",
+            "exception": "FileNotFoundError: no Hugging Face checkpoint at checkpoints/hf",
+            "where": where,
+            "replaced": [
+                f"strategies.filesystem_async.FileSystemWriterAsync (now {TOOL_SEED})",
+                f"strategies.filesystem_async.FileSystemWriterAsync.preload_tensors (now {TOOL_SEED}.preload_tensors)",
+                f"strategies.torch.FileSystemWriterAsync (now {TOOL_SEED})",
+            ],
+        }
+    ]
+    jsonschema.validate(outcome.report, SCHEMA)
+    notes = [line for line in outcome.stdout.splitlines() if line.startswith("note: ")]
+    assert notes[0] == "note: stubbed, not installed here (--stub-missing-imports): " + ", ".join(
+        platform["stubbed_imports"]
+    )
+    assert notes[1].startswith(
+        f"note: setup {TOOL}:main raised FileNotFoundError: no Hugging Face checkpoint at checkpoints/hf ({where}) "
+        f"after it replaced strategies.filesystem_async.FileSystemWriterAsync (now {TOOL_SEED}), "
+    )
+    assert outcome.stdout.splitlines()[-1].startswith("Verdict: FAIL (exit 1): 1 of 3 checks failed: megatron-async")
+    outcome.assert_left_nothing_running()
+
+
+def test_without_stub_missing_imports_the_tool_is_a_usage_error_naming_the_missing_package(tmp_path: Path) -> None:
+    outcome = run(tmp_path, *SMALL, "--setup", f"{TOOL}:main", "--as-platform", "rocm")
+    assert (outcome.code, outcome.stdout, outcome.report) == (2, "", {}), outcome.stderr
+    assert outcome.stderr == (
+        f"ci-checks checkpoint: error: --setup {TOOL}:main: importing {TOOL}: ModuleNotFoundError: No module named "
+        "'absent_cluster' (absent_cluster is not installed here: --stub-missing-imports gives the project's code a "
+        "stub of it)\n"
+    )
+
+
+def test_a_setup_that_raises_before_it_swaps_anything_stays_a_usage_error(tmp_path: Path) -> None:
+    setup = f"{TOOL}:main_checking_its_arguments_first"
+    outcome = run(tmp_path, *SMALL, "--setup", setup, "--stub-missing-imports", "--as-platform", "rocm")
+    assert (outcome.code, outcome.stdout, outcome.report) == (2, "", {}), outcome.stderr
+    assert outcome.stderr.splitlines()[-1] == (  # Megatron-Core's import may warn before it
+        f"ci-checks checkpoint: error: --setup {setup}: raised FileNotFoundError: no Hugging Face checkpoint at "
+        "checkpoints/hf (tests/ci/checkpoint_patches/convert_tool.py:51 in _build_model)"
+    )
