@@ -15,6 +15,15 @@ load (the crash test's writers and verifiers, the resharding ranks): those start
 fresh interpreters, so what the test did in its own process before the call is not in them otherwise.
 It must pickle: a module's function, or a functools.partial of one with arguments that pickle.
 
+A project module that imports packages this machine lacks is imported by the test under
+`missing_imports_stubbed()`, and the run given `stub_missing_imports=True`, so that the processes the run
+starts stub them too:
+
+    with missing_imports_stubbed():
+        from miles.backends.megatron_utils.model import initialize_model_and_optimizer
+    setup = functools.partial(initialize_model_and_optimizer, args, role="actor")
+    check_saves(setup=setup, stub_missing_imports=True, as_platform="rocm", backends=["megatron-async"])
+
 The pytest fixture `checkpoint_harness` (installed with ci-checks) is this function with the test's
 tmp_path as the workdir. Nothing of the run outlives the call: the processes it started, Megatron-Core's
 result-queue manager, multiprocessing's fork server and resource tracker (when the run started them), the
@@ -34,7 +43,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ci_checks.checkpoint import facts, processes, project, report
+from ci_checks.checkpoint import facts, processes, project, report, stubs
 from ci_checks.checkpoint.options import (
     CPU_DEFAULT_SIZE,
     CRASH_SIZE_LIMIT,
@@ -51,7 +60,15 @@ from ci_checks.checkpoint.supervisor import Journal
 from ci_checks.checkpoint.worker import describe_failure
 from ci_checks.source import parse_size
 
-__all__ = ["Checked", "UsageError", "check_saves"]
+__all__ = ["Checked", "UsageError", "check_saves", "missing_imports_stubbed"]
+
+
+def missing_imports_stubbed(*project_modules: str) -> contextlib.AbstractContextManager[list[str]]:
+    """Inside it, the modules the test's own code (and the project's, which it imports) imports and this machine
+    lacks are stubs, as `stub_missing_imports=True` gives them in the run (see ci_checks.checkpoint.stubs);
+    `project_modules` names top-level packages that count as the project's wherever they are installed. The
+    names stubbed, which the run's report lists too."""
+    return stubs.missing_imports_stubbed(True, project_modules)
 
 
 @dataclass(frozen=True)
@@ -148,10 +165,12 @@ def _watched(folder: RunFolder, since: int, deadline: Deadline) -> Iterator[list
 
 def check_saves(
     *,
-    setup: Callable[[], object] | Sequence[Callable[[], object] | str] = (),
+    setup: Callable[[], object] | str | Sequence[Callable[[], object] | str] = (),
     backends: Sequence[str] = (),
     required: Sequence[str] = (),
     imports: Sequence[str] = (),
+    stub_missing_imports: bool = False,
+    setup_may_raise: bool = False,
     as_platform: str | None = None,
     expect_staging: str | None = None,
     size: int | str = CPU_DEFAULT_SIZE,
@@ -177,7 +196,7 @@ def check_saves(
             raise UsageError(f"as_platform: {error}") from None
     if expect_staging is not None and expect_staging not in STAGING_EXPECTATIONS:
         raise UsageError(f"expect_staging: {expect_staging!r} is not one of {', '.join(STAGING_EXPECTATIONS)}")
-    setups = [setup] if callable(setup) else list(setup)
+    setups = [setup] if callable(setup) or isinstance(setup, str) else list(setup)
     if crash_test or reshard_ranks:
         _sendable(setups)
     options = Options(
@@ -195,6 +214,8 @@ def check_saves(
         seed=seed,
         timeout_s=timeout,
         setups=tuple(project.setup_name(s) for s in setups),
+        stub_missing_imports=stub_missing_imports,
+        setup_may_raise=setup_may_raise,
         as_platform=as_platform,
         reshard_ranks=reshard_ranks,
         min_ratio=tuple((min_ratio or {}).items()),

@@ -184,6 +184,20 @@ def build_parser(prog: str = "ci-checks checkpoint") -> argparse.ArgumentParser:
         "--import and before any save, as its training calls its setup (repeatable)",
     )
     parser.add_argument(
+        "--stub-missing-imports",
+        action="store_true",
+        help="while --import and --setup run, give the project's code a stub of each module it imports that is not "
+        "installed here (each one listed in the report), so that a setup module needing heavy optional packages "
+        "still runs as far as its swap",
+    )
+    parser.add_argument(
+        "--setup-may-raise",
+        action="store_true",
+        help="a --setup that raises having replaced nothing of Megatron-Core's is reported beside the verdict "
+        "instead of being a usage error: for a project's entry point (a tool's main()) that goes on past the "
+        "place its workaround was, to build a model or read files the runner lacks",
+    )
+    parser.add_argument(
         "--as-platform",
         type=_platform,
         metavar="rocm[:VERSION]",
@@ -297,6 +311,8 @@ def _options(args: argparse.Namespace) -> Options:
         seed=args.seed,
         timeout_s=args.timeout,
         setups=tuple(dict.fromkeys(args.setups or ())),
+        stub_missing_imports=args.stub_missing_imports,
+        setup_may_raise=args.setup_may_raise,
         as_platform=args.as_platform,
         nproc_per_node=args.nproc_per_node,
         reshard_ranks=args.reshard_ranks,

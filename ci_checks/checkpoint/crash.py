@@ -86,6 +86,8 @@ class Job:
     platform: str | None = None
     imports: tuple[str, ...] = ()
     setups: tuple[project.Setup, ...] = ()
+    stub_missing_imports: bool = False
+    setup_may_raise: bool = False
     world_size: int = 1  # ranks of every writer group
     verifier_ranks: int = 1  # ranks that load each checkpoint again: each its part of every tensor
     root: Path = Path()  # where the checkpoints go
@@ -117,7 +119,7 @@ def _start(job: Job, group: runtime.Group) -> Backends:
     os.dup2(log, 2)
     # After the fork, as in training: the project's platform, modules and setups, then (on first use) Megatron-Core.
     project.emulate(job.platform, job.run_folder, project.project_packages(job.imports, job.setups))
-    project.prepare(job.platform, job.imports, job.setups)
+    project.prepare(job.platform, job.imports, job.setups, job.stub_missing_imports, job.setup_may_raise)
     runtime.leave_torchrun()
     rt = runtime.start(job.deadline.remaining(), group)
     return Backends(rt, job.threads, job.timeout_s, job.deadline)

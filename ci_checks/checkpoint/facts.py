@@ -196,6 +196,8 @@ def base_platform(options: Options, workdir: Path, world_size: int, timeout_s: f
         "crash_size_bytes": None,
         "imports": list(options.imports),
         "setups": list(options.setups),
+        "stubbed_imports": [] if options.stub_missing_imports else None,
+        "setup_exceptions": [],
         "as_platform": None,
         "expect_staging": None,
         "reshard_ranks": None,

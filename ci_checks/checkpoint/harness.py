@@ -145,13 +145,16 @@ def run(
     stages.enter("setup: the project's platform, modules and setup functions")
     packages = project.project_packages(options.imports, setups)
     project.emulate(options.as_platform, stages.folder.path, packages)  # ROCM_PATH below the run folder
-    project.prepare(options.as_platform, options.imports, setups)  # before Megatron-Core's strategies
+    # Before Megatron-Core's strategies are imported.
+    prepared = project.prepare(
+        options.as_platform, options.imports, setups, options.stub_missing_imports, options.setup_may_raise
+    )
     backends, skipped = _backends(options)
     stages.enter("start: the process group")
     rt = runtime.start(stages.deadline.remaining())
     try:
         reporting = progress if rt.rank == 0 else progress.muted()
-        return _run(options, rt, backends, _Findings(stages, skipped), reporting, setups)
+        return _run(options, rt, backends, _Findings(stages, skipped), reporting, setups, prepared)
     finally:
         runtime.stop(rt)
 
@@ -399,6 +402,7 @@ def _run(
     findings: _Findings,
     progress: report.Progress,
     setups: Sequence[project.Setup],
+    prepared: project.Prepared,
 ) -> report.Outcome | None:
     stages = findings.stages
     size = options.size or _default_size(rt, options.tensors)
@@ -409,6 +413,7 @@ def _run(
         _layout(crash_size, options.tensors, rt.world_size, "--crash-size")
     folder = stages.folder.saves
     platform = _platform(options, rt, stages, size, crash_size, reshard_ranks, backends)
+    platform.update(prepared.facts())
     if rt.rank == 0:
         stages.folder.write_platform(platform)
     stages.enter("generating the state dict")
@@ -513,6 +518,8 @@ def _job(
         run_folder=stages.folder.path,
         platform=options.as_platform,
         imports=options.imports,
+        stub_missing_imports=options.stub_missing_imports,
+        setup_may_raise=options.setup_may_raise,
         world_size=world_size,
         **more,
     )
@@ -531,7 +538,8 @@ def _verifiers(
         return None
     area = stages.folder.saves / "reshard"
     area.mkdir()
-    job = _job(options, stages, "", size, rt.world_size, area, setups=tuple(setups), verifier_ranks=reshard_ranks)
+    sent = project.sendable(setups)
+    job = _job(options, stages, "", size, rt.world_size, area, setups=sent, verifier_ranks=reshard_ranks)
     return crash.Verifiers(crash.fork_server(), job)
 
 
@@ -545,7 +553,7 @@ def _crash_tests(
     setups: Sequence[project.Setup],
 ) -> None:
     stages = findings.stages
-    setups = tuple(setups)
+    setups = project.sendable(setups)
 
     def job(backend: str, area: Path) -> crash.Job:
         (area / "checkpoints").mkdir(parents=True)

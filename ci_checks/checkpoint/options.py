@@ -193,6 +193,8 @@ class Options:
     seed: int
     timeout_s: float | None  # the whole run's limit; None: default_run_timeout of the largest size it may choose
     setups: tuple[str, ...] = ()  # MODULE:FUNCTION, called with no arguments in every process that saves
+    stub_missing_imports: bool = False  # the project's code gets stubs of the modules it imports that are missing
+    setup_may_raise: bool = False  # a setup that raises having replaced nothing is reported, not a usage error
     as_platform: str | None = None  # "rocm" or "rocm:VERSION": ROCm emulated (project.emulate)
     nproc_per_node: int | None = None  # ranks; None: every visible GPU, or one on the CPU
     reshard_ranks: int | None = None  # None: one when several ranks save, else no resharding load

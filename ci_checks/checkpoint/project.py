@@ -10,18 +10,23 @@ below.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import inspect
 import os
+import pickle
 import re
 import site
 import sys
 import sysconfig
-from collections.abc import Callable, Sequence
+import traceback
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ci_checks.checkpoint import stubs
 from ci_checks.checkpoint.options import UsageError
 
 ROCM = "rocm"
@@ -40,8 +45,18 @@ _VARIABLES = ("ROCM_PATH", "HIP_PLATFORM")
 # devices and collectives stay on the real device, and so do the libraries'.
 _LIBRARY_PACKAGES = frozenset({"ci_checks", "torch", "megatron"})
 
+
+@dataclass(frozen=True)
+class Pickled:
+    """A setup of the Python API on its way to a process the run starts. Unpickling it imports its module, so
+    it is unpickled there only inside the setup stage: after the emulation, with missing imports stubbed."""
+
+    name: str  # setup_name of the callable
+    data: bytes
+
+
 # A setup is `MODULE:FUNCTION` from the command line, or (the Python API) a callable taking no arguments.
-Setup = str | Callable[[], object]
+Setup = str | Callable[[], object] | Pickled
 
 # What the emulation changed, as it was before: torch.version.hip as the build has it (once the emulation
 # was asked for), torch.cuda.is_available, the environment variables.
@@ -182,6 +197,49 @@ def _raised(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
 
 
+def _import_failed(name: str, error: BaseException) -> str:
+    """Why importing `name` failed; where a module it imports is not installed, the option that stubs it."""
+    text = _raised(error)
+    missing = error.name if isinstance(error, ModuleNotFoundError) else None
+    named = missing is not None and (name == missing or name.startswith(f"{missing}."))
+    if missing and not named and not stubs.active():
+        text += f" ({missing} is not installed here: --stub-missing-imports gives the project's code a stub of it)"
+    return text
+
+
+_HARNESS_FOLDER = Path(__file__).resolve().parent.parent
+
+
+def _is_harness(filename: str) -> bool:
+    return _HARNESS_FOLDER in Path(filename).resolve().parents
+
+
+def _where(error: BaseException) -> str:
+    """Where `error` was raised: the innermost line of the project's own code (not an installed library's, not
+    the harness's) in its traceback, else the innermost line; `path:line in function`."""
+    frames = traceback.extract_tb(error.__traceback__)
+    own = [f for f in frames if not stubs.is_installed_file(f.filename) and not _is_harness(f.filename)]
+    if not frames:
+        return "?"
+    frame = (own or frames)[-1]
+    path = Path(frame.filename)
+    with contextlib.suppress(ValueError):
+        path = path.relative_to(Path.cwd())
+    return f"{path}:{frame.lineno} in {frame.name}"
+
+
+@contextlib.contextmanager
+def _program(name: str) -> Iterator[None]:
+    """sys.argv as the project's code sees it: its own program's name and no arguments, never the harness's
+    (a setup that parses its command line gets its defaults)."""
+    saved = sys.argv
+    sys.argv = [name]
+    try:
+        yield
+    finally:
+        sys.argv = saved
+
+
 def _search_working_directory() -> None:
     # As for `python -m`, but last, so that the project's folder never shadows an installed package.
     here = str(Path.cwd())
@@ -197,15 +255,18 @@ def import_modules(names: Sequence[str]) -> None:
         _search_working_directory()
     for name in names:
         try:
-            importlib.import_module(name)
+            with _program(name):
+                importlib.import_module(name)
         except (Exception, SystemExit) as error:  # whatever the project's import raises is the reason
-            raise UsageError(f"--import {name}: {_raised(error)}") from None
+            raise UsageError(f"--import {name}: {_import_failed(name, error)}") from None
 
 
 def setup_name(setup: Setup) -> str:
     """MODULE:FUNCTION, as --setup takes it; a functools.partial's function, with `(...)` for its arguments."""
     if isinstance(setup, str):
         return setup
+    if isinstance(setup, Pickled):
+        return setup.name
     function = setup.func if isinstance(setup, functools.partial) else setup
     module = getattr(function, "__module__", None)
     qualname = getattr(function, "__qualname__", None)
@@ -217,13 +278,31 @@ def _describe(setup: Setup) -> str:
     return f"--setup {setup}" if isinstance(setup, str) else f"setup {setup_name(setup)}"
 
 
+def sendable(setups: Sequence[Setup]) -> tuple[Setup, ...]:
+    """The setups as a process the run starts gets them: names as they are, callables pickled."""
+    return tuple(s if isinstance(s, str | Pickled) else Pickled(setup_name(s), pickle.dumps(s)) for s in setups)
+
+
+def _unpickle(setup: Pickled) -> Callable[[], object]:
+    module = setup.name.partition(":")[0]
+    try:
+        with _program(module):
+            found: object = pickle.loads(setup.data)
+    except (Exception, SystemExit) as error:  # importing its module raised: that is the reason
+        raise UsageError(f"setup {setup.name}: importing {module}: {_import_failed(module, error)}") from None
+    if not callable(found):
+        raise UsageError(f"setup {setup.name}: a {type(found).__name__}, not a function")
+    return found
+
+
 def _resolve(setup: str) -> Callable[[], object]:
     module_name, _, path = setup.partition(":")
     _search_working_directory()
     try:
-        found: object = importlib.import_module(module_name)
+        with _program(module_name):
+            found: object = importlib.import_module(module_name)
     except (Exception, SystemExit) as error:
-        raise UsageError(f"--setup {setup}: importing {module_name}: {_raised(error)}") from None
+        raise UsageError(f"--setup {setup}: importing {module_name}: {_import_failed(module_name, error)}") from None
     for part in path.split("."):
         if not hasattr(found, part):
             raise UsageError(f"--setup {setup}: {module_name} has no {path}")
@@ -246,26 +325,129 @@ def _required_parameters(function: Callable[[], object]) -> list[str]:
     ]
 
 
-def call_setups(setups: Sequence[Setup]) -> None:
+# What a project's workaround replaces to change how Megatron-Core stages a save: the writer class, as
+# filesystem_async has it and as strategies.torch bound it, its preload_tensors, the save strategy class the
+# harness instantiates and the default save strategies. The staging check judges the save itself; these
+# tell, when a setup raises, whether it had replaced one of them before it did.
+_STRATEGIES = "megatron.core.dist_checkpointing.strategies"
+_WATCHED = (
+    ("filesystem_async", "FileSystemWriterAsync"),
+    ("filesystem_async", "FileSystemWriterAsync.preload_tensors"),
+    ("torch", "FileSystemWriterAsync"),
+    ("torch", "TorchDistSaveShardedStrategy"),
+)
+_MEGATRON_CORE = "megatron.core."
+
+
+def _megatron_bindings() -> dict[str, Any]:
+    """The watched objects as they are now, of the Megatron-Core modules imported so far (none is imported here)."""
+    found: dict[str, Any] = {}
+    for module_name, path in _WATCHED:
+        value: Any = sys.modules.get(f"{_STRATEGIES}.{module_name}")
+        for part in path.split("."):
+            value = inspect.getattr_static(value, part, None) if value is not None else None
+        found[f"strategies.{module_name}.{path}"] = getattr(value, "__func__", value)  # a staticmethod's function
+    base = sys.modules.get(f"{_STRATEGIES}.base")
+    defaults = getattr(base, "default_strategies", None)
+    saving = defaults.get("save_sharded", {}) if isinstance(defaults, dict) else {}
+    for key, strategy in dict(saving).items():
+        found[f"the default save strategy {key}"] = strategy
+    return found
+
+
+def _made_by(value: Any) -> str:
+    kind = value if isinstance(value, type) or callable(value) else type(value)
+    return f"{getattr(kind, '__module__', '?')}.{getattr(kind, '__qualname__', repr(kind))}"
+
+
+def _replaced(before: dict[str, Any], after: dict[str, Any]) -> tuple[str, ...]:
+    """What changed between `before` and `after` to something not of Megatron-Core: `NAME (now MODULE.CLASS)`."""
+    return tuple(
+        f"{name} (now {_made_by(value)})"
+        for name, value in after.items()
+        if value is not None and value is not before.get(name) and not _made_by(value).startswith(_MEGATRON_CORE)
+    )
+
+
+@dataclass(frozen=True)
+class SetupRaised:
+    """A setup that raised after it had replaced a writer, its preload or a save strategy (or, with
+    --setup-may-raise, having replaced nothing): the run judges what is in effect, and the report gives the
+    exception beside the verdict."""
+
+    setup: str  # MODULE:FUNCTION
+    exception: str  # its type and message
+    where: str  # path:line in function, of the project's own code where there is one
+    replaced: tuple[str, ...]  # what it had replaced, and with what
+
+
+def call_setups(setups: Sequence[Setup], may_raise: bool = False) -> list[SetupRaised]:
     """Call each setup with no arguments, in order, as the project's own code would before it saves. One that
-    cannot be found, needs arguments or raises is a usage error naming it."""
+    cannot be found or needs arguments is a usage error naming it; so is one that raises before it replaced
+    any of Megatron-Core's writer, preload or save strategy, unless `may_raise`. One that raises after it did
+    (or with `may_raise`) is returned: the run goes on, and judges what is in effect."""
+    raised = []
     for setup in setups:
-        function = _resolve(setup) if isinstance(setup, str) else setup
+        if isinstance(setup, str):
+            function = _resolve(setup)
+        elif isinstance(setup, Pickled):
+            function = _unpickle(setup)
+        else:
+            function = setup
         needed = _required_parameters(function)
         if needed:
             raise UsageError(
                 f"{_describe(setup)}: it takes arguments ({', '.join(needed)}) and is called with none; a setup "
                 "that needs arguments goes through the Python API (ci_checks.checkpoint.api.check_saves)"
             )
+        before = _megatron_bindings()
         try:
-            function()
+            with _program(setup_name(setup).partition(":")[0]):
+                function()
         except (Exception, SystemExit) as error:  # whatever the project's setup raises is the reason
-            raise UsageError(f"{_describe(setup)}: raised {_raised(error)}") from None
+            replaced = _replaced(before, _megatron_bindings())
+            if not replaced and not may_raise:
+                raise UsageError(
+                    f"{_describe(setup)}: raised {_raised(error)} ({_where(error)}); --setup-may-raise judges the "
+                    "run on what is in effect instead"
+                ) from None
+            raised.append(SetupRaised(setup_name(setup), _raised(error), _where(error), replaced))
+    return raised
 
 
-def prepare(platform: str | None, imports: Sequence[str], setups: Sequence[Setup]) -> None:
+@dataclass(frozen=True)
+class Prepared:
+    """What running the project's own code found: the stubs it was given, the setups that raised after a swap."""
+
+    stubbed: tuple[str, ...] | None  # None: --stub-missing-imports was not given
+    raised: tuple[SetupRaised, ...]
+
+    def facts(self) -> dict[str, Any]:
+        """The report's platform fields for it."""
+        return {
+            "stubbed_imports": sorted(self.stubbed) if self.stubbed is not None else None,
+            "setup_exceptions": [
+                {"setup": r.setup, "exception": r.exception, "where": r.where, "replaced": list(r.replaced)}
+                for r in self.raised
+            ],
+        }
+
+
+def prepare(
+    platform: str | None,
+    imports: Sequence[str],
+    setups: Sequence[Setup],
+    stub_missing_imports: bool = False,
+    setup_may_raise: bool = False,
+) -> Prepared:
     """In a process that saves or loads, before Megatron-Core's strategies are imported: the emulated platform
-    first (a module may read torch.version.hip when it is imported), then the modules, then the setups."""
+    first (a module may read torch.version.hip when it is imported), then the modules, then the setups; with
+    `stub_missing_imports`, what the project's code imports and is not installed is stubbed meanwhile; with
+    `setup_may_raise`, a setup that raises having replaced nothing is reported rather than a usage error."""
     emulate(platform)
-    import_modules(imports)
-    call_setups(setups)
+    project_modules = [*imports, *(setup_name(s).partition(":")[0] for s in setups)]
+    with stubs.missing_imports_stubbed(stub_missing_imports, project_modules):
+        import_modules(imports)
+        raised = call_setups(setups, setup_may_raise)
+    # Every stub of this process: the Python API's caller may have imported the project's module under stubs.
+    return Prepared(tuple(stubs.made_in_this_process()) if stub_missing_imports else None, tuple(raised))

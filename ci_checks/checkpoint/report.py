@@ -217,12 +217,31 @@ def headline(platform: dict[str, Any]) -> str:
     return ", ".join(parts)
 
 
+def project_notes(platform: dict[str, Any]) -> list[str]:
+    """What running the project's own code took: the modules stubbed, each setup that raised after a swap."""
+    notes = []
+    if platform.get("stubbed_imports"):
+        stubbed = ", ".join(platform["stubbed_imports"])
+        notes.append(f"stubbed, not installed here (--stub-missing-imports): {stubbed}")
+    for raised in platform.get("setup_exceptions") or ():
+        if raised["replaced"]:
+            judged = f"after it replaced {', '.join(raised['replaced'])}: the checks above judge what it replaced"
+        else:
+            judged = (
+                "having replaced nothing of Megatron-Core's (--setup-may-raise): the checks above judge what is in "
+                "effect"
+            )
+        notes.append(f"setup {raised['setup']} raised {raised['exception']} ({raised['where']}) {judged}")
+    return notes
+
+
 def to_text(outcome: Outcome) -> str:
     rows = [_HEADERS] + [_cells(r) for r in outcome.results] if outcome.results else []
     widths = [max(len(row[i]) for row in rows) for i in range(len(_HEADERS))] if rows else []
     lines = [f"ci-checks checkpoint: {headline(outcome.platform)}"] if outcome.platform else []
     for row in rows:
         lines.append("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)))
+    lines.extend(f"note: {note}" for note in project_notes(outcome.platform))
     lines.extend(f"environment error: {message}" for message in outcome.environment_errors)
     lines.append(verdict(outcome))
     return "\n".join(line.rstrip() for line in lines) + "\n"
@@ -239,6 +258,7 @@ def to_markdown(outcome: Outcome) -> str:
     if outcome.results:
         lines += ["| " + " | ".join(_HEADERS) + " |", "|" + "---|" * len(_HEADERS)]
         lines += ["| " + " | ".join(_markdown_cell(c) for c in _cells(r)) + " |" for r in outcome.results]
+    lines += [f"\n**Note:** {_markdown_cell(note)}" for note in project_notes(outcome.platform)]
     lines += [f"\n**Environment error:** {_markdown_cell(m)}" for m in outcome.environment_errors]
     return "\n".join(lines) + "\n\n"
 

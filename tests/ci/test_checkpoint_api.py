@@ -9,6 +9,7 @@ import functools
 import json
 import multiprocessing.process
 import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,7 +18,7 @@ import pytest
 torch = pytest.importorskip("torch", reason="needs the checkpoint extra: pip install -e '.[checkpoint]'")
 
 from ci_checks.checkpoint import processes  # noqa: E402
-from ci_checks.checkpoint.api import Checked, UsageError, check_saves  # noqa: E402
+from ci_checks.checkpoint.api import Checked, UsageError, check_saves, missing_imports_stubbed  # noqa: E402
 from ci_checks.checkpoint.options import installed  # noqa: E402
 
 pytestmark = [
@@ -83,6 +84,35 @@ def test_a_setup_with_arguments_is_caught_here_and_replayed_in_every_process_the
     assert multiprocessing.process.current_process()._config.get("tempdir") == temp_dir  # type: ignore[attr-defined]
     assert checked.outcome.cleanup == {"processes_ended": 0, "left_behind": []}
     assert [path.name for path in tmp_path.iterdir()] == ["setups.jsonl"]
+
+
+def test_a_tool_needing_missing_packages_runs_with_stubs_and_is_judged_on_its_swap(
+    checkpoint_harness: Callable[..., Checked], megatron_as_it_was: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The test imports the tool itself (as it would to give a setup its arguments), under stubs; the crash
+    # test's processes get it pickled, and unpickle it (importing the tool) with stubs of their own.
+    tool = "tests.ci.checkpoint_patches.convert_tool"
+    monkeypatch.delitem(sys.modules, tool, raising=False)  # imported afresh, with its stubs
+    with missing_imports_stubbed() as stubbed:
+        from tests.ci.checkpoint_patches import convert_tool
+    assert stubbed[:2] == ["absent_cluster", "absent_serving_engine"]
+    argv = list(sys.argv)
+    checked = checkpoint_harness(
+        setup=convert_tool.main, stub_missing_imports=True, as_platform="rocm", crash_test=1, **SMALL
+    )
+    assert checked.exit_code == 1, checked.verdict
+    assert checked.result("megatron-async", "staging").detail.startswith(
+        f"rank 0: the save instantiated {tool}.ROCmFileSystemWriterAsync, not Megatron-Core's own"
+    )
+    assert checked.result("megatron-async", "crash").passed is True, checked.result("megatron-async", "crash")
+    assert set(stubbed) <= set(checked.platform["stubbed_imports"])
+    [raised] = checked.platform["setup_exceptions"]
+    assert (raised["setup"], raised["exception"]) == (
+        f"{tool}:main",
+        "FileNotFoundError: no Hugging Face checkpoint at checkpoints/hf",
+    )
+    assert "absent_cluster" not in sys.modules
+    assert sys.argv == argv
 
 
 def test_a_writer_that_never_returns_ends_the_call_at_its_timeout(

@@ -78,7 +78,7 @@ def two_ranks(tmp_path_factory: pytest.TempPathFactory) -> tuple[Run, Path]:
     }
     args = ["--size", "32MiB", "--crash-test", str(KILLS), "--crash-size", "8MiB"]
     args += ["--import", f"{PATCHES}.record_imports", "--setup", f"{PATCHES}.record_imports:record_setup"]
-    args += ["--as-platform", "rocm", "--min-ratio", "1e-6"]
+    args += ["--as-platform", "rocm", "--min-ratio", "1e-6", "--stub-missing-imports"]
     return run(tmp, *args, ranks=2, env=env), tmp
 
 
@@ -106,6 +106,7 @@ def test_the_report_says_what_it_ran_against(one_rank: tuple[Run, Path]) -> None
     assert platform["imports"] == [f"{PATCHES}.record_imports"]
     assert platform["setups"] == [f"{PATCHES}.rocm_setup:initialize_model_and_optimizer"]
     assert (platform["as_platform"], platform["reshard_ranks"], platform["min_ratio"]) == (None, None, {})
+    assert (platform["stubbed_imports"], platform["setup_exceptions"]) == (None, [])
     assert platform["host_memory_bytes"] > 0
     assert platform["workdir_filesystem"]["type"]
     assert set(platform["staging"]) == set(BACKENDS)
@@ -154,11 +155,14 @@ def test_the_project_s_modules_and_setups_run_in_every_process_that_saves_before
     processes = 3 + len(BACKENDS) * 2 * (KILLS + 1) + 1 + 3
     assert len({line["pid"] for line in imported}) == processes
     assert not any(line["strategies_first"] for line in imported)
-    # --setup, after the imports, in each of them; --as-platform rocm made torch.version.hip read as set there
+    # --setup, after the imports, in each of them; --as-platform rocm made torch.version.hip read as set there,
+    # --stub-missing-imports gave the package no registry has as a stub, and sys.argv was the setup's own name
     set_up = [line for line in recorded if line.get("setup")]
     assert {line["pid"] for line in set_up} == {line["pid"] for line in imported}
     assert {line["hip"] for line in set_up} == {"6.4.0"}
+    assert {(line["absent_cluster"], *line["argv"]) for line in set_up} == {("StubModule", f"{PATCHES}.record_imports")}
     platform = two_ranks[0].report["platform"]
+    assert platform["stubbed_imports"] == ["absent_cluster"]
     emulated = platform["as_platform"]
     assert (emulated["platform"], emulated["hip"], emulated["hip_platform"]) == ("rocm", "6.4.0", "amd")
     assert emulated["rocm_path"].endswith("/rocm-emulated") and emulated["cuda_available_to_project"] is True

@@ -13,6 +13,7 @@ import json
 import os
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 pytest.importorskip("torch", reason="needs the checkpoint extra: pip install -e '.[checkpoint]'")
@@ -20,6 +21,7 @@ pytest.importorskip("torch", reason="needs the checkpoint extra: pip install -e 
 from ci_checks.checkpoint import megatron, project, report, runtime
 from ci_checks.checkpoint.options import UsageError, installed
 from tests.ci.checkpoint_run import PATCHES, run
+from tests.ci.conftest import PROJECT
 
 pytestmark = [
     pytest.mark.checkpoint,
@@ -38,6 +40,9 @@ SETUP_WRITER = (
 )
 # The installed Megatron-Core made into the project's Megatron-LM fork, which stages synchronously on HIP.
 FORK = ["--import", f"{PATCHES}.megatron_fork"]
+TOOL = f"{PATCHES}.convert_tool"
+TOOL_SEED = f"{TOOL}.ROCmFileSystemWriterAsync"
+SCHEMA = json.loads((PROJECT / "schemas" / "checkpoint-report.schema.json").read_text(encoding="utf-8"))
 
 
 def test_the_seed_s_writer_swap_fails_the_run_and_is_named(tmp_path: Path) -> None:
@@ -245,3 +250,119 @@ def test_the_emulation_answers_the_project_and_leaves_the_libraries_and_the_proc
         project.end_emulation()
     assert torch.cuda.is_available is real and torch.version.hip is None
     assert {name: os.environ.get(name) for name in ("ROCM_PATH", "HIP_PLATFORM")} == before
+
+
+# -- a real project's setup: missing packages stubbed, a raise after the swap ------------------------------------
+
+
+def test_a_tool_needing_missing_packages_is_judged_on_the_swap_it_made_before_it_raised(tmp_path: Path) -> None:
+    # The conversion tool as a real project has it: its module imports two packages no registry has and
+    # megatron.training (not in megatron-core's wheel); main() swaps the writer on HIP, then parses its command
+    # line (the harness's argv would make argparse exit 2: it sees only its own name, so gets its defaults) and
+    # fails to build the model. The swap is judged; the exception and the stubs are reported beside it.
+    outcome = run(tmp_path, *SMALL, "--setup", f"{TOOL}:main", "--stub-missing-imports", "--as-platform", "rocm")
+    assert outcome.code == 1, outcome.stdout + outcome.stderr
+    staging = outcome.result("megatron-async", "staging")
+    assert staging["passed"] is False
+    assert staging["detail"] == (
+        "rank 0: the project's ROCmFileSystemWriterAsync (tests.ci.checkpoint_patches.convert_tool, "
+        "tests/ci/checkpoint_patches/convert_tool.py:27) replaced Megatron-Core's writer class; also "
+        "ROCmFileSystemWriterAsync.preload_tensors; 4 of 4 copies used non_blocking=False"
+    )
+    assert outcome.result("megatron-async", "verify")["passed"] is True
+    platform = outcome.report["platform"]
+    missing_training = (
+        ["megatron.training", "megatron.training.arguments"] if not installed("megatron.training") else []
+    )
+    assert platform["stubbed_imports"] == [
+        "absent_cluster",
+        "absent_serving_engine",
+        "absent_serving_engine.srt",
+        "absent_serving_engine.srt.server_args",
+        *missing_training,
+    ]
+    where = "tests/ci/checkpoint_patches/convert_tool.py:51 in _build_model"
+    assert platform["setup_exceptions"] == [
+        {
+            "setup": f"{TOOL}:main",
+            "exception": "FileNotFoundError: no Hugging Face checkpoint at checkpoints/hf",
+            "where": where,
+            "replaced": [
+                f"strategies.filesystem_async.FileSystemWriterAsync (now {TOOL_SEED})",
+                f"strategies.filesystem_async.FileSystemWriterAsync.preload_tensors (now {TOOL_SEED}.preload_tensors)",
+                f"strategies.torch.FileSystemWriterAsync (now {TOOL_SEED})",
+            ],
+        }
+    ]
+    jsonschema.validate(outcome.report, SCHEMA)
+    notes = [line for line in outcome.stdout.splitlines() if line.startswith("note: ")]
+    assert notes[0] == "note: stubbed, not installed here (--stub-missing-imports): " + ", ".join(
+        platform["stubbed_imports"]
+    )
+    assert notes[1].startswith(
+        f"note: setup {TOOL}:main raised FileNotFoundError: no Hugging Face checkpoint at checkpoints/hf ({where}) "
+        f"after it replaced strategies.filesystem_async.FileSystemWriterAsync (now {TOOL_SEED}), "
+    )
+    assert outcome.stdout.splitlines()[-1].startswith("Verdict: FAIL (exit 1): 1 of 3 checks failed: megatron-async")
+    outcome.assert_left_nothing_running()
+
+
+def test_without_stub_missing_imports_the_tool_is_a_usage_error_naming_the_missing_package(tmp_path: Path) -> None:
+    outcome = run(tmp_path, *SMALL, "--setup", f"{TOOL}:main", "--as-platform", "rocm")
+    assert (outcome.code, outcome.stdout, outcome.report) == (2, "", {}), outcome.stderr
+    assert outcome.stderr == (
+        f"ci-checks checkpoint: error: --setup {TOOL}:main: importing {TOOL}: ModuleNotFoundError: No module named "
+        "'absent_cluster' (absent_cluster is not installed here: --stub-missing-imports gives the project's code a "
+        "stub of it)\n"
+    )
+
+
+def test_a_setup_that_raises_before_it_swaps_anything_stays_a_usage_error(tmp_path: Path) -> None:
+    setup = f"{TOOL}:main_checking_its_arguments_first"
+    outcome = run(tmp_path, *SMALL, "--setup", setup, "--stub-missing-imports", "--as-platform", "rocm")
+    assert (outcome.code, outcome.stdout, outcome.report) == (2, "", {}), outcome.stderr
+    assert outcome.stderr.splitlines()[-1] == (  # Megatron-Core's import may warn before it
+        f"ci-checks checkpoint: error: --setup {setup}: raised FileNotFoundError: no Hugging Face checkpoint at "
+        "checkpoints/hf (tests/ci/checkpoint_patches/convert_tool.py:51 in _build_model); --setup-may-raise judges "
+        "the run on what is in effect instead"
+    )
+
+
+def test_the_tool_after_the_removal_passes_against_the_fork_with_setup_may_raise(tmp_path: Path) -> None:
+    # The seed project's tool after it removed its workaround, against its Megatron-LM fork: main() swaps nothing
+    # and still fails to build the model here. --setup-may-raise judges the run on what is in effect, Megatron-Core's
+    # own synchronous staging on HIP, and reports the exception beside the verdict.
+    setup = f"{TOOL}:main_after_the_removal"
+    args = [*SMALL, *FORK, "--setup", setup, "--stub-missing-imports", "--setup-may-raise", "--as-platform", "rocm"]
+    outcome = run(tmp_path, *args)
+    assert outcome.code == 0, outcome.stdout + outcome.stderr
+    assert outcome.result("megatron-async", "staging")["detail"] == (
+        f"on 1 rank(s): Megatron-Core {megatron.version()} stages synchronously on HIP itself: its own "
+        "FileSystemWriterAsync.preload_tensors made 4 of 4 copies with non_blocking=False; no project code replaced "
+        "the writer, its preload_tensors or the save strategy; expected: any (the default on ROCm)"
+    )
+    platform = outcome.report["platform"]
+    assert platform["setup_exceptions"] == [
+        {
+            "setup": setup,
+            "exception": "FileNotFoundError: no Hugging Face checkpoint at checkpoints/hf",
+            "where": "tests/ci/checkpoint_patches/convert_tool.py:51 in _build_model",
+            "replaced": [],
+        }
+    ]
+    jsonschema.validate(outcome.report, SCHEMA)
+    assert (
+        f"note: setup {setup} raised FileNotFoundError: no Hugging Face checkpoint at checkpoints/hf "
+        "(tests/ci/checkpoint_patches/convert_tool.py:51 in _build_model) having replaced nothing of Megatron-Core's "
+        "(--setup-may-raise): the checks above judge what is in effect"
+    ) in outcome.stdout.splitlines()
+    outcome.assert_left_nothing_running()
+
+
+def test_the_tool_before_the_removal_fails_against_the_fork_naming_its_class(tmp_path: Path) -> None:
+    args = [*SMALL, *FORK, "--setup", f"{TOOL}:main", "--stub-missing-imports", "--setup-may-raise", "--as-platform"]
+    outcome = run(tmp_path, *args, "rocm")
+    assert outcome.code == 1, outcome.stdout + outcome.stderr
+    assert outcome.result("megatron-async", "staging")["detail"].startswith(
+        "rank 0: the project's ROCmFileSystemWriterAsync (tests.ci.checkpoint_patches.convert_tool, "
+    )

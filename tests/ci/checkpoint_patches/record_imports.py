@@ -1,6 +1,7 @@
 """Writes a line for every process that imports it, saying whether Megatron-Core's strategies were
 imported before it was, into the file `$CI_CHECKS_TEST_IMPORTS` names; and `record_setup` (a setup for
-`--setup`) a line for every process that calls it, with what torch.version.hip reads there."""
+`--setup`) a line for every process that calls it, with what torch.version.hip and sys.argv read there and
+what importing a package no registry has gives it (a stub under --stub-missing-imports)."""
 
 import json
 import os
@@ -21,4 +22,10 @@ _write({"pid": os.getpid(), "strategies_first": "megatron.core.dist_checkpointin
 def record_setup() -> None:
     import torch
 
-    _write({"pid": os.getpid(), "setup": True, "hip": torch.version.hip})
+    try:
+        import absent_cluster
+
+        missing = type(absent_cluster).__name__
+    except ImportError:
+        missing = None
+    _write({"pid": os.getpid(), "setup": True, "hip": torch.version.hip, "argv": sys.argv, "absent_cluster": missing})
