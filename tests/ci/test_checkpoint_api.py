@@ -27,7 +27,7 @@ pytestmark = [
 ]
 
 SMALL = {"backends": ["megatron-async"], "size": "1MiB", "tensors": 4}
-SEED = "tests.ci.checkpoint_patches.rocm_setup.ROCmFileSystemWriterAsync"
+SEED = "ci_checks.checkpoint.examples.rocm_workaround.ROCmFileSystemWriterAsync"
 
 
 @pytest.fixture
@@ -46,13 +46,14 @@ def test_a_setup_with_arguments_is_caught_here_and_replayed_in_every_process_the
     checkpoint_harness: Callable[..., Checked], megatron_as_it_was: None, tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:  # fmt: skip
-    from tests.ci.checkpoint_patches import record_imports, rocm_setup
+    from ci_checks.checkpoint.examples import rocm_workaround
+    from tests.ci.checkpoint_patches import record_imports
 
     monkeypatch.setenv("CI_CHECKS_TEST_IMPORTS", str(tmp_path / "setups.jsonl"))
     before = set(processes.descendants(os.getpid()))
     temp_dir = multiprocessing.process.current_process()._config.get("tempdir")  # type: ignore[attr-defined]
     # The project's real setup takes arguments: --setup cannot call it, the API calls it with them.
-    setup = functools.partial(rocm_setup.initialize_model_and_optimizer_with, {"lr": 1e-4}, role="actor")
+    setup = functools.partial(rocm_workaround.initialize_model_and_optimizer_with, {"lr": 1e-4}, role="actor")
     checked = checkpoint_harness(setup=[setup, record_imports.record_setup], as_platform="rocm", crash_test=1, **SMALL)
     assert checked.exit_code == 1, checked.verdict
     assert checked.verdict.startswith("Verdict: FAIL (exit 1): 1 of ")
@@ -68,7 +69,7 @@ def test_a_setup_with_arguments_is_caught_here_and_replayed_in_every_process_the
         checked.assert_passed()
     assert checked.result("megatron-async", "crash").passed is True
     assert checked.platform["setups"] == [
-        "tests.ci.checkpoint_patches.rocm_setup:initialize_model_and_optimizer_with(...)",
+        "ci_checks.checkpoint.examples.rocm_workaround:initialize_model_and_optimizer_with(...)",
         "tests.ci.checkpoint_patches.record_imports:record_setup",
     ]
     assert json.loads(checked.to_json())["exit_code"] == 1

@@ -17,7 +17,7 @@ pytest.importorskip("torch", reason="needs the checkpoint extra: pip install -e 
 
 from ci_checks.checkpoint import project
 from ci_checks.checkpoint.options import UsageError, installed
-from tests.ci.checkpoint_run import PATCHES, run
+from tests.ci.checkpoint_run import PATCHES, WORKAROUND, run
 
 pytestmark = [
     pytest.mark.checkpoint,
@@ -26,7 +26,7 @@ pytestmark = [
 
 SMALL = ["--backend", "megatron-async", "--size", "1MiB", "--tensors", "4"]
 SEED = "tests.ci.checkpoint_patches.rocm_writer.ROCmFileSystemWriterAsync"
-SETUP_SEED = "tests.ci.checkpoint_patches.rocm_setup.ROCmFileSystemWriterAsync"
+SETUP_SEED = "ci_checks.checkpoint.examples.rocm_workaround.ROCmFileSystemWriterAsync"
 OWN = "megatron.core.dist_checkpointing.strategies.filesystem_async.FileSystemWriterAsync"
 
 
@@ -62,7 +62,7 @@ def test_a_project_module_that_does_not_import_is_a_usage_error(tmp_path: Path) 
 
 def test_the_seed_s_swap_inside_a_setup_function_is_caught_through_setup_and_named(tmp_path: Path) -> None:
     # initialize_model_and_optimizer() without its HIP condition: the swap alone, on the CPU
-    setup = f"{PATCHES}.rocm_setup:initialize_model_and_optimizer_on_every_platform"
+    setup = f"{WORKAROUND}:initialize_model_and_optimizer_on_every_platform"
     outcome = run(tmp_path, *SMALL, "--setup", setup)
     assert outcome.code == 1, outcome.stdout + outcome.stderr
     staging = outcome.result("megatron-async", "staging")
@@ -78,7 +78,7 @@ def test_the_hip_only_swap_of_a_conversion_tool_s_main_is_caught_as_rocm(tmp_pat
     # main() swaps the class in filesystem_async and strategies.torch, only where torch.version.hip is set:
     # --as-platform rocm makes it read as set on this CPU machine, and the HIP branch of its
     # preload_tensors forces every copy to block.
-    outcome = run(tmp_path, *SMALL, "--setup", f"{PATCHES}.rocm_setup:main", "--as-platform", "rocm")
+    outcome = run(tmp_path, *SMALL, "--setup", f"{WORKAROUND}:main", "--as-platform", "rocm")
     assert outcome.code == 1, outcome.stdout + outcome.stderr
     staging = outcome.result("megatron-async", "staging")
     assert staging["detail"] == (
@@ -94,13 +94,13 @@ def test_the_hip_only_swap_of_a_conversion_tool_s_main_is_caught_as_rocm(tmp_pat
 @pytest.mark.parametrize(
     ("setup", "message"),
     [
-        (f"{PATCHES}.rocm_setup:nothing_here", f"--setup {PATCHES}.rocm_setup:nothing_here: "
-         f"{PATCHES}.rocm_setup has no nothing_here"),
-        (f"{PATCHES}.rocm_setup:torch", f"--setup {PATCHES}.rocm_setup:torch: torch is a module, not a function"),
+        (f"{WORKAROUND}:nothing_here", f"--setup {WORKAROUND}:nothing_here: "
+         f"{WORKAROUND} has no nothing_here"),
+        (f"{WORKAROUND}:torch", f"--setup {WORKAROUND}:torch: torch is a module, not a function"),
         (f"{PATCHES}.no_such:main", f"--setup {PATCHES}.no_such:main: importing {PATCHES}.no_such: "
          f"ModuleNotFoundError: No module named '{PATCHES}.no_such'"),
-        (f"{PATCHES}.rocm_setup:initialize_model_and_optimizer_with",
-         f"--setup {PATCHES}.rocm_setup:initialize_model_and_optimizer_with: it takes arguments (args, role) and is "
+        (f"{WORKAROUND}:initialize_model_and_optimizer_with",
+         f"--setup {WORKAROUND}:initialize_model_and_optimizer_with: it takes arguments (args, role) and is "
          "called with none; a setup that needs arguments goes through the Python API "
          "(ci_checks.checkpoint.api.check_saves)"),
         ("json:loads", "--setup json:loads: it takes arguments (s) and is called with none; "),
