@@ -8,7 +8,7 @@ file, or one that is not a regular file, is a positioned `ConfigError`.
 from __future__ import annotations
 
 import re
-import tomllib
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,6 +23,11 @@ from ci_checks.globs import Glob, GlobError, compile_glob
 from ci_checks.model.runners import Runner, RunnerInventory
 from ci_checks.repository import Repository
 from ci_checks.source import SourceFile, parse_size
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # the same parser, before it joined the standard library
+    import tomli as tomllib
 
 if TYPE_CHECKING:  # the policy engine and the configuration's schema are imported only when a configuration is read
     from ci_checks.policy import PolicyRule

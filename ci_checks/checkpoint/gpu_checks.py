@@ -3,7 +3,7 @@ every check is a run of the harness in a process of its own.
 
 --quick, one call of at most QUICK_BUDGET_S (6 minutes) with the installs, on every visible GPU:
   seed   the seed's workaround brought back through --setup, in the shape its conversion tool had it
-         (tests/ci/checkpoint_patches/rocm_setup.py:main, under `if torch.version.hip:`; with
+         (ci_checks/checkpoint/examples/rocm_workaround.py:main, under `if torch.version.hip:`; with
          --as-platform rocm where the build has no HIP): the run must fail (exit 1) and name
          ROCmFileSystemWriterAsync;
   quick  every backend required, on every visible GPU through torchrun (NCCL, RCCL on ROCm), 512 MiB
@@ -12,10 +12,11 @@ every check is a run of the harness in a process of its own.
 The full form (nightly): the gpu tests, the throughput at the default size, 20 SIGKILLs per backend, the
 seed's swap; each step under the limit docs/checkpoint.md derives.
 
-Installs: only what is missing (numpy, psutil, megatron-core; pytest for the full form), with every
-distribution already installed pinned as it is (`pip install --constraint`): the image's CUDA or ROCm
-build of torch is never replaced. The harness runs from this checkout; ci-checks itself is not
-installed.
+Installs: only what is missing (numpy, psutil, megatron-core; pytest for the full form), with torch, its
+accelerator libraries, numpy and whatever requires torch pinned as they are (`pip install --constraint`):
+the image's CUDA or ROCm build of torch, and what was built against it, are never replaced; anything else
+(`packaging`, say) may be upgraded where a new install needs it. The harness runs from this checkout;
+ci-checks itself is not installed.
 
 RESULTS/summary.json (schemas/gpu-checkpoint-results.schema.json) says what ran, how long it took, what
 each step was expected to do and did, and the verdict; beside it each step's report (STEP.json,
@@ -30,6 +31,7 @@ import importlib.metadata
 import importlib.util
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -53,13 +55,20 @@ END_MARGIN_S = 15.0
 BACKSTOP_S = 30.0
 QUICK_SIZE_PER_GPU = "512MiB"
 QUICK_CRASH_SIZE = "64MiB"
-SEED_SETUP = "tests.ci.checkpoint_patches.rocm_setup:main"
+SEED_SETUP = "ci_checks.checkpoint.examples.rocm_workaround:main"
 SEED_CLASS = "ROCmFileSystemWriterAsync"
 REQUIRE_ALL = ",".join(BACKENDS)
 # The full form's steps and limits: docs/checkpoint.md has how each follows from its measured duration.
 FULL_LIMITS_S = {"gpu-tests": 277.0, "throughput": 2623.0, "crash": 1421.0, "seed": 81.0}
-_GPU_TESTS = "tests/ci/test_checkpoint_gpu.py"
+_GPU_TESTS = str(Path(__file__).resolve().parents[2] / "tests" / "ci" / "test_checkpoint_gpu.py")  # in the checkout
 _PACKAGES = {"numpy": "numpy", "psutil": "psutil", "megatron.core": "megatron-core>=0.16,<0.17"}
+# What an install must never change (PEP 503 names): torch, the accelerator libraries its build runs on (CUDA's
+# nvidia-* and cuda-* wheels, Triton, ROCm's SMI), and numpy, whose binary interface torch and the image's compiled
+# extensions were built against. Whatever requires torch is pinned too (torchvision, Transformer Engine, the
+# image's Megatron-LM): it was built or tested against this torch. Nothing else is: megatron-core needs
+# packaging>=24.2, and an image with an older packaging must still get it.
+_NEVER_CHANGED = re.compile(r"torch|numpy|triton|pytorch-triton-rocm|amdsmi|nvidia-.+|cuda-.+")
+_REQUIREMENT_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
 
 
 @dataclass
@@ -109,13 +118,28 @@ class Summary:
         partial.rename(self.results / "summary.json")
 
 
-def _installed_as_they_are() -> list[str]:
-    """A constraint for every installed distribution: `pip install --constraint` then changes none of them."""
+def _normalized(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _requires_torch(distribution: importlib.metadata.Distribution) -> bool:
+    for requirement in distribution.requires or []:
+        named = _REQUIREMENT_NAME.match(requirement.strip())
+        if named and _normalized(named.group()) == "torch":
+            return True
+    return False
+
+
+def _pinned_as_they_are() -> list[str]:
+    """A constraint for each installed distribution that must not change (the first on `sys.path` where a name is
+    installed twice): `pip install --constraint` then changes none of them."""
     pinned: dict[str, str] = {}
     for distribution in importlib.metadata.distributions():
         name = distribution.metadata["Name"]
-        if name and distribution.version:
-            pinned.setdefault(name.lower(), f"{name}=={distribution.version}")
+        if not name or not distribution.version:
+            continue
+        if _NEVER_CHANGED.fullmatch(_normalized(name)) or _requires_torch(distribution):
+            pinned.setdefault(_normalized(name), f"{name}=={distribution.version}")
     return sorted(pinned.values())
 
 
@@ -133,9 +157,9 @@ def _missing(quick: bool) -> list[str]:
 
 
 def install(summary: Summary, skip: bool, quick: bool) -> bool:
-    """Install what is missing, never replacing what is installed; False when that failed."""
+    """Install what is missing, never replacing torch or what depends on its build; False when that failed."""
     constraints = summary.results / "constraints.txt"
-    constraints.write_text("\n".join(_installed_as_they_are()) + "\n", encoding="utf-8")
+    constraints.write_text("\n".join(_pinned_as_they_are()) + "\n", encoding="utf-8")
     missing = _missing(quick)
     command = [sys.executable, "-m", "pip", "install", "--constraint", str(constraints), *missing]
     summary.installs = {
@@ -302,17 +326,38 @@ def _full_steps(summary: Summary, extra: Sequence[str]) -> list[Step]:
     ]  # fmt: skip
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """0 when every step did what it was expected to and every check held; 1 otherwise; 2 without a GPU."""
-    parser = argparse.ArgumentParser(prog="scripts/gpu-checkpoint-checks.sh", description=__doc__.split("\n\n")[0])
+_AS_FOLDER = "; a results folder whose name starts with '-' is given as ./NAME"
+
+
+def arguments(argv: Sequence[str]) -> argparse.Namespace:
+    """The script's own options and results folder, before the first `--`; everything after it goes to the
+    harness as it is, so an option there is never taken for the results folder."""
+    own, harness = (argv[: argv.index("--")], argv[argv.index("--") + 1 :]) if "--" in argv else (argv, [])
+    parser = argparse.ArgumentParser(
+        prog="scripts/gpu-checkpoint-checks.sh",
+        usage="%(prog)s [--quick] [options] [RESULTS_DIR] [-- HARNESS_OPTIONS...]",
+        description=__doc__.split("\n\n")[0],
+        allow_abbrev=False,  # `--size 1GiB` meant for the harness is not `--size-per-gpu`
+    )
     parser.add_argument("--quick", action="store_true", help="the 6-minute form (see above)")
     parser.add_argument("--skip-install", action="store_true", help="install nothing (say what would be)")
     parser.add_argument("--allow-cpu", action="store_true", help="run without an accelerator (tests the results)")
     parser.add_argument("--ranks", type=int, help="ranks instead of every visible GPU (the CPU has none)")
     parser.add_argument("--size-per-gpu", default=QUICK_SIZE_PER_GPU, help="--quick's state dict per GPU")
-    parser.add_argument("results", nargs="?", default="gpu-checkpoint-results", type=Path)
-    parser.add_argument("harness", nargs="*", help="after --: more options for the harness's main runs")
-    args = parser.parse_args(argv)
+    parser.add_argument("results", nargs="?", default="gpu-checkpoint-results", metavar="RESULTS_DIR")
+    args, unknown = parser.parse_known_args(own)
+    if unknown:
+        parser.error(f"{unknown[0]}: not an option of this script; the harness's options go after --{_AS_FOLDER}")
+    if args.results.startswith("-"):  # a negative number, which argparse takes for a value
+        parser.error(f"RESULTS_DIR {args.results}: starts with '-'{_AS_FOLDER}")
+    args.results, args.harness = Path(args.results), harness
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """0 when every step did what it was expected to and every check held; 1 otherwise; 2 without a GPU or on a
+    usage error."""
+    args = arguments(list(sys.argv[1:] if argv is None else argv))
     gpus = visible_gpus()
     if not gpus and not args.allow_cpu:
         print("no CUDA or ROCm accelerator is visible to torch", file=sys.stderr)

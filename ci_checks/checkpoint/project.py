@@ -83,9 +83,14 @@ def parse_platform(value: str) -> tuple[str, str]:
 
 def project_packages(imports: Sequence[str], setups: Sequence[Setup]) -> tuple[str, ...]:
     """The top-level packages of the project's modules and setups: their code sees the emulation wherever they are
-    installed."""
+    installed. A module inside one of the libraries (the seed's workaround kept in ci_checks) is named whole: the
+    rest of its library keeps the real answer."""
     names = [*imports, *(setup_name(setup).partition(":")[0] for setup in setups)]
-    return tuple(dict.fromkeys(name.partition(".")[0] for name in names if name))
+    return tuple(
+        dict.fromkeys(
+            name if name.partition(".")[0] in _LIBRARY_PACKAGES else name.partition(".")[0] for name in names if name
+        )
+    )
 
 
 def _installed_folders() -> tuple[str, ...]:
@@ -106,8 +111,9 @@ def _for_the_project(real: Callable[[], bool], packages: Sequence[str]) -> Calla
 
     def is_available() -> bool:
         caller = sys._getframe(1)
-        package = str(caller.f_globals.get("__name__", "")).partition(".")[0]
-        if package in project:
+        module = str(caller.f_globals.get("__name__", ""))
+        package = module.partition(".")[0]
+        if package in project or any(module == name or module.startswith(name + ".") for name in project):
             return True
         if package in _LIBRARY_PACKAGES or caller.f_code.co_filename.startswith("<frozen"):
             return real()

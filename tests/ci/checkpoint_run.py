@@ -18,6 +18,7 @@ from typing import Any
 from tests.ci.conftest import PROJECT
 
 PATCHES = "tests.ci.checkpoint_patches"
+WORKAROUND = "ci_checks.checkpoint.examples.rocm_workaround"  # the seed's workaround, which the GPU script runs too
 PROBE = PROJECT / "tests" / "ci" / "checkpoint_probe"
 OBSERVER = PROJECT / "tests" / "ci" / "checkpoint_observer.py"
 BACKENDS_ALL = ["dcp-sync", "dcp-async-thread", "dcp-async-process", "megatron-async"]

@@ -46,13 +46,14 @@ def test_a_setup_with_arguments_is_caught_here_and_replayed_in_every_process_the
     checkpoint_harness: Callable[..., Checked], megatron_as_it_was: None, tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:  # fmt: skip
-    from tests.ci.checkpoint_patches import record_imports, rocm_setup
+    from ci_checks.checkpoint.examples import rocm_workaround
+    from tests.ci.checkpoint_patches import record_imports
 
     monkeypatch.setenv("CI_CHECKS_TEST_IMPORTS", str(tmp_path / "setups.jsonl"))
     before = set(processes.descendants(os.getpid()))
     temp_dir = multiprocessing.process.current_process()._config.get("tempdir")  # type: ignore[attr-defined]
     # The project's real setup takes arguments: --setup cannot call it, the API calls it with them.
-    setup = functools.partial(rocm_setup.initialize_model_and_optimizer_with, {"lr": 1e-4}, role="actor")
+    setup = functools.partial(rocm_workaround.initialize_model_and_optimizer_with, {"lr": 1e-4}, role="actor")
     checked = checkpoint_harness(setup=[setup, record_imports.record_setup], as_platform="rocm", crash_test=1, **SMALL)
     assert checked.exit_code == 1, checked.verdict
     assert checked.verdict.startswith("Verdict: FAIL (exit 1): 1 of ")
@@ -60,15 +61,15 @@ def test_a_setup_with_arguments_is_caught_here_and_replayed_in_every_process_the
     # training process may have: the save went through Megatron-Core's own writer, the swap is named anyway.
     staging = checked.result("megatron-async", "staging")
     assert staging.detail == (
-        "rank 0: the project's ROCmFileSystemWriterAsync (tests.ci.checkpoint_patches.rocm_setup, "
-        "tests/ci/checkpoint_patches/rocm_setup.py:24) replaced filesystem_async.FileSystemWriterAsync"
+        "rank 0: the project's ROCmFileSystemWriterAsync (ci_checks.checkpoint.examples.rocm_workaround, "
+        "ci_checks/checkpoint/examples/rocm_workaround.py:29) replaced filesystem_async.FileSystemWriterAsync"
     )
     assert any(failure.startswith("megatron-async staging: rank 0:") for failure in checked.failures())
     with pytest.raises(AssertionError, match="megatron-async staging"):
         checked.assert_passed()
     assert checked.result("megatron-async", "crash").passed is True
     assert checked.platform["setups"] == [
-        "tests.ci.checkpoint_patches.rocm_setup:initialize_model_and_optimizer_with(...)",
+        "ci_checks.checkpoint.examples.rocm_workaround:initialize_model_and_optimizer_with(...)",
         "tests.ci.checkpoint_patches.record_imports:record_setup",
     ]
     assert json.loads(checked.to_json())["exit_code"] == 1

@@ -1,11 +1,14 @@
-"""scripts/gpu-checkpoint-checks.sh --quick, run on the CPU (--allow-cpu) as it runs on a GPU runner with one GPU:
-its results folder is what the schema says, its checks hold, its time within the budget, nothing left running;
-its checks judged on reports of two ranks too; and its installs never replace an installed distribution."""
+"""scripts/gpu-checkpoint-checks.sh --quick, run on the CPU (--allow-cpu) as it runs on a GPU runner with one GPU,
+under this interpreter and under Python 3.10 (the oldest the harness supports, where .ci/run found one): its results
+folder is what the schema says, its checks hold, its time within the budget, nothing left running, a project's own
+`tests` package not shadowed; its checks judged on reports of two ranks too; its installs never replace torch or what
+was built against it; its options never taken for its results folder."""
 
 from __future__ import annotations
 
 import importlib.metadata
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -32,13 +35,38 @@ SUMMARY_SCHEMA = json.loads((PROJECT / "schemas" / "gpu-checkpoint-results.schem
 REPORT_SCHEMA = json.loads((PROJECT / "schemas" / "checkpoint-report.schema.json").read_text(encoding="utf-8"))
 
 
-@pytest.fixture(scope="module")
-def quick(tmp_path_factory: pytest.TempPathFactory) -> tuple[Run, Path]:
+THIS_PYTHON = {**os.environ, "PYTHON": sys.executable}  # what the script runs, not whichever python3 is first
+# .ci/run sets it to a Python 3.10 with the megatron extra installed, where it finds a 3.10 interpreter.
+PYTHON310 = os.environ.get("CI_CHECKS_PYTHON310")
+# A project's own top-level `tests` package, on the project's PYTHONPATH: the checkout's must not shadow it.
+PROJECT_TESTS = "tests.project_checkpoint_setup"
+
+
+@pytest.fixture(
+    scope="module",
+    params=[
+        pytest.param(sys.executable, id="this-python"),
+        pytest.param(
+            PYTHON310,
+            id="python3.10",
+            marks=pytest.mark.skipif(
+                not PYTHON310, reason="no Python 3.10 here: CI_CHECKS_PYTHON310 names one (.ci/run sets it)"
+            ),
+        ),
+    ],
+)
+def quick(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[Run, Path]:
     tmp = tmp_path_factory.mktemp("quick")
+    (tmp / "project" / "tests").mkdir(parents=True)
+    (tmp / "project" / "tests" / "__init__.py").write_text("", encoding="utf-8")
+    (tmp / "project" / "tests" / "project_checkpoint_setup.py").write_text(
+        "SAVES_CHECKED = True  # a module of the project's own tests\n", encoding="utf-8"
+    )
     command = [str(SCRIPT), "--quick", "--skip-install", "--allow-cpu", "--size-per-gpu", "2MiB"]
     process = subprocess.run(
-        observed(tmp / "observed.json", [*command, str(tmp / "results")]),
+        observed(tmp / "observed.json", [*command, str(tmp / "results"), "--", "--import", PROJECT_TESTS]),
         cwd=tmp,  # the script finds its checkout itself
+        env={**os.environ, "PYTHON": request.param, "PYTHONPATH": str(tmp / "project")},
         capture_output=True,
         text=True,
         timeout=gpu_checks.QUICK_BUDGET_S + 60,
@@ -91,12 +119,25 @@ def test_every_promise_of_the_quick_form_is_checked_and_held(quick: tuple[Run, P
     }
     seed, main = summary["steps"]
     assert (seed["name"], seed["expected_exit_code"], seed["exit_code"], seed["passed"]) == ("seed", 1, 1, True)
-    assert seed["command"][seed["command"].index("--setup") + 1] == "tests.ci.checkpoint_patches.rocm_setup:main"
+    assert seed["command"][seed["command"].index("--setup") + 1] == "ci_checks.checkpoint.examples.rocm_workaround:main"
     assert "--as-platform" in seed["command"]
     assert (main["name"], main["exit_code"], main["passed"]) == ("quick", 0, True)
     assert seed["limit_s"] + main["limit_s"] + gpu_checks.BACKSTOP_S <= gpu_checks.QUICK_BUDGET_S
     report = json.loads((results / "quick.json").read_text(encoding="utf-8"))
     assert report["platform"]["world_size"] == 1 and report["platform"]["reshard_ranks"] is None
+    assert report["platform"]["imports"] == [PROJECT_TESTS]  # the project's `tests`, not the checkout's
+
+
+@pytest.mark.thorough  # the quick form on the CPU: every backend saved, crash-tested and resharded
+def test_every_step_ran_under_the_python_it_was_given(quick: tuple[Run, Path], request: pytest.FixtureRequest) -> None:
+    _, results = quick
+    given = request.node.callspec.params["quick"]
+    version = subprocess.run(
+        [given, "-c", "import platform; print(platform.python_version())"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    for step in summary_of(results)["steps"]:
+        report = json.loads((results / step["report"]).read_text(encoding="utf-8"))
+        assert (step["command"][0], report["platform"]["python"]) == (given, version)
 
 
 @pytest.mark.thorough  # the quick form on the CPU: every backend saved, crash-tested and resharded
@@ -127,7 +168,12 @@ def test_nothing_installed_is_ever_replaced(tmp_path: Path, monkeypatch: pytest.
     constraints = (tmp_path / "constraints.txt").read_text(encoding="utf-8").splitlines()
     torch_version = importlib.metadata.version("torch")
     assert summary.installs["torch"] == f"torch=={torch_version}" and f"torch=={torch_version}" in constraints
-    assert f"megatron-core=={importlib.metadata.version('megatron-core')}" in constraints
+    assert f"megatron-core=={importlib.metadata.version('megatron-core')}" in constraints  # it requires torch
+    assert f"numpy=={importlib.metadata.version('numpy')}" in constraints
+    # megatron-core needs packaging>=24.2: an image's older packaging, or any other distribution that is neither
+    # torch's accelerator stack nor built against torch, may be upgraded by the install.
+    pinned = {line.split("==")[0].lower() for line in constraints}
+    assert not pinned & {"packaging", "pyyaml", "pytest", "jsonschema", "psutil"}, constraints
     assert summary.installs["missing"] == ["psutil", "megatron-core>=0.16,<0.17"]
     assert summary.installs["command"] == [
         sys.executable, "-m", "pip", "install", "--constraint", str(tmp_path / "constraints.txt"),
@@ -148,6 +194,51 @@ def test_a_seed_run_that_does_not_name_the_swap_fails_the_check() -> None:
 
 def test_without_an_accelerator_it_says_so_and_exits_2(tmp_path: Path) -> None:
     result = subprocess.run(
-        [str(SCRIPT), "--quick", str(tmp_path / "results")], capture_output=True, text=True, timeout=60, check=False
-    )
+        [str(SCRIPT), "--quick", str(tmp_path / "results")], env=THIS_PYTHON, capture_output=True, text=True,
+        timeout=60, check=False,
+    )  # fmt: skip
     assert (result.returncode, result.stderr) == (2, "no CUDA or ROCm accelerator is visible to torch\n")
+
+
+@pytest.mark.parametrize(
+    ("argv", "results", "harness"),
+    [
+        (["--quick", "--", "--setup", "x:y"], "gpu-checkpoint-results", ["--setup", "x:y"]),
+        (["--quick", "out", "--", "--import", "m", "--", "z"], "out", ["--import", "m", "--", "z"]),
+        (["--", "out"], "gpu-checkpoint-results", ["out"]),
+        (["./-out", "--quick"], "-out", []),
+    ],
+)
+def test_after_dashes_everything_is_the_harness_s_and_never_the_results_folder(
+    argv: list[str], results: str, harness: list[str]
+) -> None:
+    parsed = gpu_checks.arguments(argv)
+    assert (parsed.results, parsed.harness) == (Path(results), harness)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--quick", "-out"], "-out: not an option of this script; the harness's options go after --; a results "
+                              "folder whose name starts with '-' is given as ./NAME"),
+        (["--quick", "-1"], "RESULTS_DIR -1: starts with '-'; a results folder whose name starts with '-' is given "
+                            "as ./NAME"),
+        # forgotten `--`: neither taken for the folder nor for an abbreviation of --size-per-gpu
+        (["--quick", "out", "--size", "1GiB"], "--size: not an option of this script; the harness's options go "
+                                               "after --; a results folder whose name starts with '-' is given as "
+                                               "./NAME"),
+        (["--quick", "out", "again"], "again: not an option of this script; the harness's options go after --; "
+                                      "a results folder whose name starts with '-' is given as ./NAME"),
+    ],
+)  # fmt: skip
+def test_an_option_where_the_results_folder_goes_is_one_clear_error(
+    tmp_path: Path, argv: list[str], message: str
+) -> None:
+    result = subprocess.run(
+        [str(SCRIPT), *argv], cwd=tmp_path, env=THIS_PYTHON, capture_output=True, text=True, timeout=60, check=False
+    )
+    assert (result.returncode, result.stderr.splitlines()[-1]) == (
+        2,
+        f"scripts/gpu-checkpoint-checks.sh: error: {message}",
+    )
+    assert not list(tmp_path.iterdir()) and not (PROJECT / "out").exists()

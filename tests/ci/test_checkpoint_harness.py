@@ -26,7 +26,7 @@ torch = pytest.importorskip("torch", reason="needs the checkpoint extra: pip ins
 from ci_checks.checkpoint import harness, megatron, report  # noqa: E402
 from ci_checks.checkpoint.options import MEGATRON_HINT, Options, installed, megatron_too_old  # noqa: E402
 from ci_checks.checkpoint.report import Result  # noqa: E402
-from tests.ci.checkpoint_run import PATCHES, PROBE, Run, run  # noqa: E402
+from tests.ci.checkpoint_run import PATCHES, PROBE, WORKAROUND, Run, run  # noqa: E402
 from tests.ci.conftest import PROJECT  # noqa: E402
 
 pytestmark = pytest.mark.checkpoint
@@ -59,7 +59,7 @@ def one_rank(tmp_path_factory: pytest.TempPathFactory) -> tuple[Run, Path]:
     args = ["--size", "64MiB", "--workdir", str(tmp / "work"), "--junit", str(tmp / "junit.xml")]
     # The seed's workaround as the project had it, under `if torch.version.hip:`: not seen without ROCm or
     # --as-platform rocm (test_checkpoint_staging.py has it seen).
-    args += ["--import", f"{PATCHES}.record_imports", "--setup", f"{PATCHES}.rocm_setup:initialize_model_and_optimizer"]
+    args += ["--import", f"{PATCHES}.record_imports", "--setup", f"{WORKAROUND}:initialize_model_and_optimizer"]
     return run(tmp, *args, ranks=1, env=env), tmp
 
 
@@ -104,7 +104,7 @@ def test_the_report_says_what_it_ran_against(one_rank: tuple[Run, Path]) -> None
     assert platform["size_bytes"] == 64 << 20
     assert (platform["crash_test"], platform["crash_size_bytes"]) == (0, None)
     assert platform["imports"] == [f"{PATCHES}.record_imports"]
-    assert platform["setups"] == [f"{PATCHES}.rocm_setup:initialize_model_and_optimizer"]
+    assert platform["setups"] == [f"{WORKAROUND}:initialize_model_and_optimizer"]
     assert (platform["as_platform"], platform["reshard_ranks"], platform["min_ratio"]) == (None, None, {})
     assert (platform["stubbed_imports"], platform["setup_exceptions"]) == (None, [])
     assert platform["host_memory_bytes"] > 0

@@ -20,7 +20,7 @@ pytest.importorskip("torch", reason="needs the checkpoint extra: pip install -e 
 
 from ci_checks.checkpoint import megatron, project, report, runtime
 from ci_checks.checkpoint.options import UsageError, installed
-from tests.ci.checkpoint_run import PATCHES, run
+from tests.ci.checkpoint_run import PATCHES, WORKAROUND, run
 from tests.ci.conftest import PROJECT
 
 pytestmark = [
@@ -35,8 +35,8 @@ SEED_WRITER = (
     "tests/ci/checkpoint_patches/rocm_writer.py:22) replaced Megatron-Core's writer class"
 )
 SETUP_WRITER = (
-    "the project's ROCmFileSystemWriterAsync (tests.ci.checkpoint_patches.rocm_setup, "
-    "tests/ci/checkpoint_patches/rocm_setup.py:24) replaced Megatron-Core's writer class"
+    f"the project's ROCmFileSystemWriterAsync ({WORKAROUND}, "
+    "ci_checks/checkpoint/examples/rocm_workaround.py:29) replaced Megatron-Core's writer class"
 )
 # The installed Megatron-Core made into the project's Megatron-LM fork, which stages synchronously on HIP.
 FORK = ["--import", f"{PATCHES}.megatron_fork"]
@@ -74,7 +74,7 @@ def test_a_project_module_that_does_not_import_is_a_usage_error(tmp_path: Path) 
 
 def test_the_seed_s_swap_inside_a_setup_function_is_caught_through_setup_and_named(tmp_path: Path) -> None:
     # initialize_model_and_optimizer() without its HIP condition: the swap alone, on the CPU
-    setup = f"{PATCHES}.rocm_setup:initialize_model_and_optimizer_on_every_platform"
+    setup = f"{WORKAROUND}:initialize_model_and_optimizer_on_every_platform"
     outcome = run(tmp_path, *SMALL, "--setup", setup)
     assert outcome.code == 1, outcome.stdout + outcome.stderr
     staging = outcome.result("megatron-async", "staging")
@@ -87,7 +87,7 @@ def test_the_hip_only_swap_of_a_conversion_tool_s_main_is_caught_as_rocm(tmp_pat
     # main() swaps the class in filesystem_async and strategies.torch, only where torch.version.hip is set:
     # --as-platform rocm makes it read as set on this CPU machine, and the HIP branch of its
     # preload_tensors forces every copy to block.
-    outcome = run(tmp_path, *SMALL, "--setup", f"{PATCHES}.rocm_setup:main", "--as-platform", "rocm")
+    outcome = run(tmp_path, *SMALL, "--setup", f"{WORKAROUND}:main", "--as-platform", "rocm")
     assert outcome.code == 1, outcome.stdout + outcome.stderr
     staging = outcome.result("megatron-async", "staging")
     assert staging["detail"] == (
@@ -102,13 +102,13 @@ def test_the_hip_only_swap_of_a_conversion_tool_s_main_is_caught_as_rocm(tmp_pat
 @pytest.mark.parametrize(
     ("setup", "message"),
     [
-        (f"{PATCHES}.rocm_setup:nothing_here", f"--setup {PATCHES}.rocm_setup:nothing_here: "
-         f"{PATCHES}.rocm_setup has no nothing_here"),
-        (f"{PATCHES}.rocm_setup:torch", f"--setup {PATCHES}.rocm_setup:torch: torch is a module, not a function"),
+        (f"{WORKAROUND}:nothing_here", f"--setup {WORKAROUND}:nothing_here: "
+         f"{WORKAROUND} has no nothing_here"),
+        (f"{WORKAROUND}:torch", f"--setup {WORKAROUND}:torch: torch is a module, not a function"),
         (f"{PATCHES}.no_such:main", f"--setup {PATCHES}.no_such:main: importing {PATCHES}.no_such: "
          f"ModuleNotFoundError: No module named '{PATCHES}.no_such'"),
-        (f"{PATCHES}.rocm_setup:initialize_model_and_optimizer_with",
-         f"--setup {PATCHES}.rocm_setup:initialize_model_and_optimizer_with: it takes arguments (args, role) and is "
+        (f"{WORKAROUND}:initialize_model_and_optimizer_with",
+         f"--setup {WORKAROUND}:initialize_model_and_optimizer_with: it takes arguments (args, role) and is "
          "called with none; a setup that needs arguments goes through the Python API "
          "(ci_checks.checkpoint.api.check_saves)"),
         ("json:loads", "--setup json:loads: it takes arguments (s) and is called with none; "),
@@ -148,7 +148,7 @@ def test_the_fork_s_own_synchronous_staging_passes_on_rocm_with_a_note_naming_me
 def test_the_seed_s_swap_fails_against_the_fork_naming_the_project_s_class(tmp_path: Path) -> None:
     # The tree before the removal, against the same fork: the project's class is in the save path, whatever
     # Megatron-Core does itself.
-    outcome = run(tmp_path, *SMALL, *FORK, "--setup", f"{PATCHES}.rocm_setup:main", "--as-platform", "rocm")
+    outcome = run(tmp_path, *SMALL, *FORK, "--setup", f"{WORKAROUND}:main", "--as-platform", "rocm")
     assert outcome.code == 1, outcome.stdout + outcome.stderr
     staging = outcome.result("megatron-async", "staging")
     assert staging["detail"] == (
@@ -156,8 +156,8 @@ def test_the_seed_s_swap_fails_against_the_fork_naming_the_project_s_class(tmp_p
     )
     replaced = outcome.report["platform"]["staging"]["megatron-async"]["replaced"]
     assert [(r["owner"], r["name"], r["line"]) for r in replaced] == [
-        ("project", "tests.ci.checkpoint_patches.rocm_setup.ROCmFileSystemWriterAsync", 24),
-        ("project", "tests.ci.checkpoint_patches.rocm_setup.ROCmFileSystemWriterAsync.preload_tensors", 27),
+        ("project", f"{WORKAROUND}.ROCmFileSystemWriterAsync", 29),
+        ("project", f"{WORKAROUND}.ROCmFileSystemWriterAsync.preload_tensors", 33),
     ]
 
 
@@ -213,7 +213,7 @@ def test_rocm_gates_beyond_torch_version_hip_are_seen_under_the_emulation(tmp_pa
         "hip_older_than_6_3": True,
     }
     assert outcome.result("megatron-async", "staging")["detail"].startswith(
-        "rank 0: the project's ROCmFileSystemWriterAsync (tests.ci.checkpoint_patches.rocm_setup, "
+        f"rank 0: the project's ROCmFileSystemWriterAsync ({WORKAROUND}, "
     )
     assert outcome.result("megatron-async", "verify")["passed"] is True
     platform = outcome.report["platform"]
@@ -366,3 +366,10 @@ def test_the_tool_before_the_removal_fails_against_the_fork_naming_its_class(tmp
     assert outcome.result("megatron-async", "staging")["detail"].startswith(
         "rank 0: the project's ROCmFileSystemWriterAsync (tests.ci.checkpoint_patches.convert_tool, "
     )
+
+
+def test_a_setup_kept_inside_a_library_gets_the_emulation_for_its_own_module_only() -> None:
+    # The seed's workaround lives in ci_checks: naming ci_checks whole would make the harness's own code read a
+    # CUDA device under --as-platform rocm on a CPU runner.
+    setups = [f"{WORKAROUND}:main", "tools.convert_hf_to_torch_dist:main"]
+    assert project.project_packages(["miles.backends"], setups) == ("miles", WORKAROUND, "tools")

@@ -5,11 +5,15 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-import tomllib
 import zipfile
 from pathlib import Path
 
 from tests.ci.conftest import PROJECT
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib
 
 
 def test_wheel_contains_the_package_schemas_and_entry_point(tmp_path: Path) -> None:

@@ -12,7 +12,6 @@ import re
 import shutil
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
 import pytest
@@ -21,6 +20,11 @@ import yaml
 from ci_checks import __version__
 from ci_checks.backends.cache import FILE_NAME
 from tests.ci.conftest import PROJECT
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib
 
 README = (PROJECT / "README.md").read_text(encoding="utf-8")
 VERSION = tomllib.loads((PROJECT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]

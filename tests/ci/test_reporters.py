@@ -10,7 +10,6 @@ import os
 import re
 import subprocess
 import sys
-import tomllib
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -32,6 +31,11 @@ from ci_checks.reporters.text import render as render_text
 from ci_checks.reporters.text import statistics
 from ci_checks.source import SourceFile
 from tests.ci.conftest import PROJECT, run_cli
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib
 
 OASIS_SCHEMA_BLOB = "0f58372b548f60c84d20fca77687435e71b3b3a3"
 """The git blob of `sarif-2.1/schema/sarif-schema-2.1.0.json` in the OASIS SARIF TC's repository (the standard's

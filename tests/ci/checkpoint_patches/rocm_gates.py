@@ -9,7 +9,7 @@ from pathlib import Path
 
 import torch
 
-from tests.ci.checkpoint_patches import rocm_setup
+from ci_checks.checkpoint.examples import rocm_workaround
 
 
 def gates() -> dict[str, bool]:
@@ -38,4 +38,4 @@ def record_gates() -> None:
 def swap_on_old_rocm() -> None:
     record_gates()
     if all(gates().values()):
-        rocm_setup.initialize_model_and_optimizer_on_every_platform()
+        rocm_workaround.initialize_model_and_optimizer_on_every_platform()

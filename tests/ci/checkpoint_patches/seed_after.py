@@ -1,5 +1,5 @@
-"""The project's two setup functions after its ROCm workaround was removed (tests/ci/checkpoint_patches/
-rocm_setup.py has them before): what remains under `if torch.version.hip:` touches no writer class,
+"""The project's two setup functions after its ROCm workaround was removed (ci_checks/checkpoint/examples/
+rocm_workaround.py has them before): what remains under `if torch.version.hip:` touches no writer class,
 because the project's Megatron-LM fork stages synchronously on HIP itself."""
 
 import os

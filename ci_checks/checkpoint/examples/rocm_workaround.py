@@ -1,4 +1,5 @@
-"""The seed's workaround in the shape the project had it: a subclass of Megatron-Core's
+"""The seed's workaround in the shape the project had it, which the staging check must catch (the GPU script's
+`seed` step gives `main` to `--setup`; the tests use every function here): a subclass of Megatron-Core's
 `FileSystemWriterAsync` whose `preload_tensors` forces `non_blocking=False` on HIP, swapped in inside
 the project's own setup functions, under `if torch.version.hip:`, not when a module is imported:
 
@@ -12,20 +13,24 @@ without the condition shows the swap itself caught where no emulation is asked f
 """
 
 import warnings
+from typing import Any
 
 import torch
 
 with warnings.catch_warnings():  # Megatron-Core warns about optional fused kernels at import
     warnings.simplefilter("ignore")
-    from megatron.core.dist_checkpointing.strategies import filesystem_async
-    from megatron.core.dist_checkpointing.strategies.filesystem_async import FileSystemWriterAsync
+    # megatron-core ships no type information: this module uses it as a project does, untyped
+    from megatron.core.dist_checkpointing.strategies import filesystem_async  # type: ignore[import-untyped]
+    from megatron.core.dist_checkpointing.strategies.filesystem_async import (  # type: ignore[import-untyped]
+        FileSystemWriterAsync,
+    )
 
 
 class ROCmFileSystemWriterAsync(FileSystemWriterAsync):  # type: ignore[misc]
     """As the project wrote it: on HIP the copies to the host go without non_blocking."""
 
     @staticmethod
-    def preload_tensors(*args, **kwargs):  # type: ignore[no-untyped-def]
+    def preload_tensors(*args: Any, **kwargs: Any) -> Any:
         if torch.version.hip:
             if "non_blocking" in kwargs:
                 kwargs["non_blocking"] = False
