@@ -305,10 +305,11 @@ def _remove_owner_last(folder: Path) -> None:
         if entry.is_dir() and not entry.is_symlink():
             shutil.rmtree(entry, ignore_errors=True)
         else:
-            entry.unlink(missing_ok=True)
-    with contextlib.suppress(OSError):
-        (folder / _OWNER).unlink()
-        folder.rmdir()
+            with contextlib.suppress(OSError):
+                entry.unlink()
+    for last in (folder / _OWNER).unlink, folder.rmdir:  # the owner.json a removal cut short may have lost
+        with contextlib.suppress(OSError):
+            last()
 
 
 def _short_tmp() -> Path:

@@ -100,26 +100,35 @@ def test_a_folder_of_another_boot_is_removed_and_no_process_is_ended(tmp_path: P
         helper.wait()
 
 
-# Removes a run folder as a run does, in a process of its own, and is cut short in the middle of it: killed
-# with SIGKILL (as the OOM killer or `kill -9` of the job would), or held there until its input ends.
+# Removes a run folder as a run does, in a process of its own, and is cut short there: killed with SIGKILL (as
+# the OOM killer or `kill -9` of the job would) in the middle of it ("middle") or as it would remove the emptied
+# folder itself ("last", owner.json already gone), or held in the middle until its input ends ("held").
 _REMOVER = """
-import os, shutil, signal, sys
+import os, pathlib, shutil, signal, sys
 from pathlib import Path
 from ci_checks.checkpoint.runfolder import RunFolder
 
 folder = RunFolder.create(Path(sys.argv[1]), {})
 (folder.saves / "checkpoint").write_bytes(bytes(1 << 20))
-remove_tree = shutil.rmtree
+remove_tree, remove_folder = shutil.rmtree, pathlib.Path.rmdir
 
-def cut_short(path, *args, **kwargs):
+def in_the_middle(path, *args, **kwargs):
     if ".removing" in str(path):
-        if sys.argv[2] == "killed":
+        if sys.argv[2] == "middle":
             os.kill(os.getpid(), signal.SIGKILL)
         print(folder.path, flush=True)
         sys.stdin.read()
     return remove_tree(path, *args, **kwargs)
 
-shutil.rmtree = cut_short
+def last(path):
+    if path.name.endswith(".removing"):
+        os.kill(os.getpid(), signal.SIGKILL)
+    return remove_folder(path)
+
+if sys.argv[2] == "last":
+    pathlib.Path.rmdir = last
+else:
+    shutil.rmtree = in_the_middle
 folder.remove()
 """
 
@@ -131,13 +140,17 @@ def remover(parent: Path, how: str) -> subprocess.Popen[str]:
     )  # fmt: skip
 
 
+@pytest.mark.parametrize("where", ["middle", "last"])
 def test_a_removal_cut_short_by_sigkill_is_finished_by_the_next_run_and_a_live_one_is_left_alone(
-    tmp_path: Path,
+    tmp_path: Path, where: str
 ) -> None:
-    killed = remover(tmp_path, "killed")
+    killed = remover(tmp_path, where)
     assert killed.wait(timeout=60) == -9
     [cut_short] = tmp_path.glob(".ci-checks-checkpoint-*.removing")
-    assert (cut_short / "saves" / "checkpoint").exists()  # what the issue saw: the data left, hidden
+    if where == "middle":
+        assert (cut_short / "saves" / "checkpoint").exists()  # what a kill there leaves: the data, hidden
+    else:
+        assert list(cut_short.iterdir()) == []  # nothing says whose it was any more
     removing = remover(tmp_path, "held")  # a run at the same time, in the same place, removing its folder
     try:
         assert removing.stdout is not None and removing.stdout.readline()
