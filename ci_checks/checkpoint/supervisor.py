@@ -1,11 +1,11 @@
 """`ci-checks checkpoint` itself: the process that owns a run. No torch here.
 
 It removes what runs killed with SIGKILL left in the same place, makes the run folder, starts the
-ranks (one directly, several through torchrun, `torch.distributed.run`), each in a session of its
-own, and waits for them, for at most `--timeout`. However the wait ends (the ranks finish or die,
-the timeout, SIGTERM, SIGINT) it ends every process of the run and removes the folder; then, but
-for a signal, it makes the outcome from what the ranks wrote down, naming the stage a timeout or a
-dead rank stopped the run in.
+ranks (one directly, several through torchrun, `torch.distributed.run`, run by launcher.py), each
+in a session of its own, and waits for them, for at most `--timeout`. However the wait ends (the
+ranks finish or die, the timeout, SIGTERM, SIGINT) it ends every process of the run and removes
+the folder; then, but for a signal, it makes the outcome from what the ranks wrote down, naming
+the stage a timeout or a dead rank stopped the run in, and the signal that killed a rank.
 
 It is a child subreaper (Linux's PR_SET_CHILD_SUBREAPER): a process of the run whose parent died
 is re-parented to it rather than to init, so that everything the run started is still below it.
