@@ -37,6 +37,8 @@ from ci_checks.checkpoint.state import LiveState, TensorSpec
 
 # The async writer polls for completion this often.
 _POLL_S = 0.005
+# ... and looks for a process its writer forked that a signal killed every this many polls (a walk of /proc).
+_WRITER_CHECK_POLLS = 40
 # What a failed load raises: DCP wraps every rank's error in a CheckpointException, which is a
 # BaseException, not an Exception.
 LOAD_ERRORS = (Exception, CheckpointException)
@@ -261,21 +263,34 @@ class Backends:
             request = serialization.save(state_dict, str(directory), strategy, async_sharded_save=True)
             watch = megatron.Watch(request, strategy)
             calls = async_utils.AsyncCallsQueue(persistent=False)
+            writer = megatron.WriterWatch()
             try:
                 calls.schedule_async_request(watch.request)
+                writer.follow(calls)
                 blocking = time.perf_counter() - start
                 on_return()
+                polls = 0
                 while not calls.maybe_finalize_async_calls(blocking=False):
                     if time.perf_counter() - start > limit:
                         reason = (
                             "" if megatron.has_psutil() else "; psutil is not installed, so its writer process died"
                         )
                         raise self._timed_out(f"Megatron-Core's writer did not finish within {limit:.0f} s{reason}")
+                    polls += 1
+                    if polls % _WRITER_CHECK_POLLS == 0 and writer.notice_bucket_writers():
+                        # Megatron-Core's own save then fails on every rank, its collectives in step.
+                        _end_writer(calls.async_calls[-1].async_caller)
                     time.sleep(_POLL_S)
-            except BaseException:
+            except BaseException as failure:
+                died = writer.death()  # before the writer is ended here
                 for active in calls.async_calls:  # a writer left running would outlive the run
                     _end_writer(active.async_caller)
+                if died is not None and isinstance(failure, LOAD_ERRORS):  # the save's error: what the death caused
+                    raise megatron.WriterDied(died) from failure
                 raise
+        died = writer.death()
+        if died is not None:  # its save went on as if nothing had happened
+            raise megatron.WriterDied(died)
         return SaveCall(blocking, watch.seen)
 
     # -- loading ----------------------------------------------------------------------------

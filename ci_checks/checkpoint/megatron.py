@@ -30,7 +30,7 @@ import torch
 from torch.distributed.checkpoint.filesystem import FileSystemWriter
 from torch.overrides import TorchFunctionMode
 
-from ci_checks.checkpoint import attribution, facts
+from ci_checks.checkpoint import attribution, facts, processes
 from ci_checks.checkpoint.options import (
     MEGATRON_HINT,
     STAGING_PINNED,
@@ -342,3 +342,53 @@ def _replaced(writer_class: type, strategy_class: type, preload: Any) -> tuple[t
             seen.add((origin.module, origin.qualname))
             found.append((role, origin))
     return tuple(found)
+
+
+class WriterDied(Exception):
+    """A signal killed Megatron-Core's writer process, or a process it forked to write a bucket."""
+
+
+class WriterWatch:
+    """The process a non-persistent AsyncCallsQueue forked for a save, and the processes that one forks to write
+    its buckets. Megatron-Core says neither that one died nor of what: a writer killed by a signal (SIGSEGV,
+    the ROCm pinned-memory fault) leaves the save to fail with "results_queue should not be empty", and a
+    bucket writer killed by one leaves the writer waiting for it for good."""
+
+    def __init__(self) -> None:
+        self.process: Any = None  # a multiprocessing.Process; None until followed, or when nothing was forked
+        self.bucket_writer: tuple[int, int] | None = None  # (pid, signal) of one a signal killed
+
+    def follow(self, calls: Any) -> None:
+        """Follow the writer of the call an AsyncCallsQueue scheduled last: right after it scheduled it, for the
+        queue forgets the process once it has collected it."""
+        if calls.async_calls:
+            self.process = getattr(calls.async_calls[-1].async_caller, "process", None)
+
+    def notice_bucket_writers(self) -> bool:
+        """Whether a bucket writer was killed by a signal (noted once). The writer would wait for it forever;
+        once this returns True the caller ends the writer, and Megatron-Core's own save fails on every rank."""
+        if self.bucket_writer is not None or self.process is None or self.process.pid is None:
+            return False
+        killed = processes.killed_children(self.process.pid)
+        if killed:
+            self.bucket_writer = killed[0]
+        return bool(killed)
+
+    def death(self) -> str | None:
+        """How the writer died, when a signal killed it or one of its bucket writers; call it before ending it
+        (a bucket writer's death is the news even then: the writer was ended because of it)."""
+        if self.bucket_writer is not None:
+            pid, signum = self.bucket_writer
+            return (
+                f"a process Megatron-Core's writer forked to write a bucket (pid {pid}) was killed by "
+                f"{processes.signal_name(signum)} during the save; the writer, which would have waited for it, "
+                "was ended"
+            )
+        if self.process is not None and self.process.pid is not None:
+            code = self.process.exitcode  # collects it, when it has exited
+            if code is not None and code < 0:
+                return (
+                    f"Megatron-Core's writer process (pid {self.process.pid}) was killed by "
+                    f"{processes.signal_name(-code)} during the save"
+                )
+        return None

@@ -5,8 +5,10 @@ A run's processes are found two ways, never by name:
 - below a process: its children, theirs, and so on (the command-line harness is a child subreaper,
   so a process whose parent died is re-parented to it and stays below it);
 - by session: every process that makes itself a session leader (torchrun's ranks, the crash
-  test's writers) has its session id recorded in the run folder, and every live member of such a
-  session that started after the run did belongs to the run, wherever it was re-parented.
+  test's writers) has its session id recorded in the run folder, and a live member of such a
+  session that started after the run did, and whose environment names the run folder, belongs to
+  the run, wherever it was re-parented. A session id is a pid: once the run is gone it may be an
+  unrelated process's, which has no reason to name the run folder.
 
 Where there is no /proc every list is empty: the harness targets Linux runners.
 """
@@ -118,6 +120,42 @@ def members(sessions: Iterable[int], since: int, processes: dict[int, Process] |
     wanted = set(sessions)
     listed = processes if processes is not None else table()
     return [p.pid for p in listed.values() if p.session in wanted and p.started >= since and p.pid != os.getpid()]
+
+
+def environment_variable(pid: int, name: str) -> str | None:
+    """The value of `name` in the environment `pid` was started with (/proc/PID/environ, which its children
+    inherit); None when it has none, or that cannot be read (another user's process, one that has exited)."""
+    try:
+        environment = (_PROC / str(pid) / "environ").read_bytes()
+    except OSError:
+        return None
+    prefix = name.encode() + b"="
+    found = next((entry for entry in environment.split(b"\0") if entry.startswith(prefix)), None)
+    return None if found is None else os.fsdecode(found.removeprefix(prefix))
+
+
+def signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:  # a real-time signal, which has no name
+        return f"signal {number}"
+
+
+def killed_children(pid: int) -> list[tuple[int, int]]:
+    """(pid, signal) of each child of `pid` that a signal killed and that `pid` has not collected yet (a zombie,
+    whose /proc/PID/stat still holds its exit status, field 52, as waitpid reports it)."""
+    found = []
+    for entry in _PROC.glob("[0-9]*"):
+        try:
+            fields = (entry / "stat").read_text(encoding="utf-8", errors="replace").rpartition(")")[2].split()
+        except OSError:
+            continue
+        if len(fields) < 50 or fields[0] != "Z" or int(fields[1]) != pid:
+            continue
+        status = int(fields[49])
+        if os.WIFSIGNALED(status):
+            found.append((int(entry.name), os.WTERMSIG(status)))
+    return found
 
 
 def kill(pids: Iterable[int]) -> None:

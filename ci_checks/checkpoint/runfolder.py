@@ -14,7 +14,10 @@
 
 The folder is made under a hidden name and renamed once `owner.json` is in it, so a folder of
 this name always says who owns it. One whose owner is gone (killed with SIGKILL) is found by
-the next run in the same place, which ends what is left of its processes and removes it.
+the next run in the same place, which ends what is left of its processes (only in the boot the
+folder was made in, and only those whose environment names the folder) and removes it. It is
+removed under the hidden name `.NAME.removing`, `owner.json` last: a removal cut short by a
+kill is finished by the next run once that owner is gone.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import errno
 import functools
 import json
 import os
+import re
 import shutil
 import socket
 import tempfile
@@ -43,6 +47,9 @@ _LONGEST_TMPDIR = 107 - 33 - 8
 _SHORT_TMPDIRS = (Path("/tmp"), Path("/var/tmp"), Path("/dev/shm"))
 _TMP_FOLDER = "tmp-folder"
 _OWNER = "owner.json"
+_REMOVING = ".removing"
+# What RunFolder.remove renames a run folder to: tempfile.mkdtemp's 8 characters after the prefix.
+_REMOVAL = re.compile(r"\." + re.escape(PREFIX) + r"[a-z0-9_]{8}" + re.escape(_REMOVING))
 _OPTIONS = "options.json"
 _OUTCOME = "outcome.json"
 _RESULTS = "results.jsonl"
@@ -79,9 +86,13 @@ class Stage:
     since: float  # time.time() when it began
 
 
+# The kind of RankError of a rank a signal killed: written down for it by the process that collected its exit.
+DIED = "died"
+
+
 @dataclass(frozen=True)
 class RankError:
-    """What ended a rank before it finished: `kind` is usage, environment or internal."""
+    """What ended a rank before it finished: `kind` is usage, environment, internal, timeout or DIED."""
 
     rank: int
     kind: str
@@ -200,8 +211,16 @@ class RunFolder:
             return []
 
     def processes(self, since: int) -> list[int]:
-        """The live processes of the run's recorded sessions that started at or after `since`."""
-        return processes.members(self.sessions(), since)
+        """The live processes of the run's recorded sessions that started at or after `since` and were started
+        with this folder in their environment: every process of the run inherits it, and a process that
+        merely took over a recorded session id (a pid reused since) does not have it."""
+        here = os.path.realpath(self.path)
+        found = []
+        for pid in processes.members(self.sessions(), since):
+            named = processes.environment_variable(pid, ENVIRONMENT)
+            if named is not None and os.path.realpath(named) == here:
+                found.append(pid)
+        return found
 
     # -- the journal ------------------------------------------------------------------------
 
@@ -262,14 +281,35 @@ class RunFolder:
 
     def remove(self) -> None:
         """Remove the folder; renamed first, so that a process of the run still writing finds its path gone
-        instead of refilling the folder while it is removed."""
+        instead of refilling the folder while it is removed. `owner.json` goes last: a removal cut short
+        (the remover killed) leaves a `.removing` folder that still says whose it is, which the next run
+        in the same place finishes once that owner is gone."""
         tmp = self.tmp
-        doomed = self.path.with_name("." + self.path.name + ".removing")
+        doomed = self.path
+        if not _REMOVAL.fullmatch(self.path.name):  # else a removal cut short, finished here
+            doomed = self.path.with_name("." + self.path.name + _REMOVING)
+            with contextlib.suppress(OSError):
+                self.path.rename(doomed)
+        if tmp == self.path / "tmp" or tmp.name.startswith(PREFIX + "tmp-"):  # of its own making, not any path
+            shutil.rmtree(tmp, ignore_errors=True)
+        for path in (doomed, self.path):
+            _remove_owner_last(path)
+
+
+def _remove_owner_last(folder: Path) -> None:
+    try:
+        entries = [entry for entry in folder.iterdir() if entry.name != _OWNER]
+    except OSError:
+        return
+    for entry in entries:
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                entry.unlink()
+    for last in (folder / _OWNER).unlink, folder.rmdir:  # the owner.json a removal cut short may have lost
         with contextlib.suppress(OSError):
-            self.path.rename(doomed)
-        shutil.rmtree(tmp, ignore_errors=True)
-        shutil.rmtree(doomed, ignore_errors=True)
-        shutil.rmtree(self.path, ignore_errors=True)
+            last()
 
 
 def _short_tmp() -> Path:
@@ -293,15 +333,37 @@ def left_behind(parent: Path) -> Iterator[RunFolder]:
             yield folder
 
 
+def removals_cut_short(parent: Path) -> Iterator[RunFolder]:
+    """The `.removing` folders in `parent` whose removal was cut short: named as RunFolder.remove names them,
+    and without a live owner (a run removing its folder at this moment has one, until its folder is empty)."""
+    try:
+        entries = sorted(parent.glob("." + PREFIX + "*" + _REMOVING))
+    except OSError:
+        return
+    for entry in entries:
+        folder = RunFolder(entry)
+        if not _REMOVAL.fullmatch(entry.name) or not entry.is_dir() or entry.is_symlink():
+            continue
+        owner = folder.owner()
+        if owner is None or not owner.alive:
+            yield folder
+
+
 def remove_left_behind(parent: Path) -> list[tuple[Path, int]]:
-    """End what is left of the processes of every run folder in `parent` whose owner is gone, and remove it:
-    each folder with how many processes were ended."""
-    removed = []
+    """End what is left of the processes of every run folder in `parent` whose owner is gone, and remove it,
+    and finish every removal cut short there: each folder with how many processes were ended."""
+    removed: list[tuple[Path, int]] = []
+    for cut_short in removals_cut_short(parent):
+        cut_short.remove()
+        removed.append((cut_short.path, 0))
     for folder in left_behind(parent):
         owner = folder.owner()
-        since = owner.started if owner is not None else 0
-        ended = processes.end(functools.partial(folder.processes, since))
-        processes.remove_shared_memory(ended)
+        ended: list[int] = []
+        # No process outlives the boot it ran in: in another boot the folder's pids and start times are
+        # those of unrelated processes.
+        if owner is not None and owner.boot == processes.boot_id():
+            ended = processes.end(functools.partial(folder.processes, owner.started))
+            processes.remove_shared_memory(ended)
         folder.remove()
         removed.append((folder.path, len(ended)))
     return removed

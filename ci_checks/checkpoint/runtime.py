@@ -14,6 +14,7 @@ from typing import Any
 
 import torch
 import torch.distributed as dist
+from torch.distributed import FileStore  # type: ignore[attr-defined]
 
 from ci_checks.checkpoint import facts, megatron, project
 from ci_checks.checkpoint.options import UsageError
@@ -89,10 +90,11 @@ def start(timeout_s: float, group: Group | None = None) -> Runtime:
     timeout = datetime.timedelta(seconds=timeout_s)
     if group is not None:
         os.environ.setdefault("MASTER_ADDR", "127.0.0.1")  # as below, for DCP's checkpoint process
-        init = f"file://{group.store}"
-        dist.init_process_group(
-            backend, init_method=init, rank=group.rank, world_size=group.world_size, timeout=timeout
-        )
+        # The store is opened by path, not through a file:// address: torch cuts such an address at a `#`
+        # or `?` and reads no %-escape, so a run folder under a path holding one would meet elsewhere.
+        store = FileStore(str(group.store), group.world_size)
+        store.set_timeout(timeout)
+        dist.init_process_group(backend, store=store, rank=group.rank, world_size=group.world_size, timeout=timeout)
     elif under_torchrun():
         dist.init_process_group(backend, timeout=timeout)
     else:

@@ -1,11 +1,11 @@
 """`ci-checks checkpoint` itself: the process that owns a run. No torch here.
 
 It removes what runs killed with SIGKILL left in the same place, makes the run folder, starts the
-ranks (one directly, several through torchrun, `torch.distributed.run`), each in a session of its
-own, and waits for them, for at most `--timeout`. However the wait ends (the ranks finish or die,
-the timeout, SIGTERM, SIGINT) it ends every process of the run and removes the folder; then, but
-for a signal, it makes the outcome from what the ranks wrote down, naming the stage a timeout or a
-dead rank stopped the run in.
+ranks (one directly, several through torchrun, `torch.distributed.run`, run by launcher.py), each
+in a session of its own, and waits for them, for at most `--timeout`. However the wait ends (the
+ranks finish or die, the timeout, SIGTERM, SIGINT) it ends every process of the run and removes
+the folder; then, but for a signal, it makes the outcome from what the ranks wrote down, naming
+the stage a timeout or a dead rank stopped the run in, and the signal that killed a rank.
 
 It is a child subreaper (Linux's PR_SET_CHILD_SUBREAPER): a process of the run whose parent died
 is re-parented to it rather than to init, so that everything the run started is still below it.
@@ -132,7 +132,9 @@ def _launch_command(folder: RunFolder, ranks: int) -> list[str]:
     worker = ["-m", "ci_checks.checkpoint.worker", str(folder.path)]
     if ranks == 1:
         return [sys.executable, *worker]
-    return [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={ranks}", *worker]
+    # torchrun, through a launcher that writes down which rank a signal killed
+    launcher = ["-m", "ci_checks.checkpoint.launcher", str(folder.path)]
+    return [sys.executable, *launcher, "--standalone", f"--nproc-per-node={ranks}", *worker]
 
 
 @contextmanager
@@ -166,7 +168,7 @@ def _backend_of(stages: list[Stage]) -> str:
 
 def _exit_status(code: int) -> str:
     if code < 0:
-        return f"was killed by {signal.Signals(-code).name}"
+        return f"was killed by {processes.signal_name(-code)}"
     return f"exited with code {code}"
 
 
@@ -264,6 +266,27 @@ class Journal:
         return outcome
 
 
+# How much of what the ranks that outlived a dead one said goes into its row.
+_AFTERMATH_CHARACTERS = 200
+
+
+def _died_rows(died: list[RankError], survivors: list[RankError], stages: list[Stage]) -> list[report.Result]:
+    """An `aborted` row for each rank a signal killed, in the stage it was in; what the ranks that outlived it
+    then said (a peer's death breaks their collectives) is its consequence, said once, not an error of theirs."""
+    stage_of = {stage.rank: stage for stage in stages}
+    aftermath = "; ".join(f"rank {error.rank}: {error.message}"[:_AFTERMATH_CHARACTERS] for error in survivors)
+    rows: list[report.Result] = []
+    for error in died:
+        stage = stage_of.get(error.rank)
+        where = f"during {stage.what}" if stage is not None else "before it began"
+        detail = f"rank {error.rank} {error.message} {where}, without a report"
+        if aftermath and not rows:
+            detail += f"; the other ranks then failed ({aftermath})"
+        backend = stage.backend if stage is not None and stage.backend else _backend_of(stages)
+        rows.append(report.Result(backend, report.ABORTED, False, detail))
+    return rows
+
+
 def _outcome(plan: _Plan, ending: _Ending, journal: Journal) -> report.Outcome:
     stages, errors = journal.stages, journal.errors
     usage = next((error for error in errors if error.kind == "usage"), None)
@@ -275,6 +298,12 @@ def _outcome(plan: _Plan, ending: _Ending, journal: Journal) -> report.Outcome:
     if timed_out:
         return journal.timed_out(plan.deadline, ending.ended, plan.platform())
     outcome = report.Outcome(journal.platform or plan.platform(), list(journal.results))
+    if plan.ranks == 1 and ending.code is not None and ending.code < 0:
+        errors = [*errors, RankError(0, runfolder.DIED, _exit_status(ending.code), None)]
+    died = [error for error in errors if error.kind == runfolder.DIED]
+    if died:
+        outcome.results += _died_rows(died, [error for error in errors if error.kind != runfolder.DIED], stages)
+        return outcome
     for error in errors:
         where = f" during {error.stage}" if error.stage else ""
         outcome.environment_errors.append(f"rank {error.rank}{where}: {error.message}")

@@ -24,18 +24,22 @@ from ci_checks.checkpoint.runfolder import RankError, RunFolder, RunTimedOut, St
 
 _OWNER_POLL_S = 0.5
 EXIT_ENDED = 2  # what a rank that did not finish exits with; the run folder says why
+# Held while an orphaned rank ends its run and removes the folder, and taken by the rank before it exits: the
+# rank's own work fails as the folder goes, and its exit must not cut the removal short.
+_ENDING = threading.Lock()
 
 
 def _end_if_orphaned(folder: RunFolder) -> None:
     owner = folder.owner()
     while owner is not None and owner.alive:
         time.sleep(_OWNER_POLL_S)
-    since = owner.started if owner is not None else 0
-    below = functools.partial(processes.descendants, os.getpid())
-    ended = processes.end(lambda: below() + folder.processes(since))
-    processes.remove_shared_memory([os.getpid(), *ended])
-    folder.remove()
-    os._exit(EXIT_ENDED)
+    with _ENDING:
+        since = owner.started if owner is not None else 0
+        below = functools.partial(processes.descendants, os.getpid())
+        ended = processes.end(lambda: below() + folder.processes(since))
+        processes.remove_shared_memory([os.getpid(), *ended])
+        folder.remove()
+        os._exit(EXIT_ENDED)
 
 
 def _kind(failure: BaseException, deadline: Deadline) -> str:
@@ -89,6 +93,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 if __name__ == "__main__":
     code = main()
+    _ENDING.acquire()  # never released: this process exits now, or the owner watch ends it
     if code != 0:
         # Whatever it left running (a writer thread blocked in a write) must not keep it from exiting:
         # the owner ends every process of the run.

@@ -8,6 +8,7 @@ parentage and by session, never by name. And torchrun is not a way in: the harne
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -20,7 +21,7 @@ import pytest
 
 pytest.importorskip("torch", reason="needs the checkpoint extra: pip install -e '.[checkpoint]'")
 
-from ci_checks.checkpoint import processes
+from ci_checks.checkpoint import processes, runfolder
 from ci_checks.checkpoint.options import installed
 from tests.ci.checkpoint_run import PATCHES, Run, command, finish, harness_pid, run, signalled, start, wait_for
 from tests.ci.conftest import PROJECT
@@ -166,6 +167,84 @@ def test_a_run_folder_left_by_sigkill_is_removed_by_the_next_run_with_its_proces
     assert f"ci-checks checkpoint: removed {folder}, left by a killed run, and ended " in outcome.stderr
     assert outcome.report["cleanup"]["left_behind"] == [str(folder)]
     assert run_folders(work) == []
+
+
+def test_a_stale_run_folder_never_makes_the_next_run_end_an_unrelated_process(tmp_path: Path) -> None:
+    """The stale folder records the session of a process that is not the run's (a session id is a pid, reused
+    once the run is gone): same boot, started after the run's owner, but without the run folder in its
+    environment. The next run in the same place removes the folder and leaves that process alone."""
+    work = tmp_path / "work"
+    work.mkdir()
+    finished = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, check=True)
+    stale = runfolder.RunFolder.create(work, {})
+    owner = dataclasses.replace(runfolder.Owner.this_process(), pid=int(finished.stdout))  # that process is gone
+    (stale.path / "owner.json").write_text(json.dumps(dataclasses.asdict(owner)), encoding="utf-8")
+    unrelated = subprocess.Popen(["sleep", "120"], start_new_session=True, env={"PATH": os.environ.get("PATH", "")})
+    try:
+        (stale.path / "sessions" / str(unrelated.pid)).touch()
+        outcome = run(tmp_path, "--backend", "dcp-sync", *SMALL, "--workdir", str(work))
+        assert outcome.code == 0, outcome.stderr[-3000:]
+        assert f"ci-checks checkpoint: removed {stale.path}, left by a killed run, and ended 0 of its processes\n" in (
+            outcome.stderr
+        )
+        assert unrelated.poll() is None
+        assert run_folders(work) == []
+    finally:
+        unrelated.kill()
+        unrelated.wait()
+
+
+def test_a_rank_killed_mid_save_is_an_aborted_row_naming_the_rank_and_its_signal(tmp_path: Path) -> None:
+    """Rank 1 receives SIGKILL in its save (tests/ci/checkpoint_patches/dying_rank.py); rank 0 fails next, in a
+    collective, with gloo's "Connection reset by peer": that is the consequence, not the error of the run."""
+    args = ["--backend", "dcp-sync", *SMALL, "--import", f"{PATCHES}.dying_rank"]
+    outcome = run(tmp_path, *args, ranks=2)
+    assert outcome.code == 1, outcome.stderr[-3000:]
+    assert outcome.report["errors"] == []
+    [row] = [r for r in outcome.report["results"] if r["check"] == "aborted"]
+    assert (row["backend"], row["passed"]) == ("dcp-sync", False)
+    assert row["detail"].startswith("rank 1 was killed by SIGKILL (pid ")
+    # What rank 0 then said, when it said anything before torchrun ended it, follows as the consequence.
+    assert " during dcp-sync warm-up save, without a report" in row["detail"]
+    assert outcome.report["verdict"] == "Verdict: FAIL (exit 1): 1 of 1 checks failed: dcp-sync aborted"
+    assert "exitcode  : -9" in outcome.stderr  # torchrun's own summary is still printed
+    outcome.assert_left_nothing_running()
+
+
+def test_a_workdir_whose_path_holds_url_characters_keeps_the_rendezvous_files_inside_the_run(tmp_path: Path) -> None:
+    """The crash test's process groups meet at a file in the run folder; a `#`, `?` or `%` in the path must not
+    move it (torch reads a file:// address's path up to a `#` or `?` and reads no %-escape)."""
+    work = tmp_path / "run #1?x%41 y"
+    work.mkdir()
+    args = ["--backend", "dcp-sync", *SMALL, "--crash-test", "1", "--workdir", str(work)]
+    outcome = run(tmp_path, *args)
+    assert outcome.code == 0, outcome.stderr[-3000:]
+    assert outcome.result("dcp-sync", "crash")["passed"] is True
+    expected = {work.name, "observed.json", "observed.json.pid", "report.json"}
+    assert {path.name for path in tmp_path.iterdir()} == expected
+    assert list(work.iterdir()) == []
+
+
+@needs_megatron
+@pytest.mark.parametrize(
+    ("setup", "died"),
+    [
+        ("in_writer", "Megatron-Core's writer process (pid "),
+        ("in_bucket_writer", "a process Megatron-Core's writer forked to write a bucket (pid "),
+    ],
+)
+def test_a_megatron_writer_killed_by_sigsegv_is_named_with_its_signal(tmp_path: Path, setup: str, died: str) -> None:
+    """Today's symptom on ROCm: Megatron-Core's writer, or a process it forked, dies of SIGSEGV. Megatron-Core
+    reports an empty results queue for the one, and waits forever for the other."""
+    save_timeout_s = 120
+    args = ["--backend", "megatron-async", *SMALL, "--save-timeout", str(save_timeout_s)]
+    outcome = run(tmp_path, *args, "--setup", f"{PATCHES}.crashing_writer:{setup}")
+    assert outcome.code == 1, outcome.stderr[-3000:]
+    row = outcome.result("megatron-async", "save")
+    assert row["passed"] is False
+    assert f"rank 0: WriterDied: {died}" in row["detail"] and ") was killed by SIGSEGV during the save" in row["detail"]
+    assert outcome.wall_s < save_timeout_s  # named when it died, not when the save's time was up
+    outcome.assert_left_nothing_running()
 
 
 def test_under_torchrun_it_says_once_to_use_nproc_per_node_and_every_rank_exits_2() -> None:
