@@ -59,6 +59,8 @@ def check_repository(context: RepositoryContext) -> Iterator[Diagnostic]:
                 continue
             if job.steps and all(step.timeout_minutes is not None for step in job.steps):
                 continue
+            if context.resolver.runners(job, running=False).self_hosted(context.runners) is None:
+                continue  # no leg asks for a self-hosted runner: which of them may run need not be known
             choice = context.resolver.runners(job).self_hosted(context.runners)
             if choice is None:
                 continue

@@ -83,8 +83,8 @@ def check_repository(context: RepositoryContext) -> Iterator[Diagnostic]:
     valuation = context.valuation
     for workflow in context.workflows:
         for job in workflow.jobs.values():
-            if job.is_call:
-                continue
+            if job.is_call or context.resolver.runners(job, running=False).self_hosted(context.runners) is None:
+                continue  # no leg of it asks for a self-hosted runner
             seen: set[tuple[str, Span]] = set()
             for leg in valuation.legs(job).legs:
                 trigger = _untrusted_trigger(leg)

@@ -133,8 +133,11 @@ def check_repository(context: RepositoryContext) -> Iterator[Diagnostic]:
         if not workflow.triggers:
             continue  # a workflow with no `on:` never runs
         for job in workflow.jobs.values():
-            if job.is_call:
-                continue
+            if job.is_call or not any(
+                choice.vendor(context.runners) is not None
+                for choice in context.resolver.runners(job, running=False).choices
+            ):
+                continue  # no leg of it asks for a GPU runner
             reported: set[tuple[Span, str]] = set()
             for leg in valuation.legs(job).legs:
                 vendors: dict[str, RunnerChoice] = {}

@@ -103,7 +103,8 @@ def test_a_tool_needing_missing_packages_runs_with_stubs_and_is_judged_on_its_sw
     )
     assert checked.exit_code == 1, checked.verdict
     assert checked.result("megatron-async", "staging").detail.startswith(
-        f"rank 0: the save instantiated {tool}.ROCmFileSystemWriterAsync, not Megatron-Core's own"
+        f"rank 0: the project's ROCmFileSystemWriterAsync ({tool}, tests/ci/checkpoint_patches/convert_tool.py:27) "
+        "replaced Megatron-Core's writer class"
     )
     assert checked.result("megatron-async", "crash").passed is True, checked.result("megatron-async", "crash")
     assert set(stubbed) <= set(checked.platform["stubbed_imports"])

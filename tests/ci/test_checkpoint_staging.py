@@ -157,7 +157,7 @@ def test_the_seed_s_swap_fails_against_the_fork_naming_the_project_s_class(tmp_p
     replaced = outcome.report["platform"]["staging"]["megatron-async"]["replaced"]
     assert [(r["owner"], r["name"], r["line"]) for r in replaced] == [
         ("project", f"{WORKAROUND}.ROCmFileSystemWriterAsync", 29),
-        ("project", f"{WORKAROUND}.ROCmFileSystemWriterAsync.preload_tensors", 33),
+        ("project", f"{WORKAROUND}.ROCmFileSystemWriterAsync.preload_tensors", 32),
     ]
 
 

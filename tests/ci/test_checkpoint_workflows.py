@@ -39,8 +39,10 @@ def limits(value: object) -> tuple[int, int]:
 
 
 def test_the_script_runs_the_checks_from_this_checkout_with_every_option_passed_on() -> None:
-    assert 'export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"' in SCRIPT
-    assert SCRIPT.rstrip().endswith('exec "${PYTHON:-python3}" -m ci_checks.checkpoint.gpu_checks "$@"')
+    # Only the package goes on the path (a link to it), never the checkout, whose `tests` would shadow a project's.
+    assert 'ln -s "$checkout/ci_checks" "$package_path/ci_checks"' in SCRIPT
+    assert 'export PYTHONPATH="$package_path${PYTHONPATH:+:$PYTHONPATH}"' in SCRIPT
+    assert SCRIPT.rstrip().endswith('"${PYTHON:-python3}" -m ci_checks.checkpoint.gpu_checks "$@"')
     assert "CUDA_VISIBLE_DEVICES" not in SCRIPT  # every GPU of the runner
 
 

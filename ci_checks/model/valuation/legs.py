@@ -369,6 +369,7 @@ class Valuation:
                 if job.uses is not None and job.uses.kind in ("local", "self"):
                     self.callers.setdefault(job.uses.path, []).append(job)
         self._legs: dict[int, Legs] = {}
+        self._entry_legs: dict[int, Legs] = {}
         self._entries: dict[int, tuple[list[Entry], bool]] = {}
         self._building: set[str] = set()
         self._runs: dict[tuple[Leg, bool | None, bool], bool | None] = {}
@@ -394,6 +395,17 @@ class Valuation:
             self._legs[key] = result
         self._truncated = truncated or self._truncated
         return result
+
+    def entry_legs(self, job: Job) -> Legs:
+        """A leg of the job for each way a run reaches its workflow, with no matrix: for a text that reads no
+        `matrix` (nor `env`, which may), every combination of an entry gives it the same value, and the matrix
+        need not be expanded."""
+        key = id(job)
+        if key not in self._entry_legs:
+            entries, complete = self.entries(job.workflow)
+            legs = [Leg(job, entry, {}, self) for entry in entries[:MAX_LEGS]]
+            self._entry_legs[key] = Legs(legs, complete and len(entries) <= MAX_LEGS)
+        return self._entry_legs[key]
 
     def _build(self, job: Job) -> Legs:
         result = Legs()

@@ -10,6 +10,7 @@ runner to judge, rather than a guessed one.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import partial
@@ -24,6 +25,8 @@ from ci_checks.model.workflow import Job, Workflow
 from ci_checks.yamlpos import Scalar, Sequence
 
 _MAX_CHOICES = 16
+_MATRIX_OR_ENV = re.compile(r"\b(matrix|env)\b", re.IGNORECASE)
+"""What a `runs-on` reads that may differ between the combinations of one entry's matrix."""
 
 
 class RunnerResolver:
@@ -40,10 +43,16 @@ class RunnerResolver:
         key = (id(job), running)
         if key in self._runners:
             return self._runners[key]
-        legs = self.valuation.legs(job)
+        text = _written(self.valuation, job)
+        if not running and "${{" not in text:
+            # Every leg asks for what is written: no leg is built (most jobs' `runs-on` is a literal).
+            written = _runners(job, None)
+            self._runners[key] = Runners(list(written.choices), written.complete)
+            return self._runners[key]
+        unexpanded = not running and _MATRIX_OR_ENV.search(text) is None
+        legs = self.valuation.entry_legs(job) if unexpanded else self.valuation.legs(job)
         result = Runners(complete=legs.complete)
         seen: set[tuple[tuple[str, Span, tuple[object, ...]], ...]] = set()
-        text = _written(self.valuation, job)
         told: set[tuple[object, ...]] = set()
         for leg in legs.legs:
             # Legs that give `runs-on` the same values ask for the same labels (most matrix axes and dispatch inputs
@@ -90,7 +99,7 @@ class LegRunners:
 def runners(leg: Leg) -> LegRunners:
     """The label sets a leg asks for (told once for the legs of its job that give `runs-on` the same values)."""
     return leg.valuation.remembered(
-        leg, ("runners", _written(leg.valuation, leg.job)), None, None, partial(_runners, leg)
+        leg, ("runners", _written(leg.valuation, leg.job)), None, None, partial(_runners, leg.job, leg)
     )
 
 
@@ -109,12 +118,13 @@ def _passed_runner(job: Job) -> Scalar | None:
     return entry.value if entry is not None and isinstance(entry.value, Scalar) else None
 
 
-def _runners(leg: Leg) -> LegRunners:
-    passed = _passed_runner(leg.job)
+def _runners(job: Job, leg: Leg | None) -> LegRunners:
+    """The label sets `job` asks for in `leg`; with no leg, those of a `runs-on` that reads no expression."""
+    passed = _passed_runner(job)
     if passed is not None:
-        found = _item(leg, passed)
+        found = _item(job, leg, passed)
         return LegRunners(tuple(RunnerChoice(labels) for labels in found or ()), found is not None)
-    runs_on = leg.job.runs_on
+    runs_on = job.runs_on
     if runs_on is None:
         return LegRunners((), True)
     node = runs_on.node
@@ -129,7 +139,7 @@ def _runners(leg: Leg) -> LegRunners:
         if not isinstance(item, Scalar) or item.resolved is None:
             complete = False
             continue
-        found = _item(leg, item)
+        found = _item(job, leg, item)
         if found is None:
             complete = False
             continue
@@ -143,14 +153,17 @@ def _runners(leg: Leg) -> LegRunners:
     return LegRunners(tuple(choices), complete)
 
 
-def _item(leg: Leg, item: Scalar) -> list[tuple[Label, ...]] | None:
-    """The label lists one item of `runs-on` (or a runner a call passes) may be; None where it cannot be known."""
+def _item(job: Job, leg: Leg | None, item: Scalar) -> list[tuple[Label, ...]] | None:
+    """The label lists one item of `runs-on` (or a runner a call passes) may be in `leg`; None where it cannot be
+    known (an expression, with no leg to evaluate it in)."""
     if "${{" not in item.value:
         listed = _json_labels(item.value)
         if listed is not None:
-            written = Binding("", item.value, item.span, node=item, source=leg.job.workflow.source)
+            written = Binding("", item.value, item.span, node=item, source=job.workflow.source)
             return [tuple(_label(label, item.span, written) for label in listed)]
         return [(Label(item.value, item.span),)]
+    if leg is None:
+        return None
     read = leg.reads(item.value)
     source = read[0] if len(read) == 1 else None
     found: list[tuple[Label, ...]] = []
