@@ -54,13 +54,6 @@ class ConfigSource(Protocol):
         ...
 
 
-def lines_at(ref: ConfigSource, relative: str) -> set[str]:
-    """The lines of the file at `ref` (none when it has no readable file there): what an inline ignore comment must
-    match to count under `--config-ref`."""
-    then = ref.read(relative)
-    return set(then.text.splitlines()) if then is not None and then.problem is None else set()
-
-
 @dataclass
 class WorkTree:
     repository: Repository

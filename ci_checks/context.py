@@ -104,7 +104,14 @@ class RepositoryContext:
         """What every job, composite action and Dockerfile of the repository does to its files (built as asked)."""
         from ci_checks.model.files.repository import RepositoryFiles
 
-        return RepositoryFiles(self.workspace, lambda: self.workflows)
+        return RepositoryFiles(self.workspace, lambda: self.workflows, self.trusted_files)
+
+    @property
+    def trusted_files(self) -> ConfigSource | None:
+        """The ref the configuration is read from under `--config-ref` (None: the work tree, which a change edits)."""
+        return (
+            self.config_files if self.config_files is not None and not isinstance(self.config_files, WorkTree) else None
+        )
 
     @cached_property
     def valuation(self) -> Valuation:

@@ -14,8 +14,10 @@ of the next line that is neither blank nor a comment: Docker reads a trailing
 
 A linter's failure (CC091) is never suppressed: the file that made the linter
 fail would otherwise hide that it did. Under `--config-ref REF` a comment is
-used only where REF's file has the same line: one a pull request added is
-reported (CC092) and suppresses nothing, as zizmor's own comments are.
+used only where REF's file has the same comment on the same anchor (the key
+path and the text it covers, see `anchors`): one a pull request added, or
+copied next to other code, is reported (CC092) and suppresses nothing, as
+zizmor's own comments are.
 """
 
 from __future__ import annotations
@@ -27,8 +29,10 @@ import tokenize
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from ci_checks import anchors, dockerfile, yamlpos
+from ci_checks.anchors import Layout, Trusted
 from ci_checks.backends.names import LINTER_CODE, LINTER_FAILED
-from ci_checks.config_source import ConfigSource, lines_at
+from ci_checks.config_source import ConfigSource
 from ci_checks.diagnostics import Diagnostic, Span
 from ci_checks.loading import LoadedFile
 from ci_checks.repository import FileKind, kind_of
@@ -51,16 +55,22 @@ class Ignore:
     reason: str
     comment: Span
     """The comment itself."""
+    text: str
+    """The comment's text, as its anchor under `--config-ref` holds it."""
     used: set[str] = field(default_factory=set)
 
 
 def comments(source: SourceFile, file: LoadedFile | None) -> dict[int, list[Ignore]]:
     """The ignore comments of a file, by line: a `#` that starts a line or follows a space and may start a comment."""
+    return _comments(source, file.document.root if file is not None else None)
+
+
+def _comments(source: SourceFile, root: Node | None) -> dict[int, list[Ignore]]:
     found: dict[int, list[Ignore]] = {}
     text = source.text
     if "ci-checks:" not in text:
         return found
-    counts = _comment_test(source, file)
+    counts = _comment_test(source, root)
     for match in _IGNORE.finditer(text):
         if not counts(match.start()):
             continue
@@ -70,46 +80,60 @@ def comments(source: SourceFile, file: LoadedFile | None) -> dict[int, list[Igno
             for name in _NAME.finditer(match.group("names"))
         ]
         written_on, _ = source.position(match.start())
-        line = _next_code_line(source, written_on) if match.group("next") else written_on
+        line = anchors.next_code_line(source, written_on) if match.group("next") else written_on
         comment = source.span(match.start(), match.end())
-        found.setdefault(line, []).append(Ignore(line, names, match.group("reason").strip(), comment))
+        found.setdefault(line, []).append(Ignore(line, names, match.group("reason").strip(), comment, match.group()))
     return found
 
 
 def untrusted(
-    tables: dict[str, dict[int, list[Ignore]]], sources: dict[str, SourceFile], ref: ConfigSource
+    tables: dict[str, dict[int, list[Ignore]]],
+    sources: dict[str, SourceFile],
+    files: dict[str, LoadedFile],
+    ref: ConfigSource,
 ) -> list[Diagnostic]:
-    """Take out of `tables` each comment whose line the file at `ref` lacks (a pull request's own, under
-    `--config-ref`); a CC092 at each."""
+    """Take out of `tables` each comment that the file at `ref` lacks on the same anchor (a pull request's own, or
+    one copied next to other code, under `--config-ref`); a CC092 at each."""
     found: list[Diagnostic] = []
     for path, table in tables.items():
         if not table:
             continue
-        kept = lines_at(ref, path)
         source = sources[path]
+        trusted = _trusted_ignores(ref, path)
+        here = _layout(source, files.get(path))
         for line, ignores in list(table.items()):
-            trusted = [ignore for ignore in ignores if source.line_text(ignore.comment.line) in kept]
+            kept = [ignore for ignore in ignores if trusted.claim(here.anchor(ignore.text, ignore.line))]
             for ignore in ignores:
-                if ignore not in trusted:
+                if ignore not in kept:
                     message = (
-                        f"this `ci-checks: ignore` is not in {ref.description}, whose configuration this run uses "
-                        "(--config-ref), so it suppresses nothing"
+                        f"this `ci-checks: ignore` is not in {ref.description} on the same key and text, whose "
+                        "configuration this run uses (--config-ref), so it suppresses nothing"
                     )
                     found.append(LINTER_CONFIG.diagnostic(ignore.comment, message))
-            table[line] = trusted
+            table[line] = kept
     return found
 
 
-def _next_code_line(source: SourceFile, line: int) -> int:
-    """The first line after `line` that is neither blank nor only a comment (`line` itself when there is none)."""
-    for following in range(line + 1, len(source.line_starts) + 1):
-        text = source.line_text(following).strip()
-        if text and not text.startswith("#"):
-            return following
-    return line
+def _trusted_ignores(ref: ConfigSource, path: str) -> Trusted:
+    """The anchors of the ignore comments of the file at `ref` (none when it has no readable file there)."""
+    then = ref.read(path)
+    if then is None or then.problem is not None:
+        return Trusted(())
+    kind = kind_of(path)
+    root = yamlpos.parse(then).root if kind in (FileKind.WORKFLOW, FileKind.ACTION) else None
+    instructions = dockerfile.parse(then) if kind is FileKind.DOCKERFILE else None
+    there = anchors.layout(then, root, instructions)
+    table = _comments(then, root)
+    return Trusted(there.anchor(i.text, i.line) for ignores in table.values() for i in ignores)
 
 
-def _comment_test(source: SourceFile, file: LoadedFile | None) -> Callable[[int], bool]:
+def _layout(source: SourceFile, file: LoadedFile | None) -> Layout:
+    if file is None:
+        return anchors.layout(source, None)
+    return anchors.layout(source, file.document.root, file.dockerfile)
+
+
+def _comment_test(source: SourceFile, root: Node | None) -> Callable[[int], bool]:
     """Whether a `#` at an offset of the file may start a comment.
 
     In Python only comment tokens count, not `#` inside strings. In YAML a `#`
@@ -120,8 +144,8 @@ def _comment_test(source: SourceFile, file: LoadedFile | None) -> Callable[[int]
         comment_starts = _python_comments(source.text)
         if comment_starts is not None:
             return lambda offset: source.position(offset) in comment_starts
-    elif file is not None and file.document.root is not None:
-        quoted = _quoted_ranges(source, file.document.root)
+    elif root is not None:
+        quoted = _quoted_ranges(source, root)
         quoted_starts = [start for start, _ in quoted]
 
         def outside_quotes(offset: int) -> bool:
@@ -185,7 +209,7 @@ def apply(
     (`--config-ref`), only the comments whose lines the ref's files have are used, and the others reported.
     """
     tables = {path: comments(source, files.get(path)) for path, source in sources.items() if source.problem is None}
-    kept = untrusted(tables, sources, ref) if ref is not None else []
+    kept = untrusted(tables, sources, files, ref) if ref is not None else []
     for diagnostic in diagnostics:
         table = tables.get(diagnostic.span.path, {}) if diagnostic.code != LINTER_FAILED else {}
         suppressed = False

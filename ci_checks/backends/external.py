@@ -118,7 +118,9 @@ def _run(
                 raise failure
             if context is not None:
                 return _repository_wide(name, binary, inputs, context, results)
-            return shellcheck.run(binary, inputs, root, tools.TimeLimit(settings.timeout_s), cache=results)
+            configs = settings.config_source
+            ref = configs if configs is not None and not isinstance(configs, WorkTree) else None
+            return shellcheck.run(binary, inputs, root, tools.TimeLimit(settings.timeout_s), cache=results, ref=ref)
         finally:
             if results is not None:
                 results.close()

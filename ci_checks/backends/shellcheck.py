@@ -22,6 +22,13 @@ here, so the findings compare, with these differences:
   SC1091, which is excluded anyway; only what shellcheck would have learnt
   from a sourced file that exists on this machine is missing.
 
+A `# shellcheck disable=...` directive (or any other: `shell=`, `enable=`) in
+a `run:` script is configuration written in a checked file: under
+`--config-ref` one that the file at the ref lacks on the same anchor (the key
+path and the text it covers, see `anchors`) is blanked in shellcheck's copy
+(`_cut_directives_not_in`), so a change cannot silence shellcheck by adding one
+or by copying the base's next to new code; a CC092 at the directive says so.
+
 Most of the time goes to shellcheck's own analysis, not to starting it: on a
 262-file corpus its 910 distinct scripts take 3 CPU-seconds in one process.
 So the findings of each script are kept in a `ResultCache` when the caller
@@ -30,20 +37,26 @@ gives one, and a script checked before by the same binary is not checked again.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from ci_checks import anchors
 from ci_checks.backends import tools
 from ci_checks.backends.cache import ResultCache, binary_identity, digest
+from ci_checks.config_source import ConfigSource
 from ci_checks.diagnostics import Diagnostic, Severity, Span
 from ci_checks.loading import LoadedFile
 from ci_checks.model.steps import ScalarLocator, shell_program
+from ci_checks.rules.cc092_linter_config import RULE as LINTER_CONFIG
 from ci_checks.shell import expression_ranges, mask_expressions
+from ci_checks.source import SourceFile
 
 EXCLUDED = ("SC1091", "SC2194", "SC2050", "SC2153", "SC2154", "SC2157", "SC2043")
 DIALECTS = ("bash", "sh", "dash", "ksh")
@@ -53,6 +66,8 @@ _OPTIONS = ("--norc", "--format=json1", f"--exclude={','.join(EXCLUDED)}")
 _CACHE_FORMAT = 1
 _FIELDS = ("line", "column", "endLine", "endColumn", "level", "code", "message")
 _HEADER_LINES = 2
+# What shellcheck reads as a directive: `#`, optional blanks, `shellcheck`, blanks, then `key=value` pairs.
+_DIRECTIVE = re.compile(r"#[ \t]*shellcheck[ \t]+[A-Za-z-]+=[^\n]*")
 # One process per CPU: on the 262-file corpus, two processes on two idle CPUs take 0.6 of the time of one.
 CPUS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
@@ -122,15 +137,21 @@ def run(
     limit: tools.TimeLimit,
     processes: int = CPUS,
     cache: ResultCache | None = None,
+    ref: ConfigSource | None = None,
 ) -> list[Diagnostic]:
     """Findings for every script of `files`, from `processes` shellcheck processes side by side.
 
     With a cache, a script this binary has checked before with these options
-    is not checked again: its findings are read back from the cache.
+    is not checked again: its findings are read back from the cache. With `ref` (`--config-ref`), the directives
+    the file at `ref` lacks on the same anchor are blanked first, with a CC092 at each.
     """
+    found_scripts = scripts(files)
+    untrusted: list[Diagnostic] = []
+    if ref is not None:
+        found_scripts, untrusted = _cut_directives_not_in(found_scripts, ref)
     # The same script in several steps (copied between workflows, reached through an alias) is checked once.
     copies: dict[tuple[str, str], list[Script]] = {}
-    for script in scripts(files):
+    for script in found_scripts:
         copies.setdefault((script.dialect, script.text), []).append(script)
     unique = list(copies.values())
     keys = _cache_keys(binary, [group[0] for group in unique]) if cache is not None else []
@@ -151,7 +172,7 @@ def run(
         if cache is not None and keys:
             cache.put({keys[index]: json.dumps(findings) for index, findings in checked.items()})
         found.update(checked)
-    return [
+    return untrusted + [
         Diagnostic(
             f"SC{code}",
             "shellcheck",
@@ -163,6 +184,49 @@ def run(
         for (*place, level, code, message) in findings
         for script in unique[index]
     ]
+
+
+def _cut_directives_not_in(found: list[Script], ref: ConfigSource) -> tuple[list[Script], list[Diagnostic]]:
+    """The scripts with each shellcheck directive that the file at `ref` lacks on the same anchor blanked (spaces of
+    the same length, so that no position moves), and a CC092 at each."""
+    trusted: dict[str, anchors.Trusted] = {}
+    layouts: dict[str, anchors.Layout] = {}
+    kept: list[Script] = []
+    untrusted: list[Diagnostic] = []
+    for script in found:
+        file = script.file
+        text = script.text
+        for match in _DIRECTIVE.finditer(script.text):
+            if file.path not in trusted:
+                trusted[file.path] = anchors.Trusted(_anchors(ref.read(file.path)))
+                layouts[file.path] = anchors.layout(file.source, file.document.root)
+            where = script.locator.span(match.start(), match.end())
+            if trusted[file.path].claim(layouts[file.path].anchor(match.group(), _covered(file.source, where.line))):
+                continue
+            text = text[: match.start()] + " " * len(match.group()) + text[match.end() :]
+            message = (
+                f"this `shellcheck` directive is not in {ref.description} on the same key and text, whose "
+                "configuration this run uses (--config-ref), so shellcheck does not read it"
+            )
+            untrusted.append(LINTER_CONFIG.diagnostic(where, message))
+        kept.append(script if text == script.text else dataclasses.replace(script, text=text))
+    return kept, untrusted
+
+
+def _anchors(then: SourceFile | None) -> list[anchors.Anchor]:
+    """The anchors of the shellcheck directives of a file at the ref (none when it has no readable one)."""
+    if then is None or then.problem is not None or "shellcheck" not in then.text:
+        return []
+    there = anchors.yaml_layout(then)
+    return [
+        there.anchor(match.group(), _covered(then, then.position(match.start())[0]))
+        for match in _DIRECTIVE.finditer(then.text)
+    ]
+
+
+def _covered(source: SourceFile, line: int) -> int:
+    """The line a directive covers: the next command's, for a directive on a line of its own."""
+    return anchors.next_code_line(source, line) if source.line_text(line).lstrip().startswith("#") else line
 
 
 def _cache_keys(binary: str, scripts: list[Script]) -> list[str]:

@@ -10,9 +10,11 @@ stops it for every file; that file is left out and the others audited again
 itself. `--offline` keeps it from the network.
 
 An inline `# zizmor: ignore[audit]` comment is zizmor's configuration written
-in a checked file: under `--config-ref` one whose line the file at the ref
-lacks is blanked in the copy before zizmor runs (`cut_ignores_not_in`), so a
-change cannot silence a finding by adding one; a CC092 at the comment says so.
+in a checked file: under `--config-ref` one that the file at the ref lacks on
+the same anchor (the key path and the text it covers, see `anchors`) is
+blanked in the copy before zizmor runs (`cut_ignores_not_in`), so a change
+cannot silence a finding by adding one or by copying the base's next to new
+code; a CC092 at the comment says so.
 
 zizmor reads the lock file `.github/workflows/actions.lock` of the copy, and
 one it rejects stops it for every input: zizmor then runs again without it,
@@ -32,15 +34,17 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from ci_checks import anchors
 from ci_checks.backends import tools
 from ci_checks.backends.context import ConfigRefused, Context, FileFailed, named_in, with_its_config
 from ci_checks.backends.mirror import LOCK_FILE, Mirror
-from ci_checks.config_source import ConfigSource, lines_at
+from ci_checks.config_source import ConfigSource
 from ci_checks.diagnostics import Diagnostic, Fix, Related, Severity, Span
 from ci_checks.loading import LoadedFile
 from ci_checks.rules.cc004_unreadable_file import RULE as UNREADABLE
 from ci_checks.rules.cc091_backend_failed import RULE as FAILED
 from ci_checks.rules.cc092_linter_config import RULE as LINTER_CONFIG
+from ci_checks.source import SourceFile
 
 # zizmor exits with 10 plus the highest severity it found (unknown 10 ... high 14).
 _FINDINGS = (0, 10, 11, 12, 13, 14)
@@ -191,29 +195,38 @@ def _diagnostics(findings: list[dict[str, Any]], paths: dict[str, LoadedFile]) -
 
 
 def cut_ignores_not_in(mirror: Mirror, ref: ConfigSource) -> list[Diagnostic]:
-    """Blank, in the copy, each `# zizmor: ignore[...]` comment whose line the file at `ref` lacks (spaces of the
-    same length, so that no position moves); a CC092 at each."""
+    """Blank, in the copy, each `# zizmor: ignore[...]` comment that the file at `ref` lacks on the same anchor
+    (spaces of the same length, so that no position moves); a CC092 at each."""
     found: list[Diagnostic] = []
     for file in mirror.files.values():
         text = file.source.text
         if "zizmor" not in text:
             continue
-        kept = lines_at(ref, file.path)
+        trusted = anchors.Trusted(_anchors(ref.read(file.path)))
+        here = anchors.layout(file.source, file.document.root)
         cut = text
         for match in _IGNORE.finditer(text):
             line, column = file.source.position(match.start())
-            if file.source.line_text(line) in kept:
+            if trusted.claim(here.anchor(match.group(), line)):
                 continue
             cut = cut[: match.start()] + " " * len(match.group()) + cut[match.end() :]
             where = Span(file.path, line, column, line, column + len(match.group()))
             message = (
-                f"this `zizmor: ignore` is not in {ref.description}, whose configuration this run uses "
-                "(--config-ref), so zizmor does not use it"
+                f"this `zizmor: ignore` is not in {ref.description} on the same key and text, whose configuration "
+                "this run uses (--config-ref), so zizmor does not use it"
             )
             found.append(LINTER_CONFIG.diagnostic(where, message))
         if cut != text:
             mirror.rewrite(file, cut)
     return found
+
+
+def _anchors(then: SourceFile | None) -> list[anchors.Anchor]:
+    """The anchors of the `# zizmor: ignore[...]` comments of a file at the ref (none when it has no readable one)."""
+    if then is None or then.problem is not None or "zizmor" not in then.text:
+        return []
+    there = anchors.yaml_layout(then)
+    return [there.anchor(match.group(), then.position(match.start())[0]) for match in _IGNORE.finditer(then.text)]
 
 
 def _fix(finding: dict[str, Any]) -> Fix | None:

@@ -16,9 +16,17 @@ ci-checks hands the linter a copy of the configuration it read itself, never
 the repository's file: a configuration that is a symbolic link, a FIFO or a
 folder is a CC004 instead, and the linter runs with no configuration.
 
-Under `--config-ref REF`, an inline `# zizmor: ignore[...]` or `# ci-checks:
-ignore[...]` comment on a line that REF's file does not have is reported
-here too, and does not suppress anything.
+Under `--config-ref REF`, what a change adds to turn a check off is reported
+here too, and turns nothing off:
+
+- an inline `# zizmor: ignore[...]` or `# ci-checks: ignore[...]` comment, or
+  a `# shellcheck disable=...` directive (any `# shellcheck key=value`) in a
+  `run:` script, that REF's file does not have on the same anchor: the same
+  key path and the same text it covers (a copy of the base's comment next to
+  new code is not the base's);
+- a `path = ...` entry of `.gitmodules` that REF's `.gitmodules` does not
+  have: the folder stays this repository's, and CC041 still checks what
+  leads into it.
 
 ## Why it matters
 A pull request can add a linter configuration along with the workflow it
@@ -39,8 +47,35 @@ judge pull requests by the configuration of the base branch, run with
 
 from __future__ import annotations
 
-from ci_checks.diagnostics import Severity
+import re
+from collections.abc import Iterator
+
+from ci_checks.context import RepositoryContext
+from ci_checks.diagnostics import Diagnostic, Severity
 from ci_checks.rule import Rule
+
+_SUBMODULE_PATH = re.compile(r"^[ \t]*(?P<entry>path[ \t]*=[ \t]*(?P<folder>.+))$", re.MULTILINE)
+
+
+def check_repository(context: RepositoryContext) -> Iterator[Diagnostic]:
+    """Under `--config-ref`, each submodule path of the work tree's `.gitmodules` that the ref's lacks."""
+    trusted = context.trusted_files
+    if trusted is None or not context.repository.exists(".gitmodules"):
+        return
+    kept = set(context.files.submodules)
+    source = context.workspace.load(".gitmodules").source
+    if source.problem is not None:
+        return
+    for match in _SUBMODULE_PATH.finditer(source.text):
+        folder = match.group("folder").strip().strip("/")
+        if folder in kept:
+            continue
+        message = (
+            f"`{folder}` is no submodule in {trusted.description}, whose configuration this run uses (--config-ref), "
+            "so its files are checked as this repository's"
+        )
+        yield RULE.diagnostic(source.span(match.start("entry"), match.end("entry")), message)
+
 
 RULE = Rule(
     "CC092",
@@ -50,4 +85,5 @@ RULE = Rule(
     __doc__,
     frozenset(),
     None,
+    check_repository,
 )

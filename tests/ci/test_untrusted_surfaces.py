@@ -754,8 +754,8 @@ def test_an_inline_zizmor_ignore_the_change_adds_is_not_used_under_config_ref(tm
     assert result.headers == [
         f"{WORKFLOW}:7:24: ZZ-template-injection code injection via template expansion: may expand into "
         "attacker-controllable code [zizmor-template-injection]",
-        f"{WORKFLOW}:7:61: CC092 this `zizmor: ignore` is not in HEAD^1, whose configuration this run uses "
-        "(--config-ref), so zizmor does not use it",
+        f"{WORKFLOW}:7:61: CC092 this `zizmor: ignore` is not in HEAD^1 on the same key and text, whose "
+        "configuration this run uses (--config-ref), so zizmor does not use it",
     ]
     # An ignore comment the base has already is the base's configuration: it still counts.
     (root / "README.md").write_text("a later change\n")
@@ -856,8 +856,8 @@ def test_an_inline_ci_checks_ignore_the_change_adds_is_not_used_under_config_ref
     assert result.headers == [
         f"{WORKFLOW}:4:3: CC043 job 'gpu' runs on a self-hosted runner (`self-hosted, linux`) without "
         "`timeout-minutes`; a hung job holds the machine for GitHub's default of 360 minutes",
-        f"{WORKFLOW}:4:9: CC092 this `ci-checks: ignore` is not in HEAD^1, whose configuration this run uses "
-        "(--config-ref), so it suppresses nothing",
+        f"{WORKFLOW}:4:9: CC092 this `ci-checks: ignore` is not in HEAD^1 on the same key and text, whose "
+        "configuration this run uses (--config-ref), so it suppresses nothing",
     ]
     # A comment the base has already is the base's configuration: it still counts.
     (root / "README.md").write_text("a later change\n")

@@ -27,6 +27,7 @@ from ci_checks.model.workflow import Job, Workflow
 from ci_checks.repository import FileKind, Repository
 
 if TYPE_CHECKING:
+    from ci_checks.config_source import ConfigSource
     from ci_checks.model.files.docker import Image
 
 _SUBMODULE_PATH = re.compile(r"^\s*path\s*=\s*(.+)$", re.MULTILINE)
@@ -69,9 +70,12 @@ class DockerBuild:
 
 
 class RepositoryFiles:
-    def __init__(self, workspace: Workspace, workflows: Callable[[], list[Workflow]]) -> None:
+    def __init__(
+        self, workspace: Workspace, workflows: Callable[[], list[Workflow]], trusted: ConfigSource | None = None
+    ) -> None:
         self.workspace = workspace
         self._workflows = workflows
+        self._trusted = trusted
         self._jobs: dict[tuple[int, int | None], JobFlow] = {}
         self._folders: dict[str, bool] = {}
 
@@ -219,11 +223,16 @@ class RepositoryFiles:
 
     @cached_property
     def submodules(self) -> list[str]:
-        """The paths of git submodules (from `.gitmodules`): their files are not part of this repository's tree."""
+        """The paths of git submodules (from `.gitmodules`): their files are not part of this repository's tree.
+
+        Under `--config-ref` the file is read from the ref: a folder that a change names a submodule stays this
+        repository's (CC092 reports the entry)."""
+        if self._trusted is not None:
+            then = self._trusted.read(".gitmodules")
+            return submodule_paths(then.text) if then is not None and then.problem is None else []
         if not self.repository.exists(".gitmodules"):
             return []
-        text = self.repository.read(".gitmodules").text
-        return [match.group(1).strip().strip("/") for match in _SUBMODULE_PATH.finditer(text)]
+        return submodule_paths(self.repository.read(".gitmodules").text)
 
     def in_submodule(self, path: str) -> bool:
         return any(path == folder or path.startswith(folder + "/") for folder in self.submodules)
@@ -245,6 +254,11 @@ class RepositoryFiles:
             *(flow for _, flow in self.actions),
             *(flow for built in self.all_images for flow in built.flows),
         ]
+
+
+def submodule_paths(text: str) -> list[str]:
+    """The `path = ...` entries of a `.gitmodules` text."""
+    return [match.group(1).strip().strip("/") for match in _SUBMODULE_PATH.finditer(text)]
 
 
 def _variants(builds: list[DockerBuild]) -> list[tuple[str | None, BuildArguments | None]]:
