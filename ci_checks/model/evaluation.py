@@ -29,9 +29,9 @@ them in for one leg of a job). A context with several possible values (a step
 that writes one of two values to `$GITHUB_OUTPUT`) is `Several`: `possible`
 evaluates an expression once for each of them (up to a cap), `evaluate` calls
 it `UNKNOWN`. For a pull request, `Scope.fork` says whether it comes from a
-fork: a fork's head repository, author and actor are an outsider's (`foreign`
-symbols, equal to no name the workflow writes and to none of the base
-repository's), its labels are none until a maintainer adds one.
+fork: a fork's head repository and author (and a comment's actor) are an
+outsider's (`foreign` symbols, equal to no name the workflow writes and to none
+of the base repository's), its labels are none until a maintainer adds one.
 """
 
 from __future__ import annotations
@@ -423,7 +423,9 @@ def _github(rest: list[str], scope: Scope, choices: _Choices) -> Value:
             return Text(("refs/pull/", _github_symbol("event.number"), "/merge"))
         if name in ("action", "action_path", "action_ref", "action_repository", "token", "workspace"):
             return UNKNOWN
-        if name in ("actor", "triggering_actor") and _outsider(scope):
+        if name in ("actor", "triggering_actor") and _outsider(scope) and scope.event == "issue_comment":
+            # For a comment, the actor wrote it. For a pull request, the actor is whoever caused the event: a
+            # maintainer pushing to the fork's branch or a bot updating it runs the fork's code under their name.
             return _foreign(f"github.{name}")
         return Text((_github_symbol(name),))
     if name != "event":
@@ -488,6 +490,8 @@ def _outsider_view(payload: list[str], scope: Scope) -> Value | _Undecided:
         return _own("repository_owner")
     if not fork:
         return _UNDECIDED
+    if path == ("sender", "login") and scope.event != "issue_comment":
+        return _UNDECIDED  # the actor, who for a pull request may be anyone who pushes to its branch
     if path in _PEOPLE:
         return _foreign("github.event." + ".".join(path))
     if len(path) == 2 and path[1] == "author_association":

@@ -33,6 +33,7 @@ RULE_NAMES = (
     "cc052_impossible_event",
     "cc053_missing_mount_source",
     "cc054_undeclared_runner_label",
+    "cc055_unknown_shell",
     "cc090_backend_unavailable",
     "cc091_backend_failed",
     "cc092_linter_config",

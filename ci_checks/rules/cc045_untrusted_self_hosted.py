@@ -17,11 +17,14 @@ skipped), or on the job that calls its reusable workflow, that is false for
 such a pull request when it is evaluated with the value model
 (`github.event.pull_request.head.repo.full_name == github.repository`,
 `head.repo.fork == false`, a label only a maintainer can add,
-`author_association` of a member, an actor named in the workflow, or an
-event or ref that a pull request never has: `github.event_name == 'push'`,
-`github.ref == 'refs/heads/main'`); or an `environment:` (give it required
-reviewers). A condition that does not decide it (`!=` an actor, `|| true`,
-the draft flag, a step output) is no gate. Each leg of the job is judged for
+`author_association` of a member, or an event or ref that a pull request
+never has: `github.event_name == 'push'`, `github.ref == 'refs/heads/main'`);
+or an `environment:` (give it required reviewers). A condition that does not
+decide it (`!=` the base repository, `|| true`, a string literal, the draft
+flag, a step output) is no gate, and neither is the actor of a pull request
+(`github.actor == 'release-bot'`): it is whoever caused the event, and a
+maintainer or a bot pushing to the fork's branch runs the fork's code under
+their own name. Each leg of the job is judged for
 itself: a matrix leg or a caller that passes a GitHub-hosted runner exposes
 nothing, and `if: false` never runs. The finding is at the job that lacks the
 gate (for a reusable workflow, the calling job, when that caller passes a

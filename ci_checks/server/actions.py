@@ -7,14 +7,17 @@ first line of the step that holds it; in a Dockerfile, where a trailing `#`
 would be an argument, on a line of its own before the finding's line or its
 instruction (`ignore-next-line`). A name
 is added to a comment already there. An edit is offered only when the edited
-file still reads as it did (no new YAML problem) and the comment, read back,
-covers the finding.
+file still reads as it did (no new YAML problem, and every script runs the
+same commands with the same words and here-documents: at the end of a line of
+a here-document or of a quoted string that spans lines, `#` is data, and in a
+script that is not parsed as shell nothing says what it is) and the comment,
+read back, covers the finding.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 from ci_checks import registry, source, suppression
@@ -23,6 +26,7 @@ from ci_checks.diagnostics import Diagnostic
 from ci_checks.loading import LoadedFile, load
 from ci_checks.repository import FileKind, Repository, kind_of
 from ci_checks.server.documents import Document
+from ci_checks.shell import Block, Case, Script, walk
 
 
 @dataclass(frozen=True)
@@ -129,8 +133,54 @@ def _covers(
         return False
     if file is not None and len(edited.document.issues) > len(file.document.issues):
         return False
+    unedited = Repository(root, documents={relative: document.text.encode("utf-8", "surrogatepass")})
+    before = load(unedited, relative, kind)
+    if _script_shapes(before, document, edit.start) != _script_shapes(edited, document, None):
+        return False  # the comment landed in a here-document, a quoted string or a script that is not shell
     line_start = document.offset(*document.from_span(diagnostic.span.line, 1))
     moved = edit.text.count(document.newline) if edit.start <= line_start else 0
     table = suppression.comments(edited.source, edited)
     lines = suppression.anchor_lines(edited, diagnostic.span.line + moved)
     return any(name in (found for found, _ in ignore.names) for line in lines for ignore in table.get(line, ()))
+
+
+def _script_shapes(file: LoadedFile, document: Document, edited_at: int | None) -> list[tuple[object, ...] | None]:
+    """What each script of the file runs, without positions or comments: the same before and after an edit that only
+    adds a comment; a `run:` script that is not parsed as shell, where the edit lands (`edited_at`), is a shape of
+    its own, as nothing tells where a comment may go in it."""
+    shapes: list[tuple[object, ...] | None] = []
+    for step in file.steps:
+        if step.run is not None and step.script is None and edited_at is not None:
+            span = step.run.span
+            start = document.offset(*document.from_span(span.line, span.column))
+            end = document.offset(*document.from_span(span.end_line, span.end_column))
+            if start <= edited_at <= end:
+                shapes.append(("not shell", step.index))
+                continue
+        shapes.append(_shape(step.script))
+    if file.dockerfile is not None:
+        shapes += [_shape(script) for script in file.dockerfile.scripts]
+    shapes.append(_shape(file.shell_script))
+    return shapes
+
+
+def _shape(script: Script | None) -> tuple[object, ...] | None:
+    """The script's nodes with their words, operators and here-document bodies, in order; its errors counted."""
+    if script is None:
+        return None
+    shape: list[object] = [script.problem, len(script.errors)]
+    for node in walk(script):
+        shape.append(type(node).__name__)
+        if isinstance(node, Block):
+            continue  # a block's text holds its comments
+        if isinstance(node, Case):  # its subject and patterns are words that `walk` does not enter
+            patterns = [pattern for case_item in node.items for pattern in case_item.patterns]
+            shape.extend(word.text for word in [*([node.subject] if node.subject is not None else []), *patterns])
+        for item in fields(node):
+            value = getattr(node, item.name)
+            if item.name not in _POSITIONS and isinstance(value, str | bool):
+                shape.append(value)
+    return tuple(shape)
+
+
+_POSITIONS = frozenset({"locator", "start", "end"})

@@ -109,6 +109,31 @@ jobs:
     assert not {"SC2050", "SC2154"} & {d.code for d in found}
 
 
+WRAPPED_SHELLS = """\
+on: push
+jobs:
+  test:
+    runs-on: ubuntu-latest
+    steps:
+      - shell: /usr/bin/env bash -e {0}
+        run: echo $via_env
+      - shell: sudo -E -u ci bash {0}
+        run: echo $via_sudo
+      - shell: nice -n 5 stdbuf -oL sh {0}
+        run: echo $via_nice
+      - shell: bash --noprofile --norc -eo pipefail {0}
+        run: echo $with_options
+      - shell: env -i PATH=/usr/bin /bin/dash {0}
+        run: echo $via_env_assignment
+"""
+
+
+def test_shellcheck_checks_scripts_behind_a_wrapped_shell(make_repo) -> None:  # type: ignore[no-untyped-def]
+    # A program path, `env`, `sudo`, `nice` or `stdbuf` in front of the shell does not hide the script.
+    found = _check(make_repo({WORKFLOW: WRAPPED_SHELLS}), "shellcheck")
+    assert [(d.code, d.span.line) for d in found] == [("SC2086", line) for line in (7, 9, 11, 13, 15)]
+
+
 def test_shellcheck_honours_the_effective_shell(make_repo) -> None:  # type: ignore[no-untyped-def]
     workflow = """\
 on: push

@@ -138,6 +138,34 @@ def test_ignore_in_this_step_and_a_name_added_to_an_ignore_comment(editor: Edito
     editor.close(path)
 
 
+def test_an_ignore_comment_is_never_written_into_a_scripts_data(editor: Editor, make_repo) -> None:  # type: ignore[no-untyped-def]
+    # At the end of a line of a here-document or of a quoted string that spans lines, `#` is data: the comment
+    # would change the file the script writes or the program it runs. Only the step's first line is offered.
+    policy = "rules:\n  - id: no-legacy\n    kind: forbid\n    where: {step: Build}\n"
+    policy += "    forbid: [{text: legacy_allocator}]\n"
+    script = CLEAN.replace(
+        "run: echo build\n",
+        "run: |\n"
+        "          cat > build.cfg <<EOF\n"
+        "          allocator = legacy_allocator\n"
+        "          EOF\n"
+        '          python -c "\n'
+        "          import legacy_allocator\n"
+        '          "\n'
+        "          echo legacy_allocator  # shell comments may follow a command\n",
+    )
+    root = make_repo({WORKFLOW: script, ".github/ci-checks.yml": policy})
+    path = root / WORKFLOW
+    found = [(line, column) for _, (line, column, _, _) in ranges(editor.open(path))]
+    assert found == [(10, 22), (13, 17), (15, 15)]
+    for at in found[:2]:
+        assert [action.title for action in editor.actions(path, at, at)] == ["Ignore no-legacy in this step"]
+    # After a command, the line's end is a comment of the script: there it is offered.
+    titles = [action.title for action in editor.actions(path, found[2], found[2])]
+    assert titles == ["Ignore no-legacy on this line", "Ignore no-legacy in this step"]
+    editor.close(path)
+
+
 def test_a_dockerfile_finding_is_ignored_on_the_line_before(editor: Editor, make_repo) -> None:  # type: ignore[no-untyped-def]
     policy = "rules:\n  - id: no-curl\n    kind: forbid\n    where: {files: docker/Dockerfile}\n"
     policy += "    forbid: [{command: curl}]\n"
