@@ -207,6 +207,11 @@ _LARGEST = 1_000_000
 """The most elements and characters a constant may hold: a module of doublings (`B = A + A`) is not read whole."""
 _FILES = 16
 """The most modules one constant may lead through by `from M import N`."""
+_STEPS = 1_000_000
+"""The most work reading one constant may take, all modules together, counted in values: each expression evaluated,
+each element of a container built or hashed, each value of the plain copy given back. Constants share what they
+name, so a file under a kilobyte of dicts that each name the one before sixteen times (`D2 = {"a": D1, "b": D1,
+...}`) spells millions of values; past the budget the constant is unreadable, not built."""
 
 
 class ConstantError(Exception):
@@ -227,27 +232,7 @@ def constant(read: Read, path: str, name: str) -> object:
 
     What it gives is made of None, str, int, float, bool, lists and dicts with str keys (`yamlpos.Plain`): a
     literal is one of those scalars, and every container is made a list or such a dict."""
-    try:
-        value = _Modules(read).module(path).value(name)
-        value = _unwrapped(value)
-        if isinstance(value, dict):
-            return [_plain(key) for key in value]
-        if isinstance(value, tuple | list | set | frozenset):
-            return [_plain(item) for item in _ordered(value)]
-        return _plain(value)
-    except RecursionError:
-        raise ConstantError(f"{name} in {path} is nested too deeply to be read") from None
-
-
-def _plain(value: object) -> object:
-    value = _unwrapped(value)
-    if isinstance(value, _Class):
-        raise ConstantError(f"{value.node.name} in {value.module.path} is a class, not a value")
-    if isinstance(value, dict):
-        return {str(key): _plain(item) for key, item in value.items()}
-    if isinstance(value, tuple | list | set | frozenset):
-        return [_plain(item) for item in _ordered(value)]
-    return value
+    return _Modules(read).constant(path, name)
 
 
 def _ordered(value: tuple[object, ...] | list[object] | set[object] | frozenset[object]) -> list[object]:
@@ -259,6 +244,58 @@ class _Modules:
     def __init__(self, read: Read) -> None:
         self.read = read
         self.loaded: dict[str, _Module] = {}
+        self.steps = 0
+        """The work done so far, held to `_STEPS`."""
+        self.sizes: dict[int, tuple[object, int]] = {}
+        """The size of each container already measured, by identity (the container is kept so that its identity
+        stays its own): a container that holds another many times is measured in the time of its own elements."""
+
+    def constant(self, path: str, name: str) -> object:
+        """`list(NAME)` of the constant, as `constant` gives it."""
+        try:
+            value = _unwrapped(self.module(path).value(name))
+            if isinstance(value, dict):
+                return [self.plain(key) for key in value]
+            if isinstance(value, tuple | list | set | frozenset):
+                return [self.plain(item) for item in _ordered(value)]
+            return self.plain(value)
+        except RecursionError:
+            raise ConstantError(f"{name} in {path} is nested too deeply to be read") from None
+
+    def spend(self, steps: int) -> None:
+        self.steps += steps
+        if self.steps > _STEPS:
+            raise ConstantError(f"reading it takes more than {_STEPS:,} steps")
+
+    def size(self, value: object) -> int:
+        """How many elements and characters `value` spells, containers it holds counted at each place (dict values
+        are read when looked at, and counted then)."""
+        if isinstance(value, str):
+            return len(value)
+        if not isinstance(value, tuple | list | set | frozenset | dict):
+            return 1
+        known = self.sizes.get(id(value))
+        if known is not None:
+            return known[1]
+        self.spend(len(value))
+        size = len(value) + sum(self.size(item) for item in value)
+        self.sizes[id(value)] = (value, size)
+        return size
+
+    def hashed(self, items: list[object]) -> None:
+        """Spends what hashing these elements costs: a tuple is hashed through all it holds, each time."""
+        self.spend(sum(self.size(item) for item in items))
+
+    def plain(self, value: object) -> object:
+        self.spend(1)
+        value = _unwrapped(value)
+        if isinstance(value, _Class):
+            raise ConstantError(f"{value.node.name} in {value.module.path} is a class, not a value")
+        if isinstance(value, dict):
+            return {str(key): self.plain(item) for key, item in value.items()}
+        if isinstance(value, tuple | list | set | frozenset):
+            return [self.plain(item) for item in _ordered(value)]
+        return value
 
     def module(self, path: str) -> _Module:
         if path not in self.loaded:
@@ -344,8 +381,9 @@ class _Module:
         )
 
     def evaluate(self, node: ast.expr) -> object:
+        self.modules.spend(1)
         value = self._evaluate(node)
-        if _size(value) > _LARGEST:
+        if self.modules.size(value) > _LARGEST:
             raise ConstantError(f"{self._where(node)} holds more than {_LARGEST:,} elements or characters")
         return value
 
@@ -354,14 +392,18 @@ class _Module:
             return node.value
         if isinstance(node, ast.Tuple | ast.List | ast.Set):
             items = [item for element in node.elts for item in self._elements(element)]
+            if isinstance(node, ast.Set):
+                self.modules.hashed(items)
             return tuple(items) if isinstance(node, ast.Tuple) else set(items) if isinstance(node, ast.Set) else items
         if isinstance(node, ast.Dict):
             found: dict[object, object] = {}
             for key, item in zip(node.keys, node.values, strict=True):
                 if key is None:
-                    found.update(_mapping(self.evaluate(item), self._where(item)))
+                    found.update(self._mapping(item))
                 else:
-                    found[_hashable(self.evaluate(key), self._where(key))] = _Lazy(self, item)
+                    hashable = _hashable(self.evaluate(key), self._where(key))
+                    self.modules.hashed([hashable])
+                    found[hashable] = _Lazy(self, item)
             return found
         if isinstance(node, ast.Name):
             return self.value(node.id)
@@ -382,6 +424,11 @@ class _Module:
             return list(_iterated(self.evaluate(node.value), self._where(node)))
         return [self.evaluate(node)]
 
+    def _mapping(self, node: ast.expr) -> dict[object, object]:
+        value = self.evaluate(node)
+        self.modules.hashed([value])  # pairs are hashed as the dict is made
+        return _mapping(value, self._where(node))
+
     def _call(self, node: ast.Call) -> object:
         where = self._where(node)
         function = node.func
@@ -397,15 +444,16 @@ class _Module:
                 return dict(owner)
         if isinstance(function, ast.Name) and function.id not in self.bindings:
             if function.id == "dict" and len(node.args) <= 1:
-                found = dict(_mapping(self.evaluate(node.args[0]), where)) if node.args else {}
+                found = dict(self._mapping(node.args[0])) if node.args else {}
                 for keyword in node.keywords:
                     if keyword.arg is None:
-                        found.update(_mapping(self.evaluate(keyword.value), where))
+                        found.update(self._mapping(keyword.value))
                     else:
                         found[keyword.arg] = _Lazy(self, keyword.value)
                 return found
             if function.id in _CONTAINERS and len(node.args) <= 1 and not node.keywords:
                 items = list(_iterated(self.evaluate(node.args[0]), where)) if node.args else []
+                self.modules.hashed(items)  # a set hashes them, `sorted` compares them
                 try:
                     return _CONTAINERS[function.id](items)
                 except TypeError:  # `sorted` of values that cannot be compared
@@ -527,16 +575,6 @@ def _a(value: object) -> str:
 
 def _number(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def _size(value: object) -> int:
-    if isinstance(value, str):
-        return len(value)
-    if isinstance(value, tuple | list | set | frozenset):
-        return len(value) + sum(_size(item) for item in value)
-    if isinstance(value, dict):
-        return len(value) + sum(_size(key) for key in value)
-    return 1
 
 
 def _bound_names(statement: ast.stmt) -> list[str]:

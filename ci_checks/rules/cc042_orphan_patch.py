@@ -14,7 +14,9 @@ refers to each:
   context);
 - Python code whose expression evaluates to its path or to a glob anchored
   in a real folder that matches it (`(ROOT / "patches").glob("*.patch")`);
-  `glob.glob(f"{name}/*")` names no folder, so no patch;
+  `glob.glob(f"{name}/*")` names no folder, so no patch; nor does a value
+  that would spell more than 4,096 characters, or one evaluated after the
+  file's budget of work is spent (`b = a + a` forty times over);
 - in shell scripts, Makefiles, CMake, Meson and Bazel files, RPM specs,
   Nix, TOML and JSON files, quilt `series` files and the text of workflows
   and Dockerfiles: a path that ends the same way as the
@@ -84,7 +86,11 @@ _TEXT_KINDS = {FileKind.WORKFLOW, FileKind.ACTION, FileKind.DOCKERFILE, FileKind
 _TEXT_NAMES = {"makefile", "gnumakefile", "cmakelists.txt", "series", "meson.build", "build", "build.bazel",
                "workspace", "workspace.bazel", "module.bazel"}  # fmt: skip
 _TEXT_SUFFIXES = (".mk", ".cmake", ".bzl", ".spec", ".nix", ".toml", ".json")
-_MENTION = re.compile(r"[\w./*?${}@+-]*(?:/|\.(?:patch|diff)(?![\w-]))[\w./*?${}@+-]*")
+_WORD = re.compile(r"[\w./*?${}@+-]+")
+"""A run of the characters a path, a glob or a variable in one is written with: each is matched once, so a scan is
+linear in the text (a pattern that looks for a `/` inside such a run backtracks through it at each of its
+characters, the square of a long run)."""
+_PATCH_NAME = re.compile(r"\.(?:patch|diff)(?![\w-])")
 _PLACEHOLDER = re.compile(r"\$|\{|\}|~|@")
 _READ_KINDS = ("script", "patch", "requirements")
 _DOCUMENT_SUFFIXES = (".md", ".markdown", ".rst", ".txt")
@@ -260,12 +266,18 @@ def _text(repository: Repository, path: str, references: _References, read: list
     text = source.text
     if posixpath.basename(path) == "package.json" and "patch-package" in text:
         references.path(posixpath.join(posixpath.dirname(path), "patches"), glob=False)  # applied on install
-    skipped = [_offsets(source, span) for span in read]
+    skipped = sorted(_offsets(source, span) for span in read)
     folder = posixpath.dirname(path)
-    mentions = [m for m in _MENTION.finditer(text) if not any(start <= m.start() < end for start, end in skipped)]
+    mentions: list[str] = []
+    index = 0  # the first skipped span that may still hold a mention: mentions come in order
+    for start, word in _mentions(text):
+        while index < len(skipped) and skipped[index][1] <= start:
+            index += 1
+        if not (index < len(skipped) and skipped[index][0] <= start):
+            mentions.append(word)
     if mentions and not written_by_ci_checks(text):
-        for mention in mentions:
-            references.text(mention.group(), folder)
+        for mention in dict.fromkeys(mentions):  # a path written again refers to nothing more
+            references.text(mention, folder)
 
 
 def _document(repository: Repository, path: str, references: _References) -> None:
@@ -278,8 +290,16 @@ def _document(repository: Repository, path: str, references: _References) -> Non
         return
     folder = posixpath.dirname(path)
     for command in commands:
-        for mention in _MENTION.finditer(command):
-            references.text(mention.group(), folder)
+        for _, mention in _mentions(command):
+            references.text(mention, folder)
+
+
+def _mentions(text: str) -> Iterator[tuple[int, str]]:
+    """The words of `text` that name a path (with a `/`) or a patch (`fix.patch`), with their offsets."""
+    for word in _WORD.finditer(text):
+        found = word.group()
+        if "/" in found or _PATCH_NAME.search(found):
+            yield word.start(), found
 
 
 def _code(text: str, path: str) -> Iterator[str]:

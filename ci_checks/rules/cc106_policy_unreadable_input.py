@@ -8,10 +8,10 @@ that a rule with a `python:` item reads (at the error), a regular
 expression that took longer than two seconds to search a file (at the
 expression in the policy file, naming the file), and a `from: {python: FILE,
 name: CONSTANT}` value that cannot be read without running the module (a
-function call, an environment variable, a missing file or name; at the
-`from:`, saying why; that item is not checked, the rule's others are). Each
-is an error: the rule could not check that file, so its verdict there is
-unknown.
+function call, an environment variable, a missing file or name), or that
+takes more than a million steps to read (at the `from:`, saying why; that
+item is not checked, the rule's others are). Each is an error: the rule
+could not check that file, so its verdict there is unknown.
 
 ## Why it matters
 A forbid rule over a file it cannot read would pass without having looked.

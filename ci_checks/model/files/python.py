@@ -7,6 +7,12 @@ they can be from what the file itself says: string literals, f-strings, `+`,
 from such expressions. A part that cannot be known (a parameter, a loop
 variable, a call) stays unknown.
 
+The work is bounded: a name's value is evaluated once, a text longer than
+`_LONGEST` characters is unknown (no path is that long), and the whole file
+may cost `_STEPS_PER_CHARACTER` steps for each of its characters, past
+which every value is unknown. So forty lines of `b = a + a` that spell a
+terabyte cost forty evaluations.
+
 A mention is then:
 
 - a path every part of which is known: anchored (built from `__file__`, so a
@@ -36,6 +42,11 @@ _PASSING_METHODS = {"resolve", "absolute", "expanduser"}
 _GLOB_CALLS = {"glob.glob", "glob.iglob", "glob"}
 _JOINS = {"os.path.join", "os.path.dirname"}
 _PATH_METHODS = {"glob", "rglob", "joinpath", *_PASSING_METHODS}
+_LONGEST = 4_096
+"""The longest text a value may spell, Linux's PATH_MAX: a longer one is no path, and is unknown."""
+_STEPS_PER_CHARACTER = 16
+"""The work a file may cost for each of its characters, counted as values evaluated and characters they spell:
+linear in the file's size, with room for a name or a string evaluated in several places."""
 
 
 @dataclass(frozen=True)
@@ -70,7 +81,7 @@ def path_mentions(source: SourceFile, path: str) -> list[PathMention]:
         tree = parse(source.text)
     except (SyntaxError, RecursionError, MemoryError, ValueError):
         return []
-    evaluator = _Evaluator(path, _assignments(tree))
+    evaluator = _Evaluator(path, _assignments(tree), steps=_STEPS_PER_CHARACTER * len(source.text))
     found: list[PathMention] = []
     parts: set[int] = set()
     try:
@@ -124,11 +135,18 @@ def _assignments(tree: ast.Module) -> dict[str, ast.expr | None]:
 
 
 class _Evaluator:
-    def __init__(self, path: str, names: dict[str, ast.expr | None]) -> None:
+    def __init__(self, path: str, names: dict[str, ast.expr | None], steps: int) -> None:
         self.folder = posixpath.dirname(path)
         self.file = path
         self.names = names
         self.active: set[str] = set()
+        self.steps = steps
+        """The work left; at 0 every value is unknown."""
+        self.known: dict[str, _Value] = {}
+        """The value of each name evaluated without meeting a name that was itself being evaluated."""
+        self.cuts = 0
+        """How many times a name was met while being evaluated (and read as unknown): a value found without such a
+        cut is the name's own, whatever is being evaluated around it."""
 
     def mention(self, node: ast.AST) -> PathMention | None:
         if isinstance(node, ast.Call) and dotted(node.func) in _GLOB_CALLS and node.args:
@@ -156,7 +174,16 @@ class _Evaluator:
         return PathMention(cleaned, pattern.anchored, globs.has_wildcard(cleaned))  # `glob("x")` names x alone
 
     def value(self, node: ast.AST) -> _Value:
-        """The value of an expression, as far as it can be known."""
+        """The value of an expression, as far as it can be known; unknown when it would spell more than `_LONGEST`
+        characters or the file's work is spent."""
+        if self.steps <= 0:
+            return _Value(_UNKNOWN)
+        self.steps -= 1
+        value = self._value(node)
+        self.steps -= len(value.text)
+        return value if len(value.text) <= _LONGEST else _Value(_UNKNOWN)
+
+    def _value(self, node: ast.AST) -> _Value:
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             return _Value(node.value)
         if isinstance(node, ast.JoinedStr):
@@ -191,14 +218,24 @@ class _Evaluator:
     def _name(self, name: str) -> _Value:
         if name == "__file__":
             return _Value(self.file, anchored=True)
+        known = self.known.get(name)
+        if known is not None:
+            return known
         expression = self.names.get(name)
-        if expression is None or name in self.active:
+        if expression is None:
             return _Value(_UNKNOWN)
+        if name in self.active:
+            self.cuts += 1
+            return _Value(_UNKNOWN)
+        cuts = self.cuts
         self.active.add(name)
         try:
-            return self.value(expression)
+            value = self.value(expression)
         finally:
             self.active.discard(name)
+        if cuts == self.cuts and self.steps > 0:
+            self.known[name] = value
+        return value
 
     def _call(self, node: ast.Call) -> _Value:
         name = dotted(node.func)
