@@ -303,6 +303,11 @@ class Repository:
 
     def resolve(self, relative: str) -> Path | None:
         """The real path of a repo-relative path (which may not exist), or None when it lies outside the repository."""
+        if refused(relative):  # names no file: the folders before it are not followed either
+            normal = posixpath.normpath(relative)
+            lexical = None if normal == ".." or normal.startswith("../") else self.real_root / normal
+            self._note(("resolve", relative), lexical)
+            return lexical
         try:
             candidate = (self.root / relative).resolve()
         except (OSError, RuntimeError):  # a loop of symbolic links
@@ -325,6 +330,8 @@ class Repository:
     def _locate(self, relative: str) -> Path | str:
         if relative in self.documents:
             return self.real_root / relative
+        if refused(relative):
+            return REFUSED
         written = self.root / relative
         try:
             real = Path(os.path.realpath(written, strict=True))
@@ -403,6 +410,13 @@ class Repository:
         return source.read(relative, written, max_bytes, follow_links=False)
 
 
+def refused(relative: str) -> bool:
+    """Whether a path holds a byte no file system accepts in a name (NUL, which a workflow can write as `\\u0000`):
+    it names no file, and the operating system refuses to be asked about it."""
+    return "\0" in relative
+
+
+REFUSED = "a name with a NUL byte, which no file system accepts; not read"
 OUTSIDE = "symbolic link points outside the repository; not read"
 _NOT_ENTERED = "folders are not entered through links, so nothing under it is checked"
 

@@ -68,7 +68,7 @@ from ci_checks.model.files.jobs import JobFlow
 from ci_checks.model.files.places import ACTION, CONTEXT, WORKSPACE, Place, place_of
 from ci_checks.model.files.repository import UNSURE, RepositoryFiles
 from ci_checks.model.references import VERBS, Reference
-from ci_checks.repository import FileKind, Repository
+from ci_checks.repository import FileKind, Repository, refused
 from ci_checks.rule import Rule
 
 if TYPE_CHECKING:
@@ -229,7 +229,9 @@ def _missing_source(repository: Repository, source: Source, named: list[str], pa
 
 def _missing_action(repository: Repository, path: str, span: Span, written: str) -> Iterator[Diagnostic]:
     target = repository.resolve(path)
-    if target is None:
+    if refused(path):
+        yield RULE.diagnostic(span, f"`uses: {written}` {_NUL}")
+    elif target is None:
         yield RULE.diagnostic(span, f"`uses: {written}` leads outside the repository; it is not followed")
     elif not os.path.isdir(target):  # noqa: PTH112 (False for a name too long for the system; Path.is_dir raises)
         yield RULE.diagnostic(
@@ -240,12 +242,17 @@ def _missing_action(repository: Repository, path: str, span: Span, written: str)
 
 
 def _missing_path(repository: Repository, path: str, span: Span, description: str) -> Iterator[Diagnostic]:
-    if repository.resolve(path) is None:
+    if refused(path):
+        yield RULE.diagnostic(span, f"{description} `{path}`, a path that {_NUL}")
+    elif repository.resolve(path) is None:
         message = f"{description} `{path}`, a symbolic link leading outside the repository; it is not followed"
         yield RULE.diagnostic(span, message, severity=Severity.WARNING)
     elif not repository.exists(path):
         message = f"{description} `{path}`, which does not exist in the repository"
         yield RULE.diagnostic(span, message + _suggestion(repository, path))
+
+
+_NUL = "holds a NUL byte, which no file system accepts in a name: it names no file"
 
 
 def _outside(reference: Reference) -> Diagnostic:

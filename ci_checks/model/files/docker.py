@@ -120,13 +120,21 @@ class Image:
     def flows(self) -> list[Flow]:
         return [stage.flow for stage in self.stages]
 
+    _named: dict[str, Stage] = field(default_factory=dict)
+    """The stages by name (lowercase; the first of a name): a file of thousands of stages looks each up at once."""
+
     def stage(self, name: str) -> Stage | None:
-        for stage in self.stages:
-            if stage.name is not None and stage.name.lower() == name.lower():
-                return stage
+        found = self._named.get(name.lower())
+        if found is not None:
+            return found
         if name.isdigit() and int(name) < len(self.stages):
             return self.stages[int(name)]
         return None
+
+    def add(self, stage: Stage) -> None:
+        self.stages.append(stage)
+        if stage.name is not None:
+            self._named.setdefault(stage.name.lower(), stage)
 
     def places(self) -> list[Place]:
         """Every place of the image's file system its instructions write (COPY destinations, clones, mkdirs...)."""
@@ -238,7 +246,7 @@ def _stage(
             for name, value in parent.variables.items()
         }
         stage.environment = {name: stage.variables[name] for name in parent.environment}
-    built.stages.append(stage)
+    built.add(stage)
     return stage
 
 

@@ -273,14 +273,15 @@ class Flow:
         return self.origin(source, seq, ignore).repository_path
 
 
-def _folders(path: str) -> list[str]:
+@functools.lru_cache(maxsize=4096)
+def _folders(path: str) -> tuple[str, ...]:
     """The folders a path is inside, innermost first (`a/b/c`: `a/b`, `a`, and "" the base; a path above the base
-    is inside no folder of it)."""
+    is inside no folder of it). Remembered: every read and write of a folder's files asks for the same chain."""
     if not path:
-        return []
+        return ()
     parts = path.split("/")
-    inside = ["/".join(parts[:index]) for index in range(len(parts) - 1, 0, -1)]
-    return inside if parts[0] == ".." else [*inside, ""]
+    inside = tuple("/".join(parts[:index]) for index in range(len(parts) - 1, 0, -1))
+    return inside if parts[0] == ".." else (*inside, "")
 
 
 def _covers(pattern: str, path: str, folder: bool) -> bool:

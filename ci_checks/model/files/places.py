@@ -51,6 +51,12 @@ _CWD = re.compile(r"\$PWD(?![A-Za-z0-9_])|\$\{PWD\}|\$\(pwd\)|`pwd`")
 _UNKNOWN = re.compile(r"[$`]|\$\{\{|\{[^}]*,")
 _MAX_SUBSTITUTIONS = 8
 _MAX_EXPANDED = 4096
+"""The longest text a word expands to: `a=$a$a` over and over makes no path that long."""
+MAX_PATH = 4096
+"""The longest path a place is followed to (Linux's PATH_MAX): no command opens a longer one."""
+MAX_DEPTH = 64
+"""The most folders deep a place is followed: a chain of `cd a/b` thousands long makes the working directory unknown
+past this depth, so that each read and write looks at a bounded number of folders holding it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,13 +192,33 @@ class Scope:
             here = "/" + cwd.path if cwd.base == self.root else written(cwd)  # a container's folder, as it names it
             text = _CWD.sub(lambda _: here, text)
         for _ in range(_MAX_SUBSTITUTIONS):
-            substituted = _ENV_EXPRESSION.sub(self._value, _VARIABLE.sub(self._value, text))
+            substituted = self._substituted(self._substituted(text, _VARIABLE), _ENV_EXPRESSION)
+            if substituted is None:
+                return None  # `a=$a$a` over and over: no path is that long
             if substituted == text:
                 break
-            if len(substituted) > _MAX_EXPANDED:
-                return None  # `a=$a$a` over and over: no path is that long
             text = substituted
         return text
+
+    def _substituted(self, text: str | None, pattern: re.Pattern[str]) -> str | None:
+        """The text with the variables `pattern` finds substituted; None as soon as it grows past `_MAX_EXPANDED`
+        (a word of a thousand `$A` is not built to its end)."""
+        if text is None:
+            return None
+        pieces: list[str] = []
+        length = 0
+        cursor = 0
+        for match in pattern.finditer(text):
+            value = self._value(match)
+            length += match.start() - cursor + len(value)
+            if length > _MAX_EXPANDED:
+                return None
+            pieces += (text[cursor : match.start()], value)
+            cursor = match.end()
+        if not pieces:
+            return text  # nothing to substitute: a long word of no variable is kept as written
+        pieces.append(text[cursor:])
+        return None if length + len(text) - cursor > _MAX_EXPANDED else "".join(pieces)
 
 
 def place_of(text: str, cwd: Place | None, root: str = ROOT) -> Place | None:
@@ -220,4 +246,7 @@ def place_of(text: str, cwd: Place | None, root: str = ROOT) -> Place | None:
             return None
         else:
             base, rest = cwd.base, posixpath.join(cwd.path, rest)
-    return Place(base, _normalised(base, rest), glob)
+    path = _normalised(base, rest)
+    if len(path) > MAX_PATH or path.count("/") >= MAX_DEPTH:
+        return None  # deeper than any file a command opens (`cd a/b` thousands of times)
+    return Place(base, path, glob)
