@@ -126,6 +126,15 @@ def test_a_setup_that_cannot_be_called_is_named(setup: str, message: str) -> Non
 # -- whose code staged: the project's, or the installed Megatron-Core's own ------------------------------------
 
 
+def _the_fork_stages_itself() -> str:
+    """The staging row of a run against the fork with nothing of the project's in the save path."""
+    return (
+        f"on 1 rank(s): Megatron-Core {megatron.version()} stages synchronously on HIP itself: its own "
+        "FileSystemWriterAsync.preload_tensors made 4 of 4 copies with non_blocking=False; no project code replaced "
+        "the writer, its preload_tensors or the save strategy; expected: any (the default on ROCm)"
+    )
+
+
 def test_the_fork_s_own_synchronous_staging_passes_on_rocm_with_a_note_naming_megatron_core(tmp_path: Path) -> None:
     # The seed project's tree after it removed its workaround, against its Megatron-LM fork, whose own
     # preload_tensors copies with non_blocking=False on HIP: nothing of the project's is in the save path.
@@ -133,11 +142,7 @@ def test_the_fork_s_own_synchronous_staging_passes_on_rocm_with_a_note_naming_me
     outcome = run(tmp_path, *SMALL, *FORK, "--setup", setup, "--as-platform", "rocm")
     assert outcome.code == 0, outcome.stdout + outcome.stderr
     staging = outcome.result("megatron-async", "staging")
-    assert staging["detail"] == (
-        f"on 1 rank(s): Megatron-Core {megatron.version()} stages synchronously on HIP itself: its own "
-        "FileSystemWriterAsync.preload_tensors made 4 of 4 copies with non_blocking=False; no project code replaced "
-        "the writer, its preload_tensors or the save strategy; expected: any (the default on ROCm)"
-    )
+    assert staging["detail"] == _the_fork_stages_itself()
     seen = outcome.report["platform"]["staging"]["megatron-async"]
     assert seen["made_by"]["owner"] == "Megatron-Core"
     assert seen["made_by"]["file"].endswith("megatron/core/dist_checkpointing/strategies/filesystem_async.py")
@@ -336,11 +341,7 @@ def test_the_tool_after_the_removal_passes_against_the_fork_with_setup_may_raise
     args = [*SMALL, *FORK, "--setup", setup, "--stub-missing-imports", "--setup-may-raise", "--as-platform", "rocm"]
     outcome = run(tmp_path, *args)
     assert outcome.code == 0, outcome.stdout + outcome.stderr
-    assert outcome.result("megatron-async", "staging")["detail"] == (
-        f"on 1 rank(s): Megatron-Core {megatron.version()} stages synchronously on HIP itself: its own "
-        "FileSystemWriterAsync.preload_tensors made 4 of 4 copies with non_blocking=False; no project code replaced "
-        "the writer, its preload_tensors or the save strategy; expected: any (the default on ROCm)"
-    )
+    assert outcome.result("megatron-async", "staging")["detail"] == _the_fork_stages_itself()
     platform = outcome.report["platform"]
     assert platform["setup_exceptions"] == [
         {

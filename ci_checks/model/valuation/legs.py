@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 import re
+from abc import abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -756,14 +757,13 @@ class _Values(Mapping[str, "Value | Several"]):
         return len(self._bindings)
 
 
-class _Given(Mapping[str, Binding]):
-    """The inputs a step gives a composite action in a leg of its job: each `with:` value evaluated there when first
-    read, the action's default for the rest."""
+class _Inputs(Mapping[str, Binding]):
+    """The declared inputs of a workflow or action as one use gives them: each value evaluated when first read
+    (most never are)."""
 
-    def __init__(self, step: Step, action: Action, leg: Leg) -> None:
-        self._declared = {name.lower(): item for name, item in action.inputs.items()}
-        self._given = {name.lower(): entry for name, entry in step.with_.items()}
-        self._step, self._action, self._leg = step, action, leg
+    def __init__(self, declared: Mapping[str, Input], given: Mapping[str, ModelEntry]) -> None:
+        self._declared = {name.lower(): item for name, item in declared.items()}
+        self._given = {name.lower(): entry for name, entry in given.items()}
         self._bindings: dict[str, Binding] = {}
 
     def __getitem__(self, name: str) -> Binding:
@@ -776,6 +776,19 @@ class _Given(Mapping[str, Binding]):
 
     def __len__(self) -> int:
         return len(self._declared)
+
+    @abstractmethod
+    def _binding(self, name: str, item: Input) -> Binding:
+        """The binding of a declared input: what this use gives it, else its default."""
+
+
+class _Given(_Inputs):
+    """The inputs a step gives a composite action in a leg of its job: each `with:` value evaluated there when first
+    read, the action's default for the rest."""
+
+    def __init__(self, step: Step, action: Action, leg: Leg) -> None:
+        super().__init__(action.inputs, step.with_)
+        self._step, self._action, self._leg = step, action, leg
 
     def _binding(self, name: str, item: Input) -> Binding:
         label = f"inputs.{name}"
@@ -797,27 +810,13 @@ class _Given(Mapping[str, Binding]):
         return Binding(label, Several(label, known[:_MAX_SEVERAL]), node.span, via)
 
 
-class _Passed(Mapping[str, Binding]):
+class _Passed(_Inputs):
     """The inputs one call passes in a leg of the calling job, each evaluated there the first time it is read (most
     never are), and the defaults of what it does not pass; a value that may be several is `Several`."""
 
     def __init__(self, caller: Job, callee: Workflow, leg: Leg) -> None:
-        declared = callee.workflow_call.inputs if callee.workflow_call is not None else {}
-        self._declared = {name.lower(): item for name, item in declared.items()}
-        self._given = {name.lower(): entry for name, entry in caller.with_.items()}
+        super().__init__(callee.workflow_call.inputs if callee.workflow_call is not None else {}, caller.with_)
         self._caller, self._callee, self._leg = caller, callee, leg
-        self._bindings: dict[str, Binding] = {}
-
-    def __getitem__(self, name: str) -> Binding:
-        if name not in self._bindings:
-            self._bindings[name] = self._binding(name, self._declared[name])
-        return self._bindings[name]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._declared)
-
-    def __len__(self) -> int:
-        return len(self._declared)
 
     def _binding(self, name: str, item: Input) -> Binding:
         label = f"inputs.{name}"
