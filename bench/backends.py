@@ -46,14 +46,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ci_checks import cli
 from ci_checks.backends import shellcheck, tools
 from ci_checks.backends.cache import ResultCache
 from ci_checks.backends.external import run_backends
-from ci_checks.backends.names import BACKENDS, BackendSettings
-from ci_checks.diagnostics import Diagnostic
-from ci_checks.loading import LoadedFile, load
-from ci_checks.repository import FileKind, Repository
+from ci_checks.cli import main as cli
+from ci_checks.core.diagnostics import Diagnostic
+from ci_checks.core.linters import BACKENDS, BackendSettings
+from ci_checks.core.repository import FileKind, Repository
+from ci_checks.model.loading import LoadedFile, load
 
 # actionlint's message for a shellcheck finding: "... SC2086:info:3:14: Double quote ...".
 _SHELLCHECK_MESSAGE = re.compile(r"SC(\d+):\w+:(\d+):(\d+):")

@@ -16,7 +16,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from ci_checks import cli, source, yamlpos
+from ci_checks.cli import main as cli
+from ci_checks.core import source
+from ci_checks.syntax import yamlpos
 
 FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "ci" / "fixtures" / "err"
 CASES = {

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import yaml
 
-from ci_checks import cli
-from ci_checks.repository import Repository
+from ci_checks.cli import main as cli
+from ci_checks.core.repository import Repository
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 

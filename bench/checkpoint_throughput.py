@@ -2,7 +2,7 @@
 
     python bench/checkpoint_throughput.py --size 1GiB --repeat 3 [--ranks 2] [-- --threads 4]
 
-Each run is a fresh `python -m ci_checks.checkpoint` (with --nproc-per-node for --ranks), so every
+Each run is a fresh `python -m ci_checks_checkpoint` (with --nproc-per-node for --ranks), so every
 run pays its own warm-up and none shares page cache state with the previous one's files.
 One run is noisy on a shared machine; the median of a few is what the docs record. The last
 two columns are the goals' ratios: blocking against the device-to-host copy (goal <= 1.5),
@@ -22,7 +22,7 @@ from typing import Any
 
 
 def one_run(size: str, ranks: int, extra: list[str], report: Path) -> dict[str, Any]:
-    harness = ["-m", "ci_checks.checkpoint", "--size", size, "--report-json", str(report), *extra]
+    harness = ["-m", "ci_checks_checkpoint", "--size", size, "--report-json", str(report), *extra]
     launcher = ["--nproc-per-node", str(ranks)] if ranks else []  # the harness starts torchrun itself
     subprocess.run([sys.executable, *harness, *launcher], check=True, capture_output=True, text=True)
     document: dict[str, Any] = json.loads(report.read_text(encoding="utf-8"))

@@ -60,7 +60,7 @@ from pathlib import Path
 
 from ci_checks import __version__
 from ci_checks.backends import tools
-from ci_checks.repository import Repository
+from ci_checks.core.repository import Repository
 
 BENCH = Path(__file__).resolve().parent
 POLICY = BENCH / "speed-policy.yml"

@@ -38,14 +38,14 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ci_checks import installed_imports
+from ci_checks.core import installed_imports
 
 if TYPE_CHECKING:
     from _pytest._code.code import TerminalRepr
 
-    from ci_checks.diagnostics import Span
+    from ci_checks.core.diagnostics import Span
+    from ci_checks.engine.outcome import Outcome
     from ci_checks.model import Workflow
-    from ci_checks.outcome import Outcome
     from ci_checks.policy import PolicyRule
     from ci_checks.query import CIRepository
 
@@ -56,10 +56,10 @@ _REPOSITORY = pytest.StashKey["CIRepository"]()
 _INSTALLED = installed_imports.install()
 _MODULES = (
     "ci_checks.query",
-    "ci_checks.config",
-    "ci_checks.config_source",
+    "ci_checks.config.load",
+    "ci_checks.core.config_source",
     "ci_checks.reporters.formats",
-    "ci_checks.reporters.escaping",
+    "ci_checks.core.escaping",
     "ci_checks.rules.schema",
 )
 _LIBRARIES = ("yaml", "jsonschema", "referencing", "rpds", "tree_sitter", "tree_sitter_bash", "regex")
@@ -82,7 +82,7 @@ def _ci_checks() -> dict[str, ModuleType]:
 
 
 def _escaping() -> ModuleType:
-    return _ci_checks()["ci_checks.reporters.escaping"]
+    return _ci_checks()["ci_checks.core.escaping"]
 
 
 def _positioned(span: Span, message: str) -> str:
@@ -122,10 +122,10 @@ def pytest_configure(config: pytest.Config) -> None:
     if not (config.getoption("ci_checks") or config.getini("ci_checks")):
         return
     modules = _ci_checks()
-    ci_config = modules["ci_checks.config"]
+    ci_config = modules["ci_checks.config.load"]
     repository = modules["ci_checks.query"].CIRepository(config.rootpath, config_ref=_config_ref(config))
     config.stash[_REPOSITORY] = repository
-    sources = modules["ci_checks.config_source"]
+    sources = modules["ci_checks.core.config_source"]
     try:
         files = sources.open_source(repository.repository, repository.config_ref)
         try:
@@ -178,7 +178,7 @@ class PolicyFile(pytest.File):
     """The policy file: one item per rule."""
 
     def collect(self) -> Iterator[pytest.Item]:
-        ci_config = _ci_checks()["ci_checks.config"]
+        ci_config = _ci_checks()["ci_checks.config.load"]
         repository = self.config.stash[_REPOSITORY]
         try:
             rules = repository.policy

@@ -18,18 +18,18 @@ from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
 
-from ci_checks import config
-from ci_checks.diagnostics import Diagnostic, Occurrence
-from ci_checks.dockerfile import Dockerfile
+from ci_checks.config import load as config
+from ci_checks.core.diagnostics import Diagnostic, Occurrence
+from ci_checks.core.globs import compile_glob
+from ci_checks.core.repository import WORKFLOW_DIR, FileKind, Repository, find_root
 from ci_checks.engine.options import Options
+from ci_checks.engine.outcome import Outcome, Request
 from ci_checks.engine.runs import check_repository
-from ci_checks.globs import compile_glob
-from ci_checks.loading import LoadedFile, Workspace
 from ci_checks.model import Action, Workflow
+from ci_checks.model.loading import LoadedFile, Workspace
 from ci_checks.model.values import occurrences
-from ci_checks.outcome import Outcome, Request
 from ci_checks.policy import PolicyRule
-from ci_checks.repository import WORKFLOW_DIR, FileKind, Repository, find_root
+from ci_checks.syntax.dockerfile import Dockerfile
 
 
 class CIRepository:

@@ -14,7 +14,7 @@
 # is installed (numpy, psutil, megatron-core; pytest for the full form), with torch, its accelerator libraries,
 # numpy and what requires torch pinned as they are: the image's CUDA or ROCm torch is never replaced. The
 # harness runs from this checkout, with PYTHON (default python3). The steps, their limits and the results are
-# ci_checks/checkpoint/gpu_checks.py's; docs/checkpoint.md explains them.
+# ci_checks_checkpoint/gpu_checks.py's; docs/checkpoint.md explains them.
 set -euo pipefail
 checkout="$(cd "$(dirname "$0")/.." && pwd)"
 # It runs where it is called, not in the checkout: `python -m` puts the working directory first on the path, and
@@ -22,6 +22,6 @@ checkout="$(cd "$(dirname "$0")/.." && pwd)"
 # the path, not the checkout, whose `tests` would shadow a project's `tests` on its PYTHONPATH.
 package_path="$(mktemp -d "${TMPDIR:-/tmp}/ci-checks-path.XXXXXX")"
 trap 'rm -rf -- "$package_path"' EXIT
-ln -s "$checkout/ci_checks" "$package_path/ci_checks"
+ln -s "$checkout/ci_checks_checkpoint" "$package_path/ci_checks_checkpoint"
 export PYTHONPATH="$package_path${PYTHONPATH:+:$PYTHONPATH}"
-"${PYTHON:-python3}" -m ci_checks.checkpoint.gpu_checks "$@"
+"${PYTHON:-python3}" -m ci_checks_checkpoint.gpu_checks "$@"

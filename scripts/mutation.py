@@ -1,7 +1,7 @@
 """Mutation testing of the modules whose mistakes reach users, with mutmut.
 
     python scripts/mutation.py run rules               # every module of a group
-    python scripts/mutation.py run ci_checks/fixes.py  # one module (the group's tests)
+    python scripts/mutation.py run ci_checks/engine/fixes.py  # one module (the group's tests)
     python scripts/mutation.py run --changed main      # the modules a change touched since `main`
     python scripts/mutation.py run --survivors fixes   # only the mutants that survived before
     python scripts/mutation.py run --sample 20 policy  # a fixed fifth of each module's mutants: an estimate
@@ -49,93 +49,98 @@ class Group:
     excluded: tuple[str, ...] = ()  # package files the globs match that another group tests
 
 
-_CLI = ("tests/ci/test_cli.py", "tests/ci/test_golden.py")
+_CLI = ("tests/ci/linter/cli/test_cli.py", "tests/ci/linter/rules/test_golden.py")
 GROUPS: dict[str, Group] = {
     "schema": Group(
         ("ci_checks/rules/schema.py",),
         (
-            "tests/ci/test_schema.py",
-            "tests/ci/test_schema_fast_path.py",
-            "tests/ci/test_github_verdicts.py",
-            "tests/ci/test_golden.py",
-            "tests/ci/test_corpus.py",
+            "tests/ci/linter/rules/test_schema.py",
+            "tests/ci/linter/rules/test_schema_fast_path.py",
+            "tests/ci/linter/model/test_github_verdicts.py",
+            "tests/ci/linter/rules/test_golden.py",
+            "tests/ci/linter/project/test_corpus.py",
         ),
     ),
     "rules": Group(
         ("ci_checks/rules/*.py",),
         (
-            "tests/ci/test_golden.py",
-            "tests/ci/test_corpus.py",
-            "tests/ci/test_file_model.py",
-            "tests/ci/test_runners.py",
-            "tests/ci/test_concurrency.py",
-            "tests/ci/test_reusable_calls.py",
-            "tests/ci/test_references.py",
-            "tests/ci/test_seed.py",
-            "tests/ci/test_rule_context.py",
-            "tests/ci/test_registry.py",
-            "tests/ci/test_model.py",
-            "tests/ci/test_fixes.py",
-            "tests/ci/test_injected_mistakes.py",
-            "tests/ci/test_github_verdicts.py",
-            "tests/ci/test_metamorphic.py",
-            "tests/ci/test_workspace_before_checkout.py",
-            "tests/ci/test_orphan_patch.py",
+            "tests/ci/linter/rules/test_golden.py",
+            "tests/ci/linter/project/test_corpus.py",
+            "tests/ci/linter/model/test_file_model.py",
+            "tests/ci/linter/model/test_runners.py",
+            "tests/ci/linter/model/test_concurrency.py",
+            "tests/ci/linter/model/test_reusable_calls.py",
+            "tests/ci/linter/model/test_references.py",
+            "tests/ci/linter/project/test_seed.py",
+            "tests/ci/linter/rules/test_rule_context.py",
+            "tests/ci/linter/rules/test_registry.py",
+            "tests/ci/linter/model/test_model.py",
+            "tests/ci/linter/engine/test_fixes.py",
+            "tests/ci/linter/project/test_injected_mistakes.py",
+            "tests/ci/linter/model/test_github_verdicts.py",
+            "tests/ci/linter/project/test_metamorphic.py",
+            "tests/ci/linter/rules/test_workspace_before_checkout.py",
+            "tests/ci/linter/rules/test_orphan_patch.py",
         ),
         excluded=("ci_checks/rules/schema.py",),
     ),
     "model-files": Group(
         ("ci_checks/model/files/*.py",),
         (
-            "tests/ci/test_file_model.py",
-            "tests/ci/test_workspace_before_checkout.py",
-            "tests/ci/test_orphan_patch.py",
-            "tests/ci/test_golden.py",
-            "tests/ci/test_corpus.py",
-            "tests/ci/test_seed.py",
-            "tests/ci/test_seed_policy.py",
-            "tests/ci/test_policy_v3.py",
-            "tests/ci/test_injected_mistakes.py",
-            "tests/ci/test_metamorphic.py",
+            "tests/ci/linter/model/test_file_model.py",
+            "tests/ci/linter/rules/test_workspace_before_checkout.py",
+            "tests/ci/linter/rules/test_orphan_patch.py",
+            "tests/ci/linter/rules/test_golden.py",
+            "tests/ci/linter/project/test_corpus.py",
+            "tests/ci/linter/project/test_seed.py",
+            "tests/ci/linter/policy/test_seed_policy.py",
+            "tests/ci/linter/policy/test_policy_constants_and_references.py",
+            "tests/ci/linter/project/test_injected_mistakes.py",
+            "tests/ci/linter/project/test_metamorphic.py",
         ),
     ),
     "policy": Group(
         ("ci_checks/policy/*.py", "ci_checks/policy/items/*.py", "ci_checks/policy/kinds/*.py"),
         (
-            "tests/ci/test_policy.py",
-            "tests/ci/test_policy_v2.py",
-            "tests/ci/test_policy_v3.py",
-            "tests/ci/test_policy_keys.py",
-            "tests/ci/test_policy_validation_fast.py",
-            "tests/ci/test_seed_policy.py",
-            "tests/ci/test_metamorphic.py",
-            "tests/ci/test_readme.py",
-            "tests/ci/test_golden.py",
+            "tests/ci/linter/policy/test_policy.py",
+            "tests/ci/linter/policy/test_policy_commands_and_scopes.py",
+            "tests/ci/linter/policy/test_policy_constants_and_references.py",
+            "tests/ci/linter/policy/test_policy_keys.py",
+            "tests/ci/linter/policy/test_policy_validation_fast.py",
+            "tests/ci/linter/policy/test_seed_policy.py",
+            "tests/ci/linter/project/test_metamorphic.py",
+            "tests/ci/linter/project/test_readme.py",
+            "tests/ci/linter/rules/test_golden.py",
         ),
     ),
     "suppression": Group(
-        ("ci_checks/suppression.py",), ("tests/ci/test_suppression.py", "tests/ci/test_untrusted_surfaces.py", *_CLI)
+        ("ci_checks/engine/suppression.py",),
+        ("tests/ci/linter/engine/test_suppression.py", "tests/ci/linter/security/test_untrusted_surfaces.py", *_CLI),
     ),
-    "baseline": Group(("ci_checks/baseline.py",), ("tests/ci/test_baseline.py", "tests/ci/test_untrusted_surfaces.py")),
+    "baseline": Group(
+        ("ci_checks/engine/baseline.py",),
+        ("tests/ci/linter/engine/test_baseline.py", "tests/ci/linter/security/test_untrusted_surfaces.py"),
+    ),
     "changes": Group(
-        ("ci_checks/changes.py",),
-        ("tests/ci/test_new_since.py", "tests/ci/test_untrusted_surfaces.py"),
+        ("ci_checks/engine/changes.py",),
+        ("tests/ci/linter/engine/test_new_since.py", "tests/ci/linter/security/test_untrusted_surfaces.py"),
     ),
     "settings": Group(
-        ("ci_checks/settings.py",), ("tests/ci/test_settings.py", "tests/ci/test_per_file_ignores.py", *_CLI)
+        ("ci_checks/config/selection.py",),
+        ("tests/ci/linter/config/test_settings.py", "tests/ci/linter/config/test_per_file_ignores.py", *_CLI),
     ),
     "reporters": Group(
         ("ci_checks/reporters/*.py",),
         (
-            "tests/ci/test_reporters.py",
-            "tests/ci/test_terminal.py",
-            "tests/ci/test_untrusted.py",
-            "tests/ci/test_untrusted_surfaces.py",
-            "tests/ci/test_fuzz_surfaces.py",
+            "tests/ci/linter/reporters/test_reporters.py",
+            "tests/ci/linter/cli/test_terminal.py",
+            "tests/ci/linter/security/test_untrusted.py",
+            "tests/ci/linter/security/test_untrusted_surfaces.py",
+            "tests/ci/linter/security/test_fuzz_surfaces.py",
             *_CLI,
         ),
     ),
-    "fixes": Group(("ci_checks/fixes.py",), ("tests/ci/test_fixes.py",)),
+    "fixes": Group(("ci_checks/engine/fixes.py",), ("tests/ci/linter/engine/test_fixes.py",)),
 }
 
 

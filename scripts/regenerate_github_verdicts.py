@@ -1,4 +1,4 @@
-"""Record GitHub's verdict on every workflow shape of `tests/ci/github_shapes.py`.
+"""Record GitHub's verdict on every workflow shape of `tests/ci/linter/model/github_shapes.py`.
 
     python scripts/regenerate_github_verdicts.py
 
@@ -27,7 +27,7 @@ from pathlib import Path
 PROJECT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(PROJECT))
 
-from tests.ci.github_shapes import shapes  # noqa: E402
+from tests.ci.linter.model.github_shapes import shapes  # noqa: E402
 
 PACKAGE = "@actions/workflow-parser"
 VERSION = "0.3.61"

@@ -34,11 +34,11 @@ from typing import Any
 from ci_checks.backends import tools
 from ci_checks.backends.context import ConfigRefused, Context, FileFailed, named_in, with_its_config
 from ci_checks.backends.mirror import Mirror
-from ci_checks.diagnostics import Diagnostic, Severity, Span
-from ci_checks.loading import LoadedFile
+from ci_checks.core.diagnostics import Diagnostic, Severity, Span
+from ci_checks.core.repository import FileKind
+from ci_checks.model.loading import LoadedFile
 from ci_checks.model.steps import ScalarLocator
-from ci_checks.repository import FileKind
-from ci_checks.yamlpos import Node, Scalar, scalars
+from ci_checks.syntax.yamlpos import Node, Scalar, scalars
 
 MIN_VERSION = (1, 7)
 _VERSION = re.compile(r"(\d+)\.(\d+)(?:\.\d+)?")

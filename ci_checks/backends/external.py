@@ -32,12 +32,12 @@ from pathlib import Path
 from ci_checks.backends import actionlint, linter_config, mirror, shellcheck, tools, zizmor
 from ci_checks.backends.cache import ResultCache, binary_identity, digest, environment
 from ci_checks.backends.context import Context
-from ci_checks.backends.names import BACKENDS, BackendSettings
-from ci_checks.config_source import WorkTree
-from ci_checks.diagnostic_data import decode_diagnostics, encode_diagnostics
-from ci_checks.diagnostics import Diagnostic, Span, sorted_diagnostics
-from ci_checks.loading import LoadedFile
-from ci_checks.repository import Repository
+from ci_checks.core.config_source import WorkTree
+from ci_checks.core.diagnostic_data import decode_diagnostics, encode_diagnostics
+from ci_checks.core.diagnostics import Diagnostic, Span, sorted_diagnostics
+from ci_checks.core.linters import BACKENDS, BackendSettings
+from ci_checks.core.repository import Repository
+from ci_checks.model.loading import LoadedFile
 from ci_checks.rules.cc090_backend_unavailable import RULE as UNAVAILABLE
 from ci_checks.rules.cc091_backend_failed import RULE as FAILED
 

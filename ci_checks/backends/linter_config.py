@@ -25,13 +25,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ci_checks import yamlpos
-from ci_checks.backends.names import ACTIONLINT_CONFIGS
-from ci_checks.config_source import ConfigSource
-from ci_checks.diagnostics import Diagnostic, Severity, Span
+from ci_checks.core.config_source import ConfigSource
+from ci_checks.core.diagnostics import Diagnostic, Severity, Span
+from ci_checks.core.linters import ACTIONLINT_CONFIGS
 from ci_checks.rules.cc004_unreadable_file import RULE as UNREADABLE
 from ci_checks.rules.cc092_linter_config import RULE as LINTER_CONFIG
-from ci_checks.yamlpos import IssueKind
+from ci_checks.syntax import yamlpos
+from ci_checks.syntax.yamlpos import IssueKind
 
 CANDIDATES = {
     "actionlint": ACTIONLINT_CONFIGS,

@@ -19,9 +19,9 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from ci_checks.backends.names import EQUIVALENT, LINTER_FIRST, NAMED, SAME_COLUMN, SAME_JOB
-from ci_checks.diagnostics import Diagnostic, Related, Span
-from ci_checks.loading import LoadedFile
+from ci_checks.core.diagnostics import Diagnostic, Related, Span
+from ci_checks.core.linters import EQUIVALENT, LINTER_FIRST, NAMED, SAME_COLUMN, SAME_JOB
+from ci_checks.model.loading import LoadedFile
 
 _NOTE_CHARS = 200
 

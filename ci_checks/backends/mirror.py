@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ci_checks.backends import tools
-from ci_checks.loading import LoadedFile
-from ci_checks.repository import Repository
-from ci_checks.source import SourceFile, printable
-from ci_checks.yamlpos import Scalar
+from ci_checks.core.repository import Repository
+from ci_checks.core.source import SourceFile, printable
+from ci_checks.model.loading import LoadedFile
+from ci_checks.syntax.yamlpos import Scalar
 
 LOCK_FILE = ".github/workflows/actions.lock"
 _ACTION_FILES = ("action.yml", "action.yaml")

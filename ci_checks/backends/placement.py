@@ -26,15 +26,15 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator
 
-from ci_checks.context import RepositoryContext
-from ci_checks.diagnostics import Diagnostic, Span
-from ci_checks.loading import LoadedFile
+from ci_checks.core.diagnostics import Diagnostic, Span
+from ci_checks.core.repository import FileKind
 from ci_checks.model import Action
 from ci_checks.model.expressions import condition
+from ci_checks.model.loading import LoadedFile
 from ci_checks.model.trust import Author, Place, Trust
-from ci_checks.repository import FileKind
-from ci_checks.shell import Word, walk
-from ci_checks.shell.fields import one_field
+from ci_checks.rules.context import RepositoryContext
+from ci_checks.syntax.shell import Word, walk
+from ci_checks.syntax.shell.fields import one_field
 
 INJECTION = "ZZ-template-injection"
 SPLIT_SUBSTITUTION = "SC2046"

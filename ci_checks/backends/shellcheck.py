@@ -47,16 +47,17 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from ci_checks import anchors
 from ci_checks.backends import tools
 from ci_checks.backends.cache import ResultCache, binary_identity, digest
-from ci_checks.config_source import ConfigSource
-from ci_checks.diagnostics import Diagnostic, Severity, Span
-from ci_checks.loading import LoadedFile
-from ci_checks.model.steps import ScalarLocator, shell_program
+from ci_checks.core.config_source import ConfigSource
+from ci_checks.core.diagnostics import Diagnostic, Severity, Span
+from ci_checks.core.source import SourceFile
+from ci_checks.model.loading import LoadedFile
+from ci_checks.model.steps import ScalarLocator
 from ci_checks.rules.cc092_linter_config import RULE as LINTER_CONFIG
-from ci_checks.shell import expression_ranges, mask_expressions
-from ci_checks.source import SourceFile
+from ci_checks.syntax import anchors
+from ci_checks.syntax.shell import expression_ranges, mask_expressions
+from ci_checks.syntax.shell.programs import shell_program
 
 EXCLUDED = ("SC1091", "SC2194", "SC2050", "SC2153", "SC2154", "SC2157", "SC2043")
 DIALECTS = ("bash", "sh", "dash", "ksh")

@@ -13,7 +13,7 @@ when a repository is checked and no kept run is reused.
 
 from ci_checks.engine.interrupts import Terminated, unwinding
 from ci_checks.engine.options import Options, parse_backends
+from ci_checks.engine.outcome import Failure, Outcome, UsageError
 from ci_checks.engine.session import Session
-from ci_checks.outcome import Failure, Outcome, UsageError
 
 __all__ = ["Failure", "Options", "Outcome", "Session", "Terminated", "UsageError", "parse_backends", "unwinding"]

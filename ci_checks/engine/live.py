@@ -20,17 +20,17 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ci_checks import config_files, config_source
-from ci_checks.diagnostics import Diagnostic
+from ci_checks.core import config_files, config_source
+from ci_checks.core.diagnostics import Diagnostic
+from ci_checks.core.repository import Repository
 from ci_checks.engine.options import Options
+from ci_checks.engine.outcome import Outcome, Request, UsageError
 from ci_checks.engine.runs import Runs, plan
-from ci_checks.outcome import Outcome, Request, UsageError
-from ci_checks.repository import Repository
 
 if TYPE_CHECKING:
-    from ci_checks.check import Plan, Reuse
-    from ci_checks.config import Config
-    from ci_checks.loading import LoadedFile, Workspace
+    from ci_checks.config.load import Config
+    from ci_checks.engine.check import Plan, Reuse
+    from ci_checks.model.loading import LoadedFile, Workspace
 
 
 @dataclass(frozen=True)
@@ -69,8 +69,8 @@ class Workbench:
 
     def configure(self) -> None:
         """Read the configuration (again) and decide what runs; every file's findings are found again."""
-        from ci_checks import config
-        from ci_checks.check import Reuse
+        from ci_checks.config import load as config
+        from ci_checks.engine.check import Reuse
 
         self.config_error = self.problem = None
         self._config_stamp = self._config_files_stamp()
@@ -106,7 +106,7 @@ class Workbench:
             return None
 
     def _workspace(self, max_bytes: int) -> Workspace:
-        from ci_checks.loading import Workspace
+        from ci_checks.model.loading import Workspace
 
         return Workspace(self.repository, max_bytes)
 
@@ -149,7 +149,7 @@ class Workbench:
     def check(self, relatives: Sequence[str]) -> Outcome:
         """The findings of ci-checks' own rules and the policy in these files (the open documents), with those the
         linters found in the documents that still hold what they read."""
-        from ci_checks.check import run
+        from ci_checks.engine.check import run
 
         assert self.own_plan is not None and self._reuse is not None and self.settings is not None
         request = Request(files=list(relatives), named=[(relative, relative, False) for relative in relatives])
@@ -172,8 +172,8 @@ class Workbench:
         """The external linters over one saved document, to run away from the editor's requests (it reads only
         what it is given and the repository's files); None when no linter is to run."""
         from ci_checks.backends.external import run_backends
-        from ci_checks.context import RepositoryContext
-        from ci_checks.loading import YAML_KINDS
+        from ci_checks.model.loading import YAML_KINDS
+        from ci_checks.rules.context import RepositoryContext
 
         assert self._reuse is not None
         if not self.linters:

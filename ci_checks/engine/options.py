@@ -7,7 +7,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ci_checks.backends.names import BACKENDS, backend_names
+from ci_checks.core.linters import BACKENDS, backend_names
 
 
 @dataclass

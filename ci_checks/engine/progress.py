@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import TextIO
 
-from ci_checks.reporters.escaping import one_line
+from ci_checks.core.escaping import one_line
 
 
 class Progress:

@@ -18,20 +18,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from ci_checks import config_files, config_source
 from ci_checks.backends import tools
 from ci_checks.backends.cache import ResultCache, binary_identity, default_folder
-from ci_checks.backends.names import BACKENDS, DEFAULT_PROFILE, BackendSettings
+from ci_checks.core import config_files, config_source
+from ci_checks.core.escaping import one_line
+from ci_checks.core.linters import BACKENDS, DEFAULT_PROFILE, BackendSettings
+from ci_checks.core.repository import Journal, Repository
+from ci_checks.core.source import DEFAULT_MAX_BYTES, SourceFile
 from ci_checks.engine.options import Options, asked, parse_backends
+from ci_checks.engine.outcome import Outcome, Request, UsageError
 from ci_checks.engine.progress import Progress
-from ci_checks.outcome import Outcome, Request, UsageError
-from ci_checks.reporters.escaping import one_line
-from ci_checks.repository import Journal, Repository
-from ci_checks.source import DEFAULT_MAX_BYTES, SourceFile
 
 if TYPE_CHECKING:
-    from ci_checks import config
-    from ci_checks.check import Plan
+    from ci_checks.config import load as config
+    from ci_checks.engine.check import Plan
     from ci_checks.policy import PolicyRule
 
 
@@ -68,7 +68,7 @@ class Runs:
             cache_folder = self.cache_folder(repository)
             key = ""
             if repository.journal is not None and cache_folder is not None:
-                from ci_checks import run_cache
+                from ci_checks.engine import run_cache
 
                 results = ResultCache(cache_folder)
                 key = run_cache.run_key(self._asked(repository, request, config_file), self._linters())
@@ -82,7 +82,7 @@ class Runs:
     def kept(self, attempt: Attempt, repository: Repository) -> Outcome | None:
         if attempt.results is None:
             return None
-        from ci_checks import run_cache
+        from ci_checks.engine import run_cache
 
         return run_cache.fetch(attempt.results, attempt.key, repository, attempt.config_file)
 
@@ -99,7 +99,7 @@ class Runs:
                 repository, request, attempt.config_file, attempt.cache_folder, attempt.files
             )
             if attempt.results is not None:
-                from ci_checks import run_cache
+                from ci_checks.engine import run_cache
 
                 run_cache.store(attempt.results, attempt.key, repository, outcome, attempt.config_file)
         return plan, outcome
@@ -117,8 +117,8 @@ class Runs:
         cache_folder: Path | None,
         files: config_source.ConfigSource,
     ) -> tuple[Plan, Outcome]:
-        from ci_checks import config
-        from ci_checks.check import run
+        from ci_checks.config import load as config
+        from ci_checks.engine.check import run
 
         settings = config.parse(config_file, repository) if config_file is not None else config.Config()
         if settings.path in request.files and "" not in request.folders:
@@ -133,7 +133,7 @@ class Runs:
         """`--new-since`: keep the findings that are new since the commit (see `changes`), the base checked with the
         work tree's options and configuration (from the work tree, `--config` or `--config-ref`, as the work tree
         was)."""
-        from ci_checks.changes import BaseUnavailable, new_since
+        from ci_checks.engine.changes import BaseUnavailable, new_since
 
         def check_base(base: Repository, base_request: Request) -> Outcome:
             files = config_source.open_source(repository, self.options.config_ref)
@@ -166,7 +166,7 @@ class Runs:
         explicit = self.options.config
         if explicit is None:
             return config_files.find(files)
-        from ci_checks import source
+        from ci_checks.core import source
 
         try:
             display = repository.relative(explicit)
@@ -241,10 +241,10 @@ def plan(
     cache_folder: Path | None = None,
     policy_rules: list[PolicyRule] | None = None,
 ) -> Plan:
-    """What to run, from the options and the configuration (see `ci_checks.settings` for what selectors name):
+    """What to run, from the options and the configuration (see `ci_checks.config.selection` for what selectors name):
     `policy_rules`, when given, are the policy rules to run instead of those the selection keeps."""
-    from ci_checks.check import Plan
-    from ci_checks.settings import SelectionError, resolve
+    from ci_checks.config.selection import SelectionError, resolve
+    from ci_checks.engine.check import Plan
 
     selected: list[str] | None = options.select or settings.select
     ignored = [*settings.ignore, *options.ignore]
@@ -287,7 +287,7 @@ def check_repository(
 ) -> Outcome:
     """Check a repository whose configuration is already read, as a session checks it once it has read it (the
     query API's way in): no kept run, no linter the options do not name."""
-    from ci_checks.check import run
+    from ci_checks.engine.check import run
 
     repository.exclude = settings.exclude
     return run(repository, request, plan(options, settings, policy_rules=policy_rules), settings)

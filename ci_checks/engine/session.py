@@ -14,20 +14,20 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from ci_checks import config_files, config_source, output_files
 from ci_checks.backends import tools
-from ci_checks.diagnostics import sorted_diagnostics
+from ci_checks.core import config_files, config_source, escaping, output_files
+from ci_checks.core.diagnostics import sorted_diagnostics
+from ci_checks.core.escaping import one_line
+from ci_checks.core.repository import Repository, find_root
+from ci_checks.engine import errors
 from ci_checks.engine.options import Options
+from ci_checks.engine.outcome import Failure, Outcome, Request, UsageError
 from ci_checks.engine.runs import Runs
 from ci_checks.engine.workers import in_workers
-from ci_checks.outcome import Failure, Outcome, Request, UsageError
-from ci_checks.reporters import errors, escaping
-from ci_checks.reporters.escaping import one_line
-from ci_checks.repository import Repository, find_root
 
 if TYPE_CHECKING:
-    from ci_checks import baseline, fixes
-    from ci_checks.check import Plan
+    from ci_checks.engine import baseline, fixes
+    from ci_checks.engine.check import Plan
 
 MAX_FIX_PASSES = 5
 """A fix can make another finding fixable, and overlapping fixes wait for a fresh check: a few passes at most."""
@@ -122,7 +122,7 @@ class Session:
     def fix(self) -> list[fixes.Change]:
         """Apply the fixes pass after pass until none is left (`fix`), or return the first pass's changes
         (`diff`)."""
-        from ci_checks import fixes
+        from ci_checks.engine import fixes
 
         shown: list[fixes.Change] = []
         fixed, files = 0, 0
@@ -148,7 +148,7 @@ class Session:
         return shown
 
     def _write_baseline(self, path: Path, outcome: Outcome) -> None:
-        from ci_checks import baseline
+        from ci_checks.engine import baseline
 
         if outcome.failures:
             failed = "".join(errors.failure(failure.root, failure.error) for failure in outcome.failures)
@@ -162,7 +162,7 @@ class Session:
 
     def _apply_baseline(self, path: Path, outcome: Outcome, requests: list[Request]) -> None:
         """Keep the findings the baseline does not accept; say how many it accepted and which entries are stale."""
-        from ci_checks import baseline
+        from ci_checks.engine import baseline
 
         try:
             recorded = baseline.load(path, self.protected, self.options.config_ref)

@@ -17,11 +17,11 @@ from contextlib import suppress
 from pathlib import Path
 from types import FrameType
 
+from ci_checks.core.repository import Repository
 from ci_checks.engine.interrupts import Terminated
 from ci_checks.engine.options import Options
+from ci_checks.engine.outcome import Outcome, Request
 from ci_checks.engine.runs import Runs
-from ci_checks.outcome import Outcome, Request
-from ci_checks.repository import Repository
 
 EXIT_TERMINATED = 128 + signal.SIGTERM
 
@@ -45,7 +45,7 @@ def in_workers(runs: Runs, groups: list[tuple[Repository, Request]]) -> tuple[di
     import multiprocessing
 
     # What every check imports, imported once here and shared, rather than once in each worker.
-    from ci_checks import check, config  # noqa: F401
+    from ci_checks.engine import check  # noqa: F401
 
     pool = multiprocessing.get_context("fork").Pool(workers, initializer=_quiet_worker)
     # The largest first, so that no worker is left with a large one while the others have finished.

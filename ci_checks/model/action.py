@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ci_checks.core.source import SourceFile
 from ci_checks.model.paths import Selected, get_text, select_text
 from ci_checks.model.steps import Step, find_step, matching_steps
 from ci_checks.model.values import mapping, pairs, text
 from ci_checks.model.workflow import Input, Output
-from ci_checks.source import SourceFile
-from ci_checks.yamlpos import Document, Mapping, Sequence
+from ci_checks.syntax.yamlpos import Document, Mapping, Sequence
 
 
 @dataclass(eq=False)

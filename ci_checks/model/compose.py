@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from ci_checks.model.inventory import AMD_DEVICES
 from ci_checks.model.values import mapping, string_list
-from ci_checks.yamlpos import Mapping, Node, Scalar, Sequence
+from ci_checks.syntax.yamlpos import Mapping, Node, Scalar, Sequence
 
 COMPOSE_FILES = ("compose.yaml", "compose.yml", "docker-compose.yaml", "docker-compose.yml")
 """The files `docker compose` reads in its folder when no `-f` names one, in the order it looks for them."""

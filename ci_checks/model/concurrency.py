@@ -20,11 +20,11 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from functools import cached_property
 
-from ci_checks.diagnostics import Span
+from ci_checks.core.diagnostics import Span
 from ci_checks.model.evaluation import Scope, Value, called, evaluate, holds, truthy
 from ci_checks.model.values import mapping, string_list
 from ci_checks.model.workflow import Job, Trigger, Workflow
-from ci_checks.yamlpos import Mapping, Node, Scalar, Sequence
+from ci_checks.syntax.yamlpos import Mapping, Node, Scalar, Sequence
 
 _MAX_DEPTH = 4
 _NEVER_SHARED = frozenset({"workflow_dispatch", "workflow_call"})

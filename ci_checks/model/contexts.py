@@ -12,11 +12,11 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from ci_checks.diagnostics import Span
+from ci_checks.core.diagnostics import Span
+from ci_checks.core.source import SourceFile
 from ci_checks.model.expressions import EXPRESSION
 from ci_checks.model.steps import ScalarLocator
-from ci_checks.source import SourceFile
-from ci_checks.yamlpos import Mapping, Node, Scalar, Sequence
+from ci_checks.syntax.yamlpos import Mapping, Node, Scalar, Sequence
 
 _READ = re.compile(
     r"(?<![\w.-])(?P<context>github\.event\.inputs|inputs|secrets)"

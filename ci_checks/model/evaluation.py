@@ -46,7 +46,7 @@ from itertools import count
 
 from ci_checks.model.expressions import EXPRESSION, condition
 from ci_checks.model.workflow import Job, Workflow
-from ci_checks.yamlpos import Node, Scalar
+from ci_checks.syntax.yamlpos import Node, Scalar
 
 
 class _Unknown(Enum):

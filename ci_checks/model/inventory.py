@@ -41,7 +41,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 
-from ci_checks.diagnostics import Span
+from ci_checks.core.diagnostics import Span
 from ci_checks.model.runners import GENERIC_LABELS, Label, Runner, RunnerInventory, is_github_hosted
 from ci_checks.model.valuation.runners import RunnerResolver
 from ci_checks.model.workflow import Job, Workflow

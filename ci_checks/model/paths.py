@@ -24,12 +24,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
 
-from ci_checks.diagnostics import Answer, Span
-from ci_checks.globs import Glob, GlobError, compile_name_glob, literal
+from ci_checks.core.diagnostics import Answer, Span
+from ci_checks.core.globs import Glob, GlobError, compile_name_glob, literal
 from ci_checks.model import reading
 from ci_checks.model.reading import Path
-from ci_checks.yamlpos import Mapping, Node, Plain, Scalar
-from ci_checks.yamlpos import Sequence as YamlSequence
+from ci_checks.syntax.yamlpos import Mapping, Node, Plain, Scalar
+from ci_checks.syntax.yamlpos import Sequence as YamlSequence
 
 _BRACKET = re.compile(r"\[(?:(?P<each>\*)|(?P<index>-?[0-9]+)|\"(?P<dq>[^\"]*)\"|'(?P<sq>[^']*)')\]")
 

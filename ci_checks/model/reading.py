@@ -19,9 +19,9 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 
-from ci_checks.globs import Glob, compile_glob
-from ci_checks.yamlpos import Mapping, Node, Plain, Scalar
-from ci_checks.yamlpos import Sequence as YamlSequence
+from ci_checks.core.globs import Glob, compile_glob
+from ci_checks.syntax.yamlpos import Mapping, Node, Plain, Scalar
+from ci_checks.syntax.yamlpos import Sequence as YamlSequence
 
 Path = tuple[str | int, ...]
 """A place in a file, from its root: keys and list indexes."""

@@ -23,9 +23,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
 
-from ci_checks.diagnostics import Span
+from ci_checks.core.diagnostics import Span
 from ci_checks.model.files.places import Place, Scope
-from ci_checks.shell import Command, Word
+from ci_checks.syntax.shell import Command, Word
 
 Kind = Literal[
     "script", "patch", "requirements", "dockerfile", "context", "install", "make", "cd", "volume", "bind-mount"

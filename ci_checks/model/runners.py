@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from ci_checks.diagnostics import Related, Span
+from ci_checks.core.diagnostics import Related, Span
 from ci_checks.model.values import Entry
 from ci_checks.model.workflow import Job
 

@@ -40,14 +40,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from ci_checks.diagnostics import Related
+from ci_checks.core.diagnostics import Related
 from ci_checks.model.action import Action
 from ci_checks.model.evaluation import tokens as expression_tokens
 from ci_checks.model.expressions import EXPRESSION
 from ci_checks.model.steps import Step
 from ci_checks.model.values import Entry
 from ci_checks.model.workflow import Input, Job, Workflow
-from ci_checks.yamlpos import Mapping, Node, Scalar, Sequence
+from ci_checks.syntax.yamlpos import Mapping, Node, Scalar, Sequence
 
 
 class Author(enum.IntEnum):

@@ -2,19 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from ci_checks.diagnostics import Occurrence, Span
-from ci_checks.source import SourceFile
-from ci_checks.yamlpos import Mapping, Node, Scalar, Sequence
-
-_EXPRESSION = re.compile(r"\$\{\{.*?\}\}", re.DOTALL)
-
-
-def is_expression(text: str) -> bool:
-    return bool(_EXPRESSION.search(text))
+from ci_checks.core.diagnostics import Occurrence, Span
+from ci_checks.core.source import SourceFile
+from ci_checks.syntax.yamlpos import Mapping, Node, Scalar, Sequence
 
 
 @dataclass(frozen=True, eq=False)

@@ -9,22 +9,22 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from ci_checks.diagnostics import Occurrence, Span
+from ci_checks.core.diagnostics import Occurrence, Span
+from ci_checks.core.source import SourceFile
 from ci_checks.model.paths import Selected, get_text, select_text
 from ci_checks.model.steps import ActionRef, Step, find_step, matching_steps
 from ci_checks.model.values import (
     Entry,
     entries,
     entry,
-    is_expression,
     mapping,
     occurrences,
     pairs,
     string_list,
     text,
 )
-from ci_checks.source import SourceFile
-from ci_checks.yamlpos import Document, Mapping, Node, Scalar, Sequence
+from ci_checks.syntax.shell.quoting import is_expression
+from ci_checks.syntax.yamlpos import Document, Mapping, Node, Scalar, Sequence
 
 
 @dataclass(eq=False)

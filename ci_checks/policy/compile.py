@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from ci_checks.diagnostics import Related, Severity, Span
+from ci_checks.core.diagnostics import Related, Severity, Span
+from ci_checks.core.repository import Repository
 from ci_checks.policy.items import compile_item
 from ci_checks.policy.kinds import BY_NAME
 from ci_checks.policy.model import (
@@ -22,7 +23,6 @@ from ci_checks.policy.model import (
 )
 from ci_checks.policy.scopes import WHERE_SCHEMA, compile_where, narrowed
 from ci_checks.policy.validation import validate
-from ci_checks.repository import Repository
 
 
 def compile_rules(

@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
 
-from ci_checks.globs import Glob, GlobError, compile_glob, compile_name_glob, compile_ref_glob, literal
+from ci_checks.core.globs import Glob, GlobError, compile_glob, compile_name_glob, compile_ref_glob, literal
 from ci_checks.policy.model import Count, Place, StepSelector, Unreadable
-from ci_checks.pysource import ConstantError, constant
-from ci_checks.yamlpos import Plain
+from ci_checks.syntax.pysource import ConstantError, constant
+from ci_checks.syntax.yamlpos import Plain
 
 LITERAL = {
     "description": "Exactly this text, `*`, `?` and `[` included, instead of a glob.",
@@ -115,7 +115,7 @@ def values(raw: Any, place: Place) -> Plain:
 
 def python_constant(relative: str, name: str, place: Place) -> Plain:
     """`list(NAME)` of a module-level constant of a Python file of the repository, read from its syntax tree and
-    never run (`ci_checks.pysource.constant`); `Unreadable` when the repository does not give it."""
+    never run (`ci_checks.syntax.pysource.constant`); `Unreadable` when the repository does not give it."""
     repository = place.repository
     if repository is None:
         raise place.error("`from` reads a file of the repository, and there is none here")

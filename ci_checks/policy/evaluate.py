@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ci_checks.diagnostics import Diagnostic, Span
-from ci_checks.loading import LoadedFile, Workspace
+from ci_checks.core.diagnostics import Diagnostic, Span
+from ci_checks.model.loading import LoadedFile, Workspace
 from ci_checks.model.reading import events
 from ci_checks.policy.findings import about, no_match, unreadable
 from ci_checks.policy.model import Covers, Named, Part, PolicyRule, Scope, SearchTimedOut, UnreadableItem
 from ci_checks.policy.scopes import candidates, repository_scope, select
-from ci_checks.pysource import PythonSyntaxError
 from ci_checks.rules import cc106_policy_unreadable_input
+from ci_checks.syntax.pysource import PythonSyntaxError
 
 
 def evaluate(

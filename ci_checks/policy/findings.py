@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from ci_checks.diagnostics import Diagnostic, Span
-from ci_checks.loading import LoadedFile
+from ci_checks.core.diagnostics import Diagnostic, Span
+from ci_checks.model.loading import LoadedFile
 from ci_checks.policy.model import PolicyRule
-from ci_checks.rule import Rule
 from ci_checks.rules import cc104_policy_no_match, cc106_policy_unreadable_input
+from ci_checks.rules.rule import Rule
 
 
 def about(built_in: Rule, rule: PolicyRule, span: Span, message: str) -> Diagnostic:

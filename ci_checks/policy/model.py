@@ -15,21 +15,21 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from ci_checks.config_files import ConfigError
-from ci_checks.diagnostics import Diagnostic, Fix, Occurrence, Related, Severity, Span
-from ci_checks.globs import Glob, matches_any
+from ci_checks.core.config_files import ConfigError
+from ci_checks.core.diagnostics import Diagnostic, Fix, Occurrence, Related, Severity, Span
+from ci_checks.core.globs import Glob, matches_any
 from ci_checks.model.steps import uses_matches
 from ci_checks.policy import shapes
-from ci_checks.rule import Rule
+from ci_checks.rules.rule import Rule
 
 if TYPE_CHECKING:
-    from ci_checks import shell
-    from ci_checks.loading import LoadedFile, Workspace
+    from ci_checks.core.repository import Repository
     from ci_checks.model import Entry, Job, Step
+    from ci_checks.model.loading import LoadedFile, Workspace
     from ci_checks.model.reading import Path
-    from ci_checks.repository import Repository
-    from ci_checks.shell import Block
-    from ci_checks.yamlpos import Node
+    from ci_checks.syntax import shell
+    from ci_checks.syntax.shell import Block
+    from ci_checks.syntax.yamlpos import Node
 
 Covers = Callable[[str], bool]
 """Whether a repo-relative path is among what was asked to be checked."""

@@ -28,16 +28,16 @@ import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from ci_checks.globs import GlobError, compile_glob
-from ci_checks.loading import LoadedFile, Workspace
+from ci_checks.core.globs import GlobError, compile_glob
+from ci_checks.core.repository import FileKind, kind_of
 from ci_checks.model import Step, Workflow
 from ci_checks.model.files.jobs import JobFlow
 from ci_checks.model.files.places import WORKSPACE, Place, Scope, place_of
 from ci_checks.model.files.repository import UNSURE, RepositoryFiles
+from ci_checks.model.loading import LoadedFile, Workspace
 from ci_checks.model.references import command_references
-from ci_checks.pysource import parse
-from ci_checks.repository import FileKind, kind_of
-from ci_checks.shell import Script
+from ci_checks.syntax.pysource import parse
+from ci_checks.syntax.shell import Script
 
 _NAMED = ("script", "patch", "requirements", "dockerfile")
 """Reference kinds that name one file; a build context, an install or a `cd` names the tree or a folder."""

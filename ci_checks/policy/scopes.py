@@ -16,16 +16,16 @@ from typing import Any
 
 import regex
 
-from ci_checks import shell
-from ci_checks.diagnostics import Span
-from ci_checks.globs import Glob, matches_any
-from ci_checks.loading import LoadedFile, Workspace
+from ci_checks.core.diagnostics import Span
+from ci_checks.core.globs import Glob, matches_any
+from ci_checks.core.repository import FileKind, kind_of
 from ci_checks.model import Job, Step
+from ci_checks.model.loading import LoadedFile, Workspace
 from ci_checks.model.reading import events
 from ci_checks.policy.compiling import GLOB_OR_LITERAL, STEP_SELECTOR, name_glob, path_globs, step_selector
 from ci_checks.policy.model import Branch, Named, Place, PolicyError, Scope, Where
-from ci_checks.repository import FileKind, kind_of
-from ci_checks.yamlpos import Node, Scalar
+from ci_checks.syntax import shell
+from ci_checks.syntax.yamlpos import Node, Scalar
 
 
 def is_null(node: Node) -> bool:

@@ -50,7 +50,7 @@ def _accepted(data: object, schema: Mapping[str, Any]) -> bool:
 
     False when it cannot say (data it cannot read, a schema it does not
     compile): the explaining validator then decides, so this only ever saves
-    time. `tests/ci/test_policy_validation_fast.py` holds the two to the same
+    time. `tests/ci/linter/policy/test_policy_validation_fast.py` holds the two to the same
     verdicts.
     """
     import jsonschema_rs

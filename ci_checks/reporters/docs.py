@@ -20,9 +20,10 @@ import functools
 import re
 from dataclasses import dataclass
 
-from ci_checks import __version__, registry
-from ci_checks.rule import Rule
-from ci_checks.settings import ACTIONLINT_KINDS, ZIZMOR_AUDITS, linter_code
+from ci_checks import __version__
+from ci_checks.config.selection import ACTIONLINT_KINDS, ZIZMOR_AUDITS, linter_code
+from ci_checks.rules import registry
+from ci_checks.rules.rule import Rule
 
 SHELLCHECK_WIKI = "https://www.shellcheck.net/wiki/"
 ZIZMOR_AUDITS_PAGE = "https://docs.zizmor.sh/audits/"

@@ -7,11 +7,26 @@ prints text needs none of the others.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 from collections.abc import Callable
 
-from ci_checks.outcome import Outcome
-from ci_checks.reporters.escaping import escaped
+from ci_checks.core import escaping
+from ci_checks.engine.outcome import Outcome
+
+
+def escaped(outcome: Outcome) -> Outcome:
+    """The outcome with its paths, messages, rule names and codes escaped; itself when nothing needs it."""
+    if not any(escaping.needs(diagnostic) for diagnostic in outcome.diagnostics) and not any(
+        escaping.needs_path(name) for name in (*outcome.sources, *outcome.checked)
+    ):
+        return outcome
+    return dataclasses.replace(
+        outcome,
+        diagnostics=[escaping.escaped_diagnostic(diagnostic) for diagnostic in outcome.diagnostics],
+        sources={escaping.path(name): file for name, file in outcome.sources.items()},
+        checked=[escaping.path(name) for name in outcome.checked],
+    )
 
 
 def _text(outcome: Outcome) -> str:

@@ -7,8 +7,8 @@ and `%2C`.
 
 from __future__ import annotations
 
-from ci_checks.diagnostics import Diagnostic, Severity
-from ci_checks.outcome import Outcome
+from ci_checks.core.diagnostics import Diagnostic, Severity
+from ci_checks.engine.outcome import Outcome
 
 _COMMANDS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 

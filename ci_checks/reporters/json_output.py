@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ci_checks.diagnostics import Diagnostic, Span
+from ci_checks.core.diagnostics import Diagnostic, Span
+from ci_checks.core.escaping import json_text
 from ci_checks.reporters import docs
-from ci_checks.reporters.escaping import json_text
 
 
 def _position(span: Span) -> dict[str, Any]:

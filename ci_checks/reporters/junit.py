@@ -12,8 +12,8 @@ import re
 from collections import defaultdict
 from xml.etree import ElementTree
 
-from ci_checks.diagnostics import Diagnostic
-from ci_checks.outcome import Outcome
+from ci_checks.core.diagnostics import Diagnostic
+from ci_checks.engine.outcome import Outcome
 from ci_checks.reporters import docs, text
 
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")

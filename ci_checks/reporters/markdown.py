@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import re
 
-from ci_checks.diagnostics import Diagnostic, Severity
-from ci_checks.outcome import Outcome
+from ci_checks.core.diagnostics import Diagnostic, Severity
+from ci_checks.engine.outcome import Outcome
 from ci_checks.reporters import docs
 
 _SPECIAL = re.compile(r"[\\`*\[\]<>&~|]|_+")

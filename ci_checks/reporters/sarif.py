@@ -17,12 +17,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ci_checks import __version__, registry
-from ci_checks.diagnostics import Diagnostic, Fix, Severity, Span
-from ci_checks.outcome import Outcome
+from ci_checks import __version__
+from ci_checks.core.diagnostics import Diagnostic, Fix, Severity, Span
+from ci_checks.core.escaping import json_text
+from ci_checks.engine.outcome import Outcome
 from ci_checks.reporters import docs
-from ci_checks.reporters.escaping import json_text
-from ci_checks.rule import Rule
+from ci_checks.rules import registry
+from ci_checks.rules.rule import Rule
 
 _LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
 _SRCROOT = "%SRCROOT%"

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ci_checks.diagnostics import Diagnostic, Severity, Span
-from ci_checks.reporters.escaping import one_line
+from ci_checks.core.diagnostics import Diagnostic, Severity, Span
+from ci_checks.core.escaping import one_line
+from ci_checks.core.source import SourceFile
 from ci_checks.rules import NAMES_BY_CODE
-from ci_checks.source import SourceFile
 
 if TYPE_CHECKING:
-    from ci_checks.outcome import Outcome
+    from ci_checks.engine.outcome import Outcome
 
 
 _COLOURS = {Severity.ERROR: "31", Severity.WARNING: "33", Severity.INFO: "36"}

@@ -16,10 +16,10 @@ import posixpath
 import re
 from dataclasses import dataclass
 
+from ci_checks.core.repository import Repository
 from ci_checks.model.files.flow import Flow, Origin
 from ci_checks.model.files.repository import RepositoryFiles
 from ci_checks.model.steps import Step
-from ci_checks.repository import Repository
 
 _MAX_TEXTS = 64
 """How many repository scripts the earlier steps run are read for the path's names: past that, it is taken as

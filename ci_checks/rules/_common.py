@@ -5,13 +5,13 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable, Iterator
 
-from ci_checks.diagnostics import Diagnostic, Related, Span
-from ci_checks.loading import LoadedFile
+from ci_checks.core.diagnostics import Diagnostic, Related, Span
+from ci_checks.core.source import ProblemKind
 from ci_checks.model.inventory import one_edit_apart, other_model, same_machine_class
+from ci_checks.model.loading import LoadedFile
 from ci_checks.model.runners import GENERIC_LABELS
-from ci_checks.rule import Rule
-from ci_checks.source import ProblemKind
-from ci_checks.yamlpos import IssueKind
+from ci_checks.rules.rule import Rule
+from ci_checks.syntax.yamlpos import IssueKind
 
 
 def source_problems(file: LoadedFile, kind: ProblemKind, rule: Rule) -> Iterator[Diagnostic]:

@@ -18,11 +18,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ci_checks.diagnostics import Diagnostic, Severity
-from ci_checks.loading import LoadedFile
-from ci_checks.rule import YAML_KINDS, Rule
+from ci_checks.core.diagnostics import Diagnostic, Severity
+from ci_checks.core.source import ProblemKind
+from ci_checks.model.loading import LoadedFile
 from ci_checks.rules._common import source_problems
-from ci_checks.source import ProblemKind
+from ci_checks.rules.rule import YAML_KINDS, Rule
 
 
 def check(file: LoadedFile) -> Iterator[Diagnostic]:

@@ -24,11 +24,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ci_checks.diagnostics import Diagnostic, Severity
-from ci_checks.loading import LoadedFile
-from ci_checks.rule import YAML_KINDS, Rule
+from ci_checks.core.diagnostics import Diagnostic, Severity
+from ci_checks.model.loading import LoadedFile
 from ci_checks.rules._common import yaml_issues
-from ci_checks.yamlpos import IssueKind
+from ci_checks.rules.rule import YAML_KINDS, Rule
+from ci_checks.syntax.yamlpos import IssueKind
 
 
 def check(file: LoadedFile) -> Iterator[Diagnostic]:

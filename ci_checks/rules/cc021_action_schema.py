@@ -32,11 +32,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ci_checks.diagnostics import Diagnostic, Severity
-from ci_checks.loading import LoadedFile
-from ci_checks.repository import FileKind
-from ci_checks.rule import Rule
+from ci_checks.core.diagnostics import Diagnostic, Severity
+from ci_checks.core.repository import FileKind
+from ci_checks.model.loading import LoadedFile
 from ci_checks.rules import schema
+from ci_checks.rules.rule import Rule
 
 
 def check(file: LoadedFile) -> Iterator[Diagnostic]:

@@ -27,11 +27,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ci_checks.diagnostics import Diagnostic, Severity
-from ci_checks.loading import LoadedFile
+from ci_checks.core.diagnostics import Diagnostic, Severity
 from ci_checks.model import ActionRef
-from ci_checks.rule import YAML_KINDS, Rule
-from ci_checks.yamlpos import Scalar
+from ci_checks.model.loading import LoadedFile
+from ci_checks.rules.rule import YAML_KINDS, Rule
+from ci_checks.syntax.yamlpos import Scalar
 
 
 def check(file: LoadedFile) -> Iterator[Diagnostic]:

@@ -45,13 +45,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from ci_checks.diagnostics import Diagnostic, Edit, Fix, Related, Severity, Span
-from ci_checks.loading import LoadedFile
+from ci_checks.core.diagnostics import Diagnostic, Edit, Fix, Related, Severity, Span
 from ci_checks.model import Action, Job, Step
-from ci_checks.model.steps import shell_program
+from ci_checks.model.loading import LoadedFile
 from ci_checks.model.valuation.runners import RunnerResolver
-from ci_checks.rule import YAML_KINDS, Rule
-from ci_checks.shell import Command
+from ci_checks.rules.rule import YAML_KINDS, Rule
+from ci_checks.syntax.shell import Command
+from ci_checks.syntax.shell.programs import shell_program
 
 _COMMAND = re.compile(r"::(?P<command>set-output|save-state|set-env|add-path)(?: name=(?P<name>[^:]*))?::")
 _NAMED = re.compile("set-output|save-state|set-env|add-path")

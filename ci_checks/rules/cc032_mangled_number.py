@@ -31,11 +31,11 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
-from ci_checks.diagnostics import Diagnostic, Severity
-from ci_checks.loading import LoadedFile
+from ci_checks.core.diagnostics import Diagnostic, Severity
 from ci_checks.model import Entry
-from ci_checks.rule import YAML_KINDS, Rule
-from ci_checks.yamlpos import Node, Scalar, scalars
+from ci_checks.model.loading import LoadedFile
+from ci_checks.rules.rule import YAML_KINDS, Rule
+from ci_checks.syntax.yamlpos import Node, Scalar, scalars
 
 
 def check(file: LoadedFile) -> Iterator[Diagnostic]:

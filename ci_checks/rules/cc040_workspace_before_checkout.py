@@ -48,15 +48,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from ci_checks.context import RepositoryContext
-from ci_checks.diagnostics import Diagnostic, Related, Severity, Span
+from ci_checks.core.diagnostics import Diagnostic, Related, Severity, Span
+from ci_checks.core.repository import FileKind
 from ci_checks.model import Job
 from ci_checks.model.files.jobs import JobFlow, checkout
 from ci_checks.model.files.places import WORKSPACE, Place
 from ci_checks.model.files.repository import RepositoryFiles
 from ci_checks.model.references import VERBS, Reference
-from ci_checks.repository import FileKind
-from ci_checks.rule import Rule
+from ci_checks.rules.context import RepositoryContext
+from ci_checks.rules.rule import Rule
 
 
 @dataclass(frozen=True)

@@ -60,16 +60,16 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from ci_checks.context import RepositoryContext
-from ci_checks.diagnostics import Diagnostic, Severity, Span
-from ci_checks.loading import LoadedFile
+from ci_checks.core.diagnostics import Diagnostic, Severity, Span
+from ci_checks.core.repository import FileKind, Repository, refused
 from ci_checks.model import Action, Step, Workflow
 from ci_checks.model.files.jobs import JobFlow
 from ci_checks.model.files.places import ACTION, CONTEXT, WORKSPACE, Place, place_of
 from ci_checks.model.files.repository import UNSURE, RepositoryFiles
+from ci_checks.model.loading import LoadedFile
 from ci_checks.model.references import VERBS, Reference
-from ci_checks.repository import FileKind, Repository, refused
-from ci_checks.rule import Rule
+from ci_checks.rules.context import RepositoryContext
+from ci_checks.rules.rule import Rule
 
 if TYPE_CHECKING:
     from ci_checks.model.files.docker import Image, Source

@@ -70,16 +70,16 @@ import re
 from collections.abc import Iterator
 from pathlib import PurePosixPath
 
-from ci_checks import globs
-from ci_checks.context import RepositoryContext
-from ci_checks.diagnostics import Diagnostic, Severity, Span
+from ci_checks.core import globs
+from ci_checks.core.diagnostics import Diagnostic, Severity, Span
+from ci_checks.core.own_output import written_by_ci_checks
+from ci_checks.core.repository import FileKind, Repository, kind_of
+from ci_checks.core.source import SourceFile
 from ci_checks.model.files.effects import Write
 from ci_checks.model.files.places import CONTEXT, Place
 from ci_checks.model.files.repository import UNSURE, RepositoryFiles
-from ci_checks.own_output import written_by_ci_checks
-from ci_checks.repository import FileKind, Repository, kind_of
-from ci_checks.rule import Rule
-from ci_checks.source import SourceFile
+from ci_checks.rules.context import RepositoryContext
+from ci_checks.rules.rule import Rule
 
 _PATCH_SUFFIXES = (".patch", ".diff")
 _TEXT_KINDS = {FileKind.WORKFLOW, FileKind.ACTION, FileKind.DOCKERFILE, FileKind.SHELL}

@@ -43,11 +43,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ci_checks.context import GITHUB_TIMEOUT_MINUTES, RepositoryContext
-from ci_checks.diagnostics import Diagnostic, Edit, Fix, Severity, Span
+from ci_checks.core.diagnostics import Diagnostic, Edit, Fix, Severity, Span
+from ci_checks.core.repository import FileKind
 from ci_checks.model import Job
-from ci_checks.repository import FileKind
-from ci_checks.rule import Rule
+from ci_checks.rules.context import GITHUB_TIMEOUT_MINUTES, RepositoryContext
+from ci_checks.rules.rule import Rule
 
 
 def check_repository(context: RepositoryContext) -> Iterator[Diagnostic]:

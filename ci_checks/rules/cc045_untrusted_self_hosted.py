@@ -66,14 +66,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from ci_checks.context import RepositoryContext
-from ci_checks.diagnostics import Diagnostic, Related, Severity, Span
+from ci_checks.core.diagnostics import Diagnostic, Related, Severity, Span
+from ci_checks.core.repository import FileKind
 from ci_checks.model import Job, Step, Trigger
 from ci_checks.model.runners import RunnerChoice
 from ci_checks.model.valuation import Leg
 from ci_checks.model.valuation.runners import runners
-from ci_checks.repository import FileKind
-from ci_checks.rule import Rule
+from ci_checks.rules.context import RepositoryContext
+from ci_checks.rules.rule import Rule
 
 _UNTRUSTED = ("pull_request", "issue_comment", "pull_request_target")
 _PULL_REQUEST_HEAD = re.compile(

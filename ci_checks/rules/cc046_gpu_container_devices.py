@@ -76,9 +76,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import product
 
-from ci_checks import yamlpos
-from ci_checks.context import RepositoryContext
-from ci_checks.diagnostics import Diagnostic, Related, Severity, Span
+from ci_checks.core.diagnostics import Diagnostic, Related, Severity, Span
+from ci_checks.core.repository import FileKind
 from ci_checks.model import Action, Step
 from ci_checks.model.compose import COMPOSE_FILES, services
 from ci_checks.model.evaluation import as_text
@@ -88,10 +87,11 @@ from ci_checks.model.runners import RunnerChoice
 from ci_checks.model.valuation import Leg
 from ci_checks.model.valuation.runners import runners
 from ci_checks.model.valuation.shell import Env, Expression, word_values
-from ci_checks.repository import FileKind
-from ci_checks.rule import Rule
-from ci_checks.shell import Command, Word
-from ci_checks.yamlpos import Mapping, Node, Scalar, Sequence
+from ci_checks.rules.context import RepositoryContext
+from ci_checks.rules.rule import Rule
+from ci_checks.syntax import yamlpos
+from ci_checks.syntax.shell import Command, Word
+from ci_checks.syntax.yamlpos import Mapping, Node, Scalar, Sequence
 
 _WANTED = {
     "amd": "`--device=/dev/kfd` and `--device=/dev/dri`",

@@ -64,14 +64,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from ci_checks.context import RepositoryContext
-from ci_checks.diagnostics import Diagnostic, Related, Severity
+from ci_checks.core.diagnostics import Diagnostic, Related, Severity
+from ci_checks.core.repository import FileKind
 from ci_checks.model.files.effects import GitOperation
 from ci_checks.model.files.flow import Arm, Event, Flow, Read
 from ci_checks.model.files.places import CONTAINER, WORKSPACE, Place
 from ci_checks.model.files.repository import UNSURE
-from ci_checks.repository import FileKind
-from ci_checks.rule import Rule
+from ci_checks.rules.context import RepositoryContext
+from ci_checks.rules.rule import Rule
 
 _APPLYING = {"checkout", "switch", "reset", "merge", "rebase", "cherry-pick", "pull"}
 """Git subcommands that put a ref in the tree, when given one."""

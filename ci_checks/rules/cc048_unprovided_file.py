@@ -50,14 +50,14 @@ import posixpath
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from ci_checks.context import RepositoryContext
-from ci_checks.diagnostics import Diagnostic, Severity
+from ci_checks.core.diagnostics import Diagnostic, Severity
+from ci_checks.core.repository import FileKind
 from ci_checks.model.files.flow import Read
 from ci_checks.model.files.places import ROOT, TEMP, Place
 from ci_checks.model.files.repository import Owned, RepositoryFiles
 from ci_checks.model.references import VERBS
-from ci_checks.repository import FileKind
-from ci_checks.rule import Rule
+from ci_checks.rules.context import RepositoryContext
+from ci_checks.rules.rule import Rule
 
 if TYPE_CHECKING:
     from ci_checks.model.files.docker import Image

@@ -54,12 +54,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import combinations, product
 
-from ci_checks.context import RepositoryContext
-from ci_checks.diagnostics import Diagnostic, Related, Severity, Span
+from ci_checks.core.diagnostics import Diagnostic, Related, Severity, Span
+from ci_checks.core.repository import FileKind
 from ci_checks.model.concurrency import Holder, co_occurring, runs
 from ci_checks.model.evaluation import same_text, written
-from ci_checks.repository import FileKind
-from ci_checks.rule import Rule
+from ci_checks.rules.context import RepositoryContext
+from ci_checks.rules.rule import Rule
 
 
 @dataclass

@@ -69,13 +69,13 @@ import re
 from collections import deque
 from collections.abc import Iterator
 
-from ci_checks.context import RepositoryContext
-from ci_checks.diagnostics import Diagnostic, Related, Severity, Span
+from ci_checks.core.diagnostics import Diagnostic, Related, Severity, Span
+from ci_checks.core.repository import FileKind
 from ci_checks.model import Job, Trigger, Workflow
 from ci_checks.model.contexts import Read, reads
 from ci_checks.model.evaluation import Scope, called, holds
-from ci_checks.repository import FileKind
-from ci_checks.rule import Rule
+from ci_checks.rules.context import RepositoryContext
+from ci_checks.rules.rule import Rule
 
 _ALWAYS_THERE = frozenset({"github_token"})
 _FORK_EVENTS = (

@@ -54,18 +54,18 @@ import posixpath
 import re
 from collections.abc import Iterator
 
-from ci_checks.context import RepositoryContext
-from ci_checks.diagnostics import Diagnostic, Related, Severity, Span
+from ci_checks.core.diagnostics import Diagnostic, Related, Severity, Span
+from ci_checks.core.repository import FileKind
 from ci_checks.model import Action, Job, Step
 from ci_checks.model.files.flow import Origin
 from ci_checks.model.files.jobs import JobFlow
 from ci_checks.model.files.places import ACTION, WORKSPACE, Place
 from ci_checks.model.files.repository import RepositoryFiles
 from ci_checks.model.values import mapping
-from ci_checks.repository import FileKind
-from ci_checks.rule import Rule
 from ci_checks.rules._checkout import Lacking, lacking, mentioned
-from ci_checks.yamlpos import Mapping, Node
+from ci_checks.rules.context import RepositoryContext
+from ci_checks.rules.rule import Rule
+from ci_checks.syntax.yamlpos import Mapping, Node
 
 _SHELL_VARIABLE = re.compile(r"\$(?!\{\{)")
 """A `$` that starts no expression: GitHub does not expand shell variables in `working-directory`, so the

@@ -54,15 +54,15 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from ci_checks.context import RepositoryContext
-from ci_checks.diagnostics import Diagnostic, Related, Severity, Span
+from ci_checks.core.diagnostics import Diagnostic, Related, Severity, Span
+from ci_checks.core.repository import FileKind
 from ci_checks.model import Job, Workflow
 from ci_checks.model.evaluation import tokens as expression_tokens
 from ci_checks.model.expressions import EXPRESSION
 from ci_checks.model.steps import ScalarLocator
-from ci_checks.repository import FileKind
-from ci_checks.rule import Rule
-from ci_checks.yamlpos import Scalar
+from ci_checks.rules.context import RepositoryContext
+from ci_checks.rules.rule import Rule
+from ci_checks.syntax.yamlpos import Scalar
 
 EVENTS = (
     "branch_protection_rule",

@@ -56,8 +56,8 @@ import posixpath
 import re
 from collections.abc import Iterator
 
-from ci_checks.context import RepositoryContext
-from ci_checks.diagnostics import Diagnostic, Related, Severity
+from ci_checks.core.diagnostics import Diagnostic, Related, Severity
+from ci_checks.core.repository import FileKind
 from ci_checks.model import Action, Job, Step
 from ci_checks.model.files.docker import Image, Mount
 from ci_checks.model.files.flow import Read
@@ -65,9 +65,9 @@ from ci_checks.model.files.jobs import JobFlow
 from ci_checks.model.files.places import ACTION, CONTEXT, ROOT, WORKSPACE, Place
 from ci_checks.model.files.repository import RepositoryFiles
 from ci_checks.model.references import Reference, docker_run_mounts, unwrapped
-from ci_checks.repository import FileKind
-from ci_checks.rule import Rule
 from ci_checks.rules._checkout import Lacking, close_name, lacking, mentioned
+from ci_checks.rules.context import RepositoryContext
+from ci_checks.rules.rule import Rule
 
 _MOUNTS = ("volume", "bind-mount")
 _FILE_NAME = re.compile(r"(\A|/)[^/.][^/]*\.[A-Za-z][A-Za-z0-9]{0,7}\Z")

@@ -53,11 +53,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ci_checks.context import RepositoryContext
-from ci_checks.diagnostics import Diagnostic, Related, Severity, Span
-from ci_checks.repository import FileKind
-from ci_checks.rule import Rule
+from ci_checks.core.diagnostics import Diagnostic, Related, Severity, Span
+from ci_checks.core.repository import FileKind
 from ci_checks.rules._common import did_you_mean
+from ci_checks.rules.context import RepositoryContext
+from ci_checks.rules.rule import Rule
 
 
 def check_repository(context: RepositoryContext) -> Iterator[Diagnostic]:

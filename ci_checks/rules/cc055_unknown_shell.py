@@ -40,13 +40,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ci_checks.context import RepositoryContext
-from ci_checks.diagnostics import Diagnostic, Severity
+from ci_checks.core.diagnostics import Diagnostic, Severity
+from ci_checks.core.repository import FileKind
 from ci_checks.model import Job, Step
-from ci_checks.model.steps import is_posix_shell, shell_program
-from ci_checks.model.values import is_expression
-from ci_checks.repository import FileKind
-from ci_checks.rule import Rule
+from ci_checks.rules.context import RepositoryContext
+from ci_checks.rules.rule import Rule
+from ci_checks.syntax.shell.programs import is_posix_shell, shell_program
+from ci_checks.syntax.shell.quoting import is_expression
 
 
 def check_repository(context: RepositoryContext) -> Iterator[Diagnostic]:

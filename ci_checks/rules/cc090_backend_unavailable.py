@@ -29,8 +29,8 @@ binary with the option or environment variable, or leave that linter out of
 
 from __future__ import annotations
 
-from ci_checks.diagnostics import Severity
-from ci_checks.rule import Rule
+from ci_checks.core.diagnostics import Severity
+from ci_checks.rules.rule import Rule
 
 RULE = Rule(
     "CC090", "backend-unavailable", "An external linter cannot be run", Severity.INFO, __doc__, frozenset(), None

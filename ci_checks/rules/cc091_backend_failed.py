@@ -41,8 +41,8 @@ written again with `gh actions-lock`, or removed.
 
 from __future__ import annotations
 
-from ci_checks.diagnostics import Severity
-from ci_checks.rule import Rule
+from ci_checks.core.diagnostics import Severity
+from ci_checks.rules.rule import Rule
 
 RULE = Rule(
     "CC091",

@@ -50,9 +50,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from ci_checks.context import RepositoryContext
-from ci_checks.diagnostics import Diagnostic, Severity
-from ci_checks.rule import Rule
+from ci_checks.core.diagnostics import Diagnostic, Severity
+from ci_checks.rules.context import RepositoryContext
+from ci_checks.rules.rule import Rule
 
 _SUBMODULE_PATH = re.compile(r"^[ \t]*(?P<entry>path[ \t]*=[ \t]*(?P<folder>.+))$", re.MULTILINE)
 

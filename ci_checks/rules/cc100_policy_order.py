@@ -40,7 +40,7 @@ line.
 
 from __future__ import annotations
 
-from ci_checks.diagnostics import Severity
-from ci_checks.rule import Rule
+from ci_checks.core.diagnostics import Severity
+from ci_checks.rules.rule import Rule
 
 RULE = Rule("CC100", "policy-order", "A policy `order` rule is broken", Severity.ERROR, __doc__, frozenset(), None)

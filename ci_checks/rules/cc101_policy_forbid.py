@@ -38,8 +38,8 @@ Remove the occurrence. If one occurrence is intended, say why on its line:
 
 from __future__ import annotations
 
-from ci_checks.diagnostics import Severity
-from ci_checks.rule import Rule
+from ci_checks.core.diagnostics import Severity
+from ci_checks.rules.rule import Rule
 
 RULE = Rule(
     "CC101",

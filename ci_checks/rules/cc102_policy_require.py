@@ -31,8 +31,8 @@ Add the missing item to the scope that lacks it.
 
 from __future__ import annotations
 
-from ci_checks.diagnostics import Severity
-from ci_checks.rule import Rule
+from ci_checks.core.diagnostics import Severity
+from ci_checks.rules.rule import Rule
 
 RULE = Rule(
     "CC102",

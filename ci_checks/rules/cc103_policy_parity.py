@@ -29,8 +29,8 @@ under `allow` when the difference is intended.
 
 from __future__ import annotations
 
-from ci_checks.diagnostics import Severity
-from ci_checks.rule import Rule
+from ci_checks.core.diagnostics import Severity
+from ci_checks.rules.rule import Rule
 
 RULE = Rule(
     "CC103",

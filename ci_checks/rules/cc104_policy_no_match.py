@@ -30,7 +30,7 @@ what it guarded is gone for good.
 
 from __future__ import annotations
 
-from ci_checks.diagnostics import Severity
-from ci_checks.rule import Rule
+from ci_checks.core.diagnostics import Severity
+from ci_checks.rules.rule import Rule
 
 RULE = Rule("CC104", "policy-no-match", "A policy rule selects nothing", Severity.ERROR, __doc__, frozenset(), None)

@@ -22,8 +22,8 @@ Delete the comment, or the stale name in it.
 
 from __future__ import annotations
 
-from ci_checks.diagnostics import Severity
-from ci_checks.rule import Rule
+from ci_checks.core.diagnostics import Severity
+from ci_checks.rules.rule import Rule
 
 RULE = Rule(
     "CC105",

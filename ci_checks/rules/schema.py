@@ -8,7 +8,7 @@ Each validator is built once per process.
 Where SchemaStore and GitHub disagree, GitHub wins. Every difference is one
 entry of `OVERRIDES`, with the workflow shape that shows it; GitHub's own
 parser (`@actions/workflow-parser`) has judged every one of those shapes, and
-the test against its recorded verdicts (`tests/ci/test_github_verdicts.py`)
+the test against its recorded verdicts (`tests/ci/linter/model/test_github_verdicts.py`)
 keeps them true. The first entry is not an edit of the schema but how values
 are read: where GitHub wants a string it reads null, booleans and numbers as
 their text (`run: true`, `env: {X: }`, `working-directory:`), so the
@@ -41,11 +41,11 @@ from typing import TYPE_CHECKING, Any, cast
 
 import jsonschema_rs
 
-from ci_checks.diagnostics import Related, Span
+from ci_checks.core.diagnostics import Related, Span
+from ci_checks.core.repository import FileKind
 from ci_checks.model import reading
 from ci_checks.model.reading import github_string
-from ci_checks.repository import FileKind
-from ci_checks.yamlpos import Document, IssueKind, Mapping, Node, Plain, Scalar, Sequence, node_at, to_plain
+from ci_checks.syntax.yamlpos import Document, IssueKind, Mapping, Node, Plain, Scalar, Sequence, node_at, to_plain
 
 SCHEMA_FILES = {FileKind.WORKFLOW: "github-workflows.json", FileKind.ACTION: "github-actions.json"}
 

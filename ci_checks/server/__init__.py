@@ -49,7 +49,7 @@ def _installed_only() -> None:
     puts that folder first on `sys.path`: a repository's `yaml.py` or
     `jsonschema.py` would otherwise run when the server first needs that module.
     """
-    from ci_checks import installed_imports
+    from ci_checks.core import installed_imports
 
     locations = installed_imports.installed_locations()
     sys.path[:] = [entry for entry in sys.path if installed_imports.within(entry or os.curdir, locations)]

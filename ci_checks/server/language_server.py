@@ -24,15 +24,16 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
-from ci_checks import __version__, config_files, registry
+from ci_checks import __version__
 from ci_checks.backends import tools
-from ci_checks.backends.names import PROFILES
-from ci_checks.diagnostics import Diagnostic, Related, Severity, Span
+from ci_checks.core import config_files
+from ci_checks.core.diagnostics import Diagnostic, Related, Severity, Span
+from ci_checks.core.linters import PROFILES
+from ci_checks.core.repository import WORKFLOW_DIR, FileKind, find_root, kind_of, walked
 from ci_checks.engine.live import Linted, Workbench
 from ci_checks.engine.options import Options, parse_backends
 from ci_checks.reporters import docs
-from ci_checks.repository import WORKFLOW_DIR, FileKind, find_root, kind_of, walked
-from ci_checks.rules import NAMES_BY_CODE
+from ci_checks.rules import NAMES_BY_CODE, registry
 from ci_checks.server import actions
 from ci_checks.server.documents import ENCODINGS, Document
 

@@ -38,14 +38,14 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from types import MappingProxyType
 
-from ci_checks import shell
-from ci_checks.diagnostics import Span
-from ci_checks.dockerfile import Dockerfile, Instruction, flags_end
+from ci_checks.core.diagnostics import Span
+from ci_checks.core.source import FileLocator, SourceFile
 from ci_checks.model.files.effects import Write
 from ci_checks.model.files.flow import Flow, Origin, Walker, runs_standard_input
 from ci_checks.model.files.places import CONTEXT, ROOT, STAGE, Place, Scope
-from ci_checks.shell import Command, Word
-from ci_checks.source import FileLocator, SourceFile
+from ci_checks.syntax import shell
+from ci_checks.syntax.dockerfile import Dockerfile, Instruction, flags_end
+from ci_checks.syntax.shell import Command, Word
 
 _ENV_PAIR = re.compile(r"(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<value>\"[^\"]*\"|'[^']*'|\S*)")
 _ARG = re.compile(r"(?<!\S)(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?:=(?P<value>\"[^\"]*\"|'[^']*'|\S*))?(?!\S)")

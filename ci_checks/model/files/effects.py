@@ -35,7 +35,7 @@ from typing import Literal
 
 from ci_checks.model.files.places import Place, Scope
 from ci_checks.model.references import docker_run_mounts, suffix_word, unwrapped
-from ci_checks.shell import Command, Pipeline, Redirect, Word
+from ci_checks.syntax.shell import Command, Pipeline, Redirect, Word
 
 WriteKind = Literal["checkout", "clone", "git", "download", "create", "copy", "unpack", "named", "opaque"]
 

@@ -24,8 +24,8 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
-from ci_checks import globs, shell
-from ci_checks.diagnostics import Span
+from ci_checks.core import globs
+from ci_checks.core.diagnostics import Span
 from ci_checks.model.files.effects import (
     SILENT,
     GitOperation,
@@ -46,7 +46,8 @@ from ci_checks.model.references import (
     unwrapped,
 )
 from ci_checks.model.steps import Step
-from ci_checks.shell import (
+from ci_checks.syntax import shell
+from ci_checks.syntax.shell import (
     AndOr,
     Assignment,
     Block,

@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ci_checks.diagnostics import Span
+from ci_checks.core.diagnostics import Span
 from ci_checks.model.action import Action
 from ci_checks.model.files.effects import Output, Write
 from ci_checks.model.files.flow import Flow, Walker
@@ -37,7 +37,7 @@ from ci_checks.model.references import docker_build, unwrapped
 from ci_checks.model.steps import Step
 from ci_checks.model.values import Entry
 from ci_checks.model.workflow import Job
-from ci_checks.shell import Command
+from ci_checks.syntax.shell import Command
 
 HARMLESS_ACTIONS = re.compile(
     r"(actions/(setup-[\w.-]+|github-script|create-github-app-token|labeler|stale|attest-build-provenance"

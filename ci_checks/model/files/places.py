@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ci_checks import globs
+from ci_checks.core import globs
 
 WORKSPACE = "workspace"
 ACTION = "action"

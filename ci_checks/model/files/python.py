@@ -31,9 +31,9 @@ import ast
 import posixpath
 from dataclasses import dataclass
 
-from ci_checks import globs
-from ci_checks.pysource import dotted, parse
-from ci_checks.source import SourceFile
+from ci_checks.core import globs
+from ci_checks.core.source import SourceFile
+from ci_checks.syntax.pysource import dotted, parse
 
 _UNKNOWN = "\0"
 _PATH_CALLS = {"Path", "PurePath", "PosixPath", "PurePosixPath", "pathlib.Path", "pathlib.PurePath"}

@@ -17,17 +17,17 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ci_checks.loading import LoadedFile, Workspace
+from ci_checks.core.repository import FileKind, Repository
 from ci_checks.model.action import Action
 from ci_checks.model.files.flow import Flow
 from ci_checks.model.files.jobs import Build, BuildArguments, JobFlow, action_flow, job_flow
 from ci_checks.model.files.places import Place
+from ci_checks.model.loading import LoadedFile, Workspace
 from ci_checks.model.steps import Step
 from ci_checks.model.workflow import Job, Workflow
-from ci_checks.repository import FileKind, Repository
 
 if TYPE_CHECKING:
-    from ci_checks.config_source import ConfigSource
+    from ci_checks.core.config_source import ConfigSource
     from ci_checks.model.files.docker import Image
 
 _SUBMODULE_PATH = re.compile(r"^\s*path\s*=\s*(.+)$", re.MULTILINE)

@@ -37,7 +37,8 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TypeVar, cast
 
-from ci_checks.diagnostics import Related, Span
+from ci_checks.core.diagnostics import Related, Span
+from ci_checks.core.source import SourceFile
 from ci_checks.model.action import Action
 from ci_checks.model.evaluation import (
     UNKNOWN,
@@ -58,9 +59,8 @@ from ci_checks.model.valuation.shell import Env, Possible, ReadScript, ShellValu
 from ci_checks.model.values import Entry as ModelEntry
 from ci_checks.model.values import mapping
 from ci_checks.model.workflow import Input, Job, Workflow
-from ci_checks.source import SourceFile
-from ci_checks.yamlpos import Mapping as YamlMapping
-from ci_checks.yamlpos import Node, Scalar, Sequence
+from ci_checks.syntax.yamlpos import Mapping as YamlMapping
+from ci_checks.syntax.yamlpos import Node, Scalar, Sequence
 
 MAX_LEGS = 64
 MAX_ENTRIES = 256

@@ -17,9 +17,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import product
 
-from ci_checks.diagnostics import Span
+from ci_checks.core.diagnostics import Span
 from ci_checks.model.evaluation import UNKNOWN, Data, Value, from_plain
-from ci_checks.yamlpos import Mapping, Node, Scalar, Sequence
+from ci_checks.syntax.yamlpos import Mapping, Node, Scalar, Sequence
 
 MAX_COMBINATIONS = 64
 """How many combinations of one matrix are told apart: past that, the expansion is incomplete."""

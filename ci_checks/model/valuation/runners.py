@@ -16,13 +16,13 @@ from dataclasses import dataclass
 from functools import partial
 from itertools import product
 
-from ci_checks.diagnostics import Span
+from ci_checks.core.diagnostics import Span
 from ci_checks.model.evaluation import Data
 from ci_checks.model.runners import Label, RunnerChoice, Runners
 from ci_checks.model.valuation.legs import Binding, Leg, Valuation
 from ci_checks.model.values import mapping
 from ci_checks.model.workflow import Job, Workflow
-from ci_checks.yamlpos import Scalar, Sequence
+from ci_checks.syntax.yamlpos import Scalar, Sequence
 
 _MAX_CHOICES = 16
 _MATRIX_OR_ENV = re.compile(r"\b(matrix|env)\b", re.IGNORECASE)

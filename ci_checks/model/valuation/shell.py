@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from itertools import product
 
 from ci_checks.model.files.effects import command_outputs
-from ci_checks.shell import (
+from ci_checks.syntax.shell import (
     AndOr,
     Assignment,
     Block,

@@ -7,7 +7,7 @@ files; every other Dockerfile instruction is a command named by its keyword
 (compared by basename), its other words must appear in that order among the
 command's arguments; quoting does not matter and `sudo`, `env`, `time`,
 `nohup`, `exec`, `command` and `python -m` are looked through (see
-`ci_checks.shell.patterns`). `without: [WORDS]` refuses commands that have any
+`ci_checks.syntax.shell.patterns`). `without: [WORDS]` refuses commands that have any
 of these words; `exact: true` wants exactly the pattern's arguments.
 
 ```yaml
@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ci_checks.policy.model import Hit, Item, ItemContext, ItemKind, Scope
-from ci_checks.shell import CommandPattern
+from ci_checks.syntax.shell import CommandPattern
 
 PROPERTIES = {
     "command": {"description": "A command pattern: program, then words in order.", "type": "string", "minLength": 1},

@@ -30,8 +30,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ci_checks.diagnostics import Span
-from ci_checks.globs import Glob, matches_any
+from ci_checks.core.diagnostics import Span
+from ci_checks.core.globs import Glob, matches_any
 from ci_checks.policy.compiling import path_globs
 from ci_checks.policy.model import Hit, Item, ItemContext, ItemKind, Scope
 from ci_checks.policy.referencing import referrers

@@ -19,7 +19,7 @@ selects is judged by its value as GitHub reads it (`ci_checks.model.reading`):
 Wherever a list of values is written, `{from: {python: FILE, name: CONSTANT}}`
 reads a module-level constant of a Python file of the repository as Python
 iterates it (`list(CONSTANT)`: a dict's keys, a set's elements), from its
-syntax tree (`ci_checks.pysource.constant`), never importing or running it.
+syntax tree (`ci_checks.syntax.pysource.constant`), never importing or running it.
 A constant only running the module would give is a finding of the rule (CC106).
 
 In `require`, the item holds when PATH selects at least one node and every
@@ -55,9 +55,9 @@ from ci_checks.policy import shapes
 from ci_checks.policy.compiling import values
 from ci_checks.policy.items.regex import MAX_EXPANSION, TIMEOUT_S, expansion
 from ci_checks.policy.model import Hit, Item, ItemContext, ItemKind, Scope, SearchTimedOut
-from ci_checks.yamlpos import Mapping as YamlMapping
-from ci_checks.yamlpos import Plain
-from ci_checks.yamlpos import Sequence as YamlSequence
+from ci_checks.syntax.yamlpos import Mapping as YamlMapping
+from ci_checks.syntax.yamlpos import Plain
+from ci_checks.syntax.yamlpos import Sequence as YamlSequence
 
 _FROM = {
     "type": "object",

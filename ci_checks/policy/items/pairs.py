@@ -16,12 +16,12 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ci_checks.diagnostics import Edit, Fix, Span
+from ci_checks.core.diagnostics import Edit, Fix, Span
+from ci_checks.core.source import SourceFile
 from ci_checks.model import reading
 from ci_checks.policy.model import Hit, Item, ItemContext, ItemKind, Scope
-from ci_checks.source import SourceFile
-from ci_checks.yamlpos import Mapping as YamlMapping
-from ci_checks.yamlpos import Node, Scalar, resolve_plain
+from ci_checks.syntax.yamlpos import Mapping as YamlMapping
+from ci_checks.syntax.yamlpos import Node, Scalar, resolve_plain
 
 _PAIRS = {"type": "object", "minProperties": 1, "additionalProperties": {"type": ["string", "number", "boolean"]}}
 

@@ -15,10 +15,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ci_checks.globs import Glob
+from ci_checks.core.globs import Glob
 from ci_checks.policy.compiling import name_glob
 from ci_checks.policy.model import Hit, Item, ItemContext, ItemKind, Scope
-from ci_checks.pysource import Fact, FactKind
+from ci_checks.syntax.pysource import Fact, FactKind
 
 PROPERTIES = {
     "python": {

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ci_checks.diagnostics import Diagnostic
+from ci_checks.core.diagnostics import Diagnostic
 from ci_checks.policy.model import PolicyRule, RuleContext, RuleKind, Scope
 from ci_checks.rules import cc101_policy_forbid
 

@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ci_checks.diagnostics import Diagnostic, Related
+from ci_checks.core.diagnostics import Diagnostic, Related
 from ci_checks.model import Job
 from ci_checks.policy import shapes
 from ci_checks.policy.model import Hit, Item, PolicyRule, RuleContext, RuleKind, Scope, Where

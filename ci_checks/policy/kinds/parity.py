@@ -12,15 +12,15 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ci_checks.diagnostics import Diagnostic, Span
-from ci_checks.globs import Glob, compile_glob, matches_any
-from ci_checks.loading import LoadedFile, Workspace
+from ci_checks.core.diagnostics import Diagnostic, Span
+from ci_checks.core.globs import Glob, compile_glob, matches_any
+from ci_checks.core.repository import FileKind
 from ci_checks.model import Workflow
+from ci_checks.model.loading import LoadedFile, Workspace
 from ci_checks.policy.compiling import GLOB_OR_LITERAL, name_glob
 from ci_checks.policy.findings import no_match, unreadable
 from ci_checks.policy.model import Covers, PolicyRule, RuleContext, RuleKind
 from ci_checks.policy.scopes import step_anchor
-from ci_checks.repository import FileKind
 from ci_checks.rules import cc103_policy_parity
 
 ASPECTS = ("inputs", "secrets", "outputs", "jobs", "steps")

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ci_checks.diagnostics import Diagnostic, Related
+from ci_checks.core.diagnostics import Diagnostic, Related
 from ci_checks.policy.model import Hit, Item, PolicyRule, RuleContext, RuleKind, Scope
 from ci_checks.rules import cc102_policy_require
 

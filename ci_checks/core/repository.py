@@ -1,0 +1,450 @@
+"""Finding the repository root and the files ci-checks reads in it.
+
+Nothing outside the root is read: symbolic links are followed only when they
+resolve inside it, and directories are never entered through a link (a linked
+folder is listed as an entry of its own, which reads as a problem, so that it
+is reported rather than skipped). Configuration files are stricter still
+(`read_regular`): only a regular file reached through no link at all is read.
+
+A repository may be given `documents`: the content of some of its files as an
+editor holds them or standard input gave them, read instead of the disk's
+(and listed where the disk has no such file yet), exactly as the bytes of a
+file would be read.
+"""
+
+from __future__ import annotations
+
+import enum
+import errno
+import hashlib
+import json
+import os
+import posixpath
+import stat
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import cache, cached_property
+from pathlib import Path, PurePosixPath
+
+from ci_checks.core import source
+from ci_checks.core.globs import Glob, compile_glob, excluded_by
+from ci_checks.core.source import ProblemKind, SourceFile, SourceProblem
+
+WORKFLOW_DIR = ".github/workflows"
+_YAML_SUFFIXES = (".yml", ".yaml")
+_ACTION_NAMES = ("action.yml", "action.yaml")
+# Vendored code and build output: their action.yml files and Dockerfiles are not this repository's.
+_SKIPPED_DIRS = {
+    "node_modules",
+    "vendor",
+    "third_party",
+    "third-party",
+    "thirdparty",
+    "3rdparty",
+    "site-packages",
+    "__pycache__",
+    "venv",
+    "build",
+    "dist",
+}
+
+
+class FileKind(enum.Enum):
+    WORKFLOW = "workflow"
+    ACTION = "action"
+    DOCKERFILE = "dockerfile"
+    PYTHON = "python"
+    SHELL = "shell"
+    TEXT = "text"
+
+
+def is_dockerfile(name: str) -> bool:
+    lower = name.lower()
+    return lower == "dockerfile" or lower.startswith("dockerfile.") or lower.endswith(".dockerfile")
+
+
+def kind_of(relative: str) -> FileKind:
+    """What a file is, judged from its repo-relative path alone: any other YAML file is read as a workflow."""
+    name = PurePosixPath(relative).name
+    if name in _ACTION_NAMES:
+        return FileKind.ACTION
+    if is_dockerfile(name):
+        return FileKind.DOCKERFILE
+    if name.endswith(_YAML_SUFFIXES):
+        return FileKind.WORKFLOW
+    if name.endswith(".py"):
+        return FileKind.PYTHON
+    if name.endswith((".sh", ".bash")):
+        return FileKind.SHELL
+    return FileKind.TEXT
+
+
+def find_root(start: Path) -> Path:
+    """The repository that contains `start`: the nearest folder with `.git` or a `.github` folder.
+
+    The nearest wins, so a vendored project or a fixture folder with its own
+    `.github` inside another repository is a repository of its own. Without
+    either, a folder is its own root and a file's folder is its root.
+    """
+    start = Path(_absolute(start))
+    folder = start if start.is_dir() else start.parent
+    for candidate in (folder, *folder.parents):
+        if (candidate / ".git").exists() or (candidate / ".github").is_dir():
+            return candidate
+    return folder
+
+
+class Journal:
+    """Every question a run asked of the file system through a `Repository`, with a digest of each answer.
+
+    A run's findings follow from these answers alone, so a stored result may
+    be reused when asking the same questions again gives the same answers
+    (`replay`). Answers are taken as the run used them: a file's decoded text,
+    a path's real location and whether it is a folder, a folder's listing.
+    """
+
+    def __init__(self) -> None:
+        self.entries: dict[tuple[str | int, ...], str] = {}
+
+    def note(self, question: tuple[str | int, ...], answer: object) -> None:
+        if question not in self.entries:
+            self.entries[question] = answer_digest(answer)
+
+    def replay(self, repository: Repository) -> dict[str, SourceFile] | None:
+        """The files read, as they read now, by their answers' digests, when every question gets the answer it
+        got; else None.
+
+        `repository` must be one with no journal of its own, so that asking again records nothing.
+        """
+        read: dict[str, SourceFile] = {}
+        for question, digest in self.entries.items():
+            answer = _ask(repository, question)
+            if answer is _UNKNOWN or answer_digest(answer) != digest:
+                return None
+            if isinstance(answer, SourceFile):
+                read[digest] = answer
+        return read
+
+
+_UNKNOWN = object()
+
+
+def _ask(repository: Repository, question: tuple[str | int, ...]) -> object:
+    match question:
+        case ("read", str(relative), int(max_bytes)):
+            return repository.read(relative, max_bytes)
+        case ("read_regular", str(relative), int(max_bytes)):
+            return repository.read_regular(relative, max_bytes)
+        case ("locate", str(relative)):
+            return repository.locate(relative)
+        case ("resolve", str(relative)):
+            return repository.resolve(relative)
+        case ("in_checkout",):
+            return repository.in_checkout
+        case ("walk",):
+            return repository.files, repository.linked_folders
+        case ("workflows",):
+            return repository.workflows
+        case ("real_root",):
+            return repository.real_root
+    return _UNKNOWN
+
+
+def answer_digest(answer: object) -> str:
+    return hashlib.sha256(json.dumps(_plain(answer), ensure_ascii=False).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _plain(answer: object) -> object:
+    """The answer as JSON data; a path says where it leads now and whether a folder is there."""
+    if isinstance(answer, SourceFile):
+        problem = answer.problem
+        said = [problem.kind.value, problem.message, problem.line, problem.column] if problem is not None else None
+        return ["file", answer.path, answer.text, said]
+    if isinstance(answer, Path):
+        # os.path's answer, not Path's: a name too long for the system is no folder (Path.is_dir raises)
+        return ["path", str(answer), os.path.isdir(answer), os.path.lexists(answer)]  # noqa: PTH112
+    if isinstance(answer, frozenset):
+        return sorted(answer)
+    if isinstance(answer, (list, tuple)):
+        return [_plain(item) for item in answer]
+    return answer
+
+
+@dataclass(eq=False)
+class Repository:
+    root: Path
+    exclude: list[str] = field(default_factory=list)
+    journal: Journal | None = field(default=None, repr=False)
+    """Where the questions asked of the file system are noted, when a run's result is to be kept."""
+    documents: dict[str, bytes] = field(default_factory=dict, repr=False)
+    """Files' content by repo-relative path, read instead of what the disk holds there (see the module)."""
+
+    def __post_init__(self) -> None:
+        self.root = Path(_absolute(self.root))
+
+    def _note(self, question: tuple[str | int, ...], answer: object) -> None:
+        if self.journal is not None:
+            self.journal.note(question, answer)
+
+    @property
+    def real_root(self) -> Path:
+        self._note(("real_root",), self._real_root)
+        return self._real_root
+
+    @cached_property
+    def _real_root(self) -> Path:
+        return self.root.resolve()
+
+    def forget_listing(self) -> None:
+        """List the files again when next asked: files were added or removed, or the exclusions changed."""
+        for listing in ("_walk", "_workflows", "actions", "dockerfiles"):
+            self.__dict__.pop(listing, None)
+
+    @property
+    def in_checkout(self) -> bool:
+        """Whether the root is in a git checkout: it or a folder above it holds `.git`."""
+        root = self.root
+        found = any((folder / ".git").exists() for folder in (root, *root.parents))
+        self._note(("in_checkout",), found)
+        return found
+
+    @classmethod
+    def discover(cls, start: Path) -> Repository:
+        return cls(find_root(start))
+
+    def relative(self, path: Path) -> str:
+        """The repo-relative POSIX path of a path inside the root, as written (links not resolved)."""
+        return Path(_absolute(path)).relative_to(self.root).as_posix()
+
+    def relative_paths(self, paths: Iterable[Path]) -> frozenset[str]:
+        """The repo-relative POSIX paths of those of `paths` that lie inside the root, as written."""
+        found = set()
+        for path in paths:
+            try:
+                found.add(self.relative(path))
+            except ValueError:
+                continue  # outside the repository
+        return frozenset(found)
+
+    def excluded(self, relative: str) -> bool:
+        """Whether an `exclude` glob matches the path or one of its folders."""
+        return excluded_by(_compiled(tuple(self.exclude)), relative)
+
+    @property
+    def files(self) -> list[str]:
+        """Every file, repo-relative and sorted; `.git`, hidden and vendored folders are skipped.
+
+        `.github` is the one hidden folder that is read. A symbolic link to a
+        folder is listed itself (it reads as a problem: folders are not entered
+        through links), as is anything else that is not a regular file.
+        """
+        self._note(("walk",), self._walk)
+        return self._walk[0]
+
+    @property
+    def linked_folders(self) -> frozenset[str]:
+        """The entries of `files` that are symbolic links to folders, whose files are not listed."""
+        self._note(("walk",), self._walk)
+        return self._walk[1]
+
+    @cached_property
+    def _walk(self) -> tuple[list[str], frozenset[str]]:
+        found: list[str] = []
+        linked: set[str] = set()
+        for folder, dirs, names in os.walk(self.root):
+            base = Path(folder)
+            walkable = sorted(d for d in dirs if _walkable(d))
+            links = [d for d in walkable if (base / d).is_symlink()]
+            dirs[:] = [d for d in walkable if d not in links]
+            for name in [*names, *links]:
+                found.append((base / name).relative_to(self.root).as_posix())
+            linked.update((base / name).relative_to(self.root).as_posix() for name in links)
+        found.extend(relative for relative in self.documents if walked(relative) and relative not in found)
+        return sorted(found), frozenset(linked)
+
+    @property
+    def workflows(self) -> list[str]:
+        """`.github/workflows/*.yml|yaml`: GitHub reads no subfolders there.
+
+        When `.github` or `.github/workflows` is a link or not a folder, the folder itself is the one entry, which
+        reads as that problem, so that a repository whose workflows cannot be read is not reported clean.
+        """
+        self._note(("workflows",), self._workflows)
+        return self._workflows
+
+    @cached_property
+    def _workflows(self) -> list[str]:
+        folder = self.root / WORKFLOW_DIR
+        given = {
+            relative
+            for relative in self.documents
+            if posixpath.dirname(relative) == WORKFLOW_DIR and relative.endswith(_YAML_SUFFIXES)
+        }
+        if not os.path.lexists(folder):
+            return sorted(relative for relative in given if not self.excluded(relative))
+        if Path(os.path.realpath(folder)) != self.real_root / WORKFLOW_DIR or not folder.is_dir():
+            return [WORKFLOW_DIR]
+        found = given | {f"{WORKFLOW_DIR}/{entry.name}" for entry in os.scandir(folder)}
+        return sorted(
+            relative for relative in found if relative.endswith(_YAML_SUFFIXES) and not self.excluded(relative)
+        )
+
+    @cached_property
+    def actions(self) -> list[str]:
+        return [f for f in self.files if PurePosixPath(f).name in _ACTION_NAMES and not self.excluded(f)]
+
+    @cached_property
+    def dockerfiles(self) -> list[str]:
+        return [f for f in self.files if is_dockerfile(PurePosixPath(f).name) and not self.excluded(f)]
+
+    def exists(self, relative: str) -> bool:
+        """Whether a repo-relative path names a file or folder inside the root (`uses: ./x`, `COPY x`)."""
+        return isinstance(self.locate(relative), Path)
+
+    def resolve(self, relative: str) -> Path | None:
+        """The real path of a repo-relative path (which may not exist), or None when it lies outside the repository."""
+        if refused(relative):  # names no file: the folders before it are not followed either
+            normal = posixpath.normpath(relative)
+            lexical = None if normal == ".." or normal.startswith("../") else self.real_root / normal
+            self._note(("resolve", relative), lexical)
+            return lexical
+        try:
+            candidate = (self.root / relative).resolve()
+        except (OSError, RuntimeError):  # a loop of symbolic links
+            candidate = None
+        found = candidate if candidate is not None and self.inside(candidate) else None
+        self._note(("resolve", relative), found)
+        return found
+
+    def inside(self, path: str | os.PathLike[str]) -> bool:
+        """Whether a real (resolved) path is the root or lies under it."""
+        candidate = Path(path)
+        return candidate == self.real_root or self.real_root in candidate.parents
+
+    def locate(self, relative: str) -> Path | str:
+        """The real path of a repo-relative path that exists inside the repository, else why it cannot be read."""
+        found = self._locate(relative)
+        self._note(("locate", relative), found)
+        return found
+
+    def _locate(self, relative: str) -> Path | str:
+        if relative in self.documents:
+            return self.real_root / relative
+        if refused(relative):
+            return REFUSED
+        written = self.root / relative
+        try:
+            real = Path(os.path.realpath(written, strict=True))
+        except OSError as error:
+            if error.errno == errno.ELOOP:
+                return "symbolic link loop (the link leads back to itself); not read"
+            if not os.path.lexists(written):
+                return "no such file"
+            if not self.inside(os.path.realpath(written)):
+                return OUTSIDE
+            return "symbolic link to a file that does not exist; not read"
+        return real if self.inside(real) else OUTSIDE
+
+    def escapes(self, relative: str) -> str | None:
+        """Why a path written in a checked file as repo-relative (a local `uses:`) reaches outside the repository
+        (by `..`, an absolute path or a symbolic link, its own or its `action.yml`'s), or None when it does not."""
+        normal = posixpath.normpath(relative) if relative else "."
+        if posixpath.isabs(relative) or normal == ".." or normal.startswith("../"):
+            return "leaves the repository"
+        found = self.locate(relative)
+        if found == OUTSIDE:
+            return "leads outside the repository through a symbolic link"
+        if isinstance(found, Path) and found.is_dir():
+            for name in _ACTION_NAMES:
+                if self.locate(f"{relative}/{name}") == OUTSIDE:
+                    return f"has an {name} that is a symbolic link pointing outside the repository"
+        return None
+
+    def read(self, relative: str, max_bytes: int = source.DEFAULT_MAX_BYTES) -> SourceFile:
+        found = self._read(relative, max_bytes)
+        self._note(("read", relative, max_bytes), found)
+        return found
+
+    def _read(self, relative: str, max_bytes: int) -> SourceFile:
+        if relative in self.documents:
+            return source.given(relative, self.documents[relative], max_bytes)
+        real = self.locate(relative)
+        if isinstance(real, str):
+            return SourceFile(relative, "", SourceProblem(ProblemKind.UNREADABLE, real))
+        if real.is_dir():
+            linked = (self.root / relative).is_symlink()
+            reason = f"symbolic link to a folder; {_NOT_ENTERED}" if linked else "a folder, not a file"
+            return SourceFile(relative, "", SourceProblem(ProblemKind.UNREADABLE, reason))
+        return source.read(relative, real, max_bytes)
+
+    def read_regular(self, relative: str, max_bytes: int = source.DEFAULT_MAX_BYTES) -> SourceFile | None:
+        """A file that configures a check: None when nothing is there; a problem unless it is a regular file inside
+        the repository reached through no symbolic link (a pull request could point it anywhere)."""
+        found = self._read_regular(relative, max_bytes)
+        self._note(("read_regular", relative, max_bytes), found)
+        return found
+
+    def _read_regular(self, relative: str, max_bytes: int) -> SourceFile | None:
+        if relative in self.documents:
+            return source.given(relative, self.documents[relative], max_bytes)
+        written = self.root / relative
+        if not os.path.lexists(written):
+            return None
+        if written.is_symlink() or Path(os.path.realpath(written)) != self.real_root / relative:
+            located = self.locate(relative)
+            reason = located if isinstance(located, str) else "symbolic link; not read"
+            if reason in (OUTSIDE, "symbolic link; not read"):
+                reason = reason.replace(
+                    "; not read", "; configuration is read only from regular files, not through links"
+                )
+            return SourceFile(relative, "", SourceProblem(ProblemKind.UNREADABLE, reason))
+        try:
+            mode = os.lstat(written).st_mode
+        except OSError as error:
+            return SourceFile(relative, "", SourceProblem(ProblemKind.UNREADABLE, f"cannot read: {error.strerror}"))
+        if not stat.S_ISREG(mode):
+            problem = SourceProblem(
+                ProblemKind.UNREADABLE, f"{source.kind_of_mode(mode)}, not a regular file; not read"
+            )
+            return SourceFile(relative, "", problem)
+        return source.read(relative, written, max_bytes, follow_links=False)
+
+
+def refused(relative: str) -> bool:
+    """Whether a path holds a byte no file system accepts in a name (NUL, which a workflow can write as `\\u0000`):
+    it names no file, and the operating system refuses to be asked about it."""
+    return "\0" in relative
+
+
+REFUSED = "a name with a NUL byte, which no file system accepts; not read"
+OUTSIDE = "symbolic link points outside the repository; not read"
+_NOT_ENTERED = "folders are not entered through links, so nothing under it is checked"
+
+
+@cache
+def _compiled(patterns: tuple[str, ...]) -> tuple[Glob, ...]:
+    # The configuration has checked each pattern; one that is not a glob here matches nothing.
+    compiled = []
+    for pattern in patterns:
+        try:
+            compiled.append(compile_glob(pattern))
+        except ValueError:
+            continue
+    return tuple(compiled)
+
+
+def _absolute(path: str | os.PathLike[str]) -> str:
+    """An absolute, normalised path with its symbolic links kept as written (unlike `Path.resolve`)."""
+    return os.path.abspath(path)  # noqa: PTH100
+
+
+def walked(relative: str) -> bool:
+    """Whether the walk of `Repository.files` reaches a repo-relative path: under no hidden folder but `.github`,
+    and no vendored one."""
+    return all(_walkable(name) for name in PurePosixPath(relative).parts[:-1])
+
+
+def _walkable(name: str) -> bool:
+    if name == ".github":
+        return True
+    return not name.startswith(".") and name not in _SKIPPED_DIRS

@@ -1,0 +1,118 @@
+"""Meta-tests: every rule is registered once, documented, and has error and clean fixtures."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import re
+
+import pytest
+
+import ci_checks.rules
+from ci_checks import registry
+from ci_checks.config.selection import SelectionError, resolve
+from ci_checks.rules.rule import DOC_SECTIONS, Rule
+from tests.ci.linter.conftest import FIXTURES, is_repository_fixture, run_cli
+
+
+def test_every_rule_module_is_in_the_registry_table() -> None:
+    names = {m.name for m in pkgutil.iter_modules(ci_checks.rules.__path__)}
+    modules = {name for name in names if re.match(r"cc[0-9]{3}_", name)}
+    registered = {module.__name__.rsplit(".", 1)[1] for module in ci_checks.rules.rule_modules()}
+    assert modules == registered
+    # The other modules are what several rules share (`_common`, the schema validation): none of them is a rule.
+    assert [
+        name for name in names - modules if hasattr(importlib.import_module(f"ci_checks.rules.{name}"), "RULE")
+    ] == []
+
+
+def test_the_table_names_each_rule_as_the_rule_does() -> None:
+    assert {rule.code: rule.name for rule in registry.RULES} == ci_checks.rules.NAMES_BY_CODE
+
+
+def test_codes_and_names_are_unique_and_well_formed() -> None:
+    codes = [rule.code for rule in registry.RULES]
+    names = [rule.name for rule in registry.RULES]
+    assert len(set(codes)) == len(codes)
+    assert len(set(names)) == len(names)
+    assert codes == sorted(codes)
+    for rule in registry.RULES:
+        assert re.fullmatch(r"CC\d{3}", rule.code)
+        assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", rule.name)
+
+
+@pytest.mark.parametrize("rule", registry.RULES, ids=lambda r: r.code)
+def test_module_is_named_after_its_rule(rule: Rule) -> None:
+    module = next(m for m in ci_checks.rules.rule_modules() if m.RULE is rule)
+    assert module.__name__.rsplit(".", 1)[1] == f"{rule.code.lower()}_{rule.name.replace('-', '_')}"
+
+
+@pytest.mark.parametrize("rule", registry.RULES, ids=lambda r: r.code)
+def test_rule_documents_what_why_example_and_fix(rule: Rule) -> None:
+    headings = re.findall(r"^## (.+)$", rule.docs, flags=re.MULTILINE)
+    assert headings == list(DOC_SECTIONS)
+    for section in re.split(r"^## .+$", rule.docs, flags=re.MULTILINE)[1:]:
+        assert section.strip(), "an empty section"
+    assert rule.summary and not rule.summary.endswith(".")
+
+
+@pytest.mark.parametrize("rule", registry.RULES, ids=lambda r: r.code)
+def test_rule_has_error_and_clean_fixtures(rule: Rule) -> None:
+    prefix = rule.code.lower() + "_"
+    errors = [p for p in (FIXTURES / "err").rglob("*.out") if _fixture_name(p).startswith(prefix)]
+    clean = [p for p in (FIXTURES / "ok").rglob("*") if p.is_file() and _fixture_name(p).startswith(prefix)]
+    assert errors, f"no error fixture for {rule.code}"
+    assert clean, f"no clean fixture for {rule.code}"
+    for golden in errors:
+        assert f": {rule.code} " in golden.read_text(encoding="utf-8"), f"{golden.name} never reports {rule.code}"
+
+
+def _fixture_name(path):  # type: ignore[no-untyped-def]
+    """A fixture is named by its file, by its folder when the file must be called action.yml, or by the
+    repository fixture (a folder with its own `.github`) it is part of."""
+    inside = [folder for folder in path.parents if FIXTURES in folder.parents]
+    repository = next((folder for folder in inside if is_repository_fixture(folder)), None)
+    if repository is not None:
+        return repository.name
+    if path.suffix not in (".yml", ".yaml", ".out"):
+        return ""
+    return path.parent.name if path.stem == "action" else path.stem
+
+
+def test_rules_command_lists_every_rule() -> None:
+    result = run_cli("rules")
+    assert result.code == 0
+    listed = [line.split()[0] for line in result.out.splitlines()]
+    assert listed == [rule.code for rule in registry.RULES]
+
+
+@pytest.mark.parametrize("query", ["CC011", "cc011", "duplicate-key"])
+def test_rule_command_prints_the_documentation(query: str) -> None:
+    result = run_cli("rule", query)
+    assert result.code == 0
+    assert result.out.startswith("# CC011 duplicate-key\n")
+    assert "## Why it matters" in result.out
+
+
+def test_unknown_rule_suggests_the_closest() -> None:
+    result = run_cli("rule", "duplicate-keys")
+    assert result.code == 2
+    assert "did you mean duplicate-key?" in result.err
+
+
+def test_selectors_accept_codes_prefixes_and_names() -> None:
+    selection = resolve(["CC01", "invalid-uses"], ["CC013"], [])
+    # CC01 and invalid-uses, without CC013; CC001-CC004 report a file no selected rule could read, under any select.
+    assert [r.code for r in selection.rules] == [
+        "CC001",
+        "CC002",
+        "CC003",
+        "CC004",
+        "CC010",
+        "CC011",
+        "CC012",
+        "CC014",
+        "CC030",
+    ]
+    with pytest.raises(SelectionError, match="unknown rule 'CC9'"):
+        resolve(["CC9"], [], [])
