@@ -23,5 +23,6 @@ checkout="$(cd "$(dirname "$0")/.." && pwd)"
 package_path="$(mktemp -d "${TMPDIR:-/tmp}/ci-checks-path.XXXXXX")"
 trap 'rm -rf -- "$package_path"' EXIT
 ln -s "$checkout/ci_checks_checkpoint" "$package_path/ci_checks_checkpoint"
+ln -s "$checkout/ci_checks" "$package_path/ci_checks"  # the harness reads sizes with the linter's core
 export PYTHONPATH="$package_path${PYTHONPATH:+:$PYTHONPATH}"
 "${PYTHON:-python3}" -m ci_checks_checkpoint.gpu_checks "$@"

@@ -130,7 +130,7 @@ GROUPS: dict[str, Group] = {
         ("tests/ci/linter/config/test_settings.py", "tests/ci/linter/config/test_per_file_ignores.py", *_CLI),
     ),
     "reporters": Group(
-        ("ci_checks/reporters/*.py",),
+        ("ci_checks/reporters/*.py", "ci_checks/core/escaping.py", "ci_checks/engine/errors.py"),
         (
             "tests/ci/linter/reporters/test_reporters.py",
             "tests/ci/linter/cli/test_terminal.py",

@@ -23,8 +23,8 @@ from ci_checks.core import own_schemas
 from ci_checks.core.repository import FileKind, Repository
 from ci_checks.model.loading import load
 from ci_checks.syntax.yamlpos import ScalarMap
-from tests.ci.linter.conftest import FIXTURES, run_cli
 from tests.ci.expectations import expected, printed
+from tests.ci.linter.conftest import FIXTURES, run_cli
 from tests.ci.linter.reporters.test_reporters import SARIF_SCHEMAS, validate_sarif
 
 FIXTURE_CORPUS = FIXTURES / "corpus"

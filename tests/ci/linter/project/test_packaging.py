@@ -42,7 +42,7 @@ def test_console_script_runs() -> None:
 def test_checking_never_imports_torch() -> None:
     code = (
         "import sys\n"
-        "from ci_checks import cli\n"
+        "from ci_checks.cli import main as cli\n"
         f"cli.main(['check', {str(PROJECT)!r}])\n"
         "print('torch' in sys.modules, 'megatron' in sys.modules)\n"
     )

@@ -29,7 +29,7 @@ from ci_checks.core.escaping import one_line
 from ci_checks.core.source import SourceFile
 from ci_checks.engine import errors
 from ci_checks.engine.outcome import Outcome
-from ci_checks.reporters import docs, github, json_output, junit, markdown, sarif
+from ci_checks.reporters import docs, formats, github, json_output, junit, markdown, sarif
 from ci_checks.reporters.text import render as render_text
 from ci_checks.reporters.text import statistics
 from tests.ci.conftest import PROJECT
@@ -780,7 +780,7 @@ def test_every_text_of_a_finding_is_escaped_its_fix_too() -> None:
         fix = Fix(texts[4], (Edit(span("c.yml"), "kept\n##[as it is]"),))
         return Diagnostic(*texts[:2], Severity.ERROR, texts[2], span("a.yml"), (Related(span("b.yml"), texts[3]),), fix)
 
-    assert escaping.escaped(Outcome([finding("\n", "::")])).diagnostics == [finding("\u240a", "%3A%3A")]
+    assert formats.escaped(Outcome([finding("\n", "::")])).diagnostics == [finding("\u240a", "%3A%3A")]
 
 
 def test_the_repository_link_is_taken_whole_from_its_entry() -> None:
@@ -1135,7 +1135,7 @@ def test_text_output_in_colour_quotes_lines_and_fixes_as_they_are() -> None:
 
 def test_file_names_alone_are_escaped_too() -> None:
     source = SourceFile("::x.yml", "on: push\n")
-    shown = escaping.escaped(Outcome([], {"::x.yml": source}, files=1, checked=["::x.yml"]))
+    shown = formats.escaped(Outcome([], {"::x.yml": source}, files=1, checked=["::x.yml"]))
     assert (list(shown.sources), shown.checked) == (["%3A%3Ax.yml"], ["%3A%3Ax.yml"])
 
 

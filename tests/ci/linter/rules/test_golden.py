@@ -30,8 +30,8 @@ from pathlib import Path
 import pytest
 
 from tests.ci.conftest import PROJECT
-from tests.ci.linter.conftest import FIXTURES, copy_repository, is_repository_fixture, run_cli
 from tests.ci.expectations import expected, printed
+from tests.ci.linter.conftest import FIXTURES, copy_repository, is_repository_fixture, run_cli
 
 
 def _fixtures(folder: str) -> list[Path]:
