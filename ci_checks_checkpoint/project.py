@@ -43,7 +43,7 @@ ROCM_PLACEHOLDER = "/opt/rocm"
 _VARIABLES = ("ROCM_PATH", "HIP_PLATFORM")
 # Code of these packages reads the real torch.cuda.is_available() under the emulation: the harness's copies,
 # devices and collectives stay on the real device, and so do the libraries'.
-_LIBRARY_PACKAGES = frozenset({"ci_checks", "torch", "megatron"})
+_LIBRARY_PACKAGES = frozenset({"ci_checks_checkpoint", "ci_checks", "torch", "megatron"})
 
 
 @dataclass(frozen=True)
@@ -83,7 +83,7 @@ def parse_platform(value: str) -> tuple[str, str]:
 
 def project_packages(imports: Sequence[str], setups: Sequence[Setup]) -> tuple[str, ...]:
     """The top-level packages of the project's modules and setups: their code sees the emulation wherever they are
-    installed. A module inside one of the libraries (the seed's workaround kept in ci_checks) is named whole: the
+    installed. A module inside one of the libraries (the seed's workaround kept in ci_checks_checkpoint) is named whole: the
     rest of its library keeps the real answer."""
     names = [*imports, *(setup_name(setup).partition(":")[0] for setup in setups)]
     return tuple(

@@ -370,7 +370,7 @@ def test_the_tool_before_the_removal_fails_against_the_fork_naming_its_class(tmp
 
 
 def test_a_setup_kept_inside_a_library_gets_the_emulation_for_its_own_module_only() -> None:
-    # The seed's workaround lives in ci_checks: naming ci_checks whole would make the harness's own code read a
-    # CUDA device under --as-platform rocm on a CPU runner.
+    # The seed's workaround lives in the harness's package: naming that package whole would make the harness's own
+    # code read a CUDA device under --as-platform rocm on a CPU runner.
     setups = [f"{WORKAROUND}:main", "tools.convert_hf_to_torch_dist:main"]
     assert project.project_packages(["miles.backends"], setups) == ("miles", WORKAROUND, "tools")

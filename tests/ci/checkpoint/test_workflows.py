@@ -39,7 +39,9 @@ def limits(value: object) -> tuple[int, int]:
 
 
 def test_the_script_runs_the_checks_from_this_checkout_with_every_option_passed_on() -> None:
-    # Only the package goes on the path (a link to it), never the checkout, whose `tests` would shadow a project's.
+    # Only the packages go on the path (links to the harness and the linter's core it uses), never the checkout,
+    # whose `tests` would shadow a project's.
+    assert 'ln -s "$checkout/ci_checks_checkpoint" "$package_path/ci_checks_checkpoint"' in SCRIPT
     assert 'ln -s "$checkout/ci_checks" "$package_path/ci_checks"' in SCRIPT
     assert 'export PYTHONPATH="$package_path${PYTHONPATH:+:$PYTHONPATH}"' in SCRIPT
     assert SCRIPT.rstrip().endswith('"${PYTHON:-python3}" -m ci_checks_checkpoint.gpu_checks "$@"')
