@@ -35,6 +35,7 @@ from ci_checks.backends import tools
 from ci_checks.backends.context import ConfigRefused, Context, FileFailed, named_in, with_its_config
 from ci_checks.backends.mirror import Mirror
 from ci_checks.core.diagnostics import Diagnostic, Severity, Span
+from ci_checks.core.linters.actionlint import LINTER
 from ci_checks.core.repository import FileKind
 from ci_checks.model.loading import LoadedFile
 from ci_checks.model.steps import ScalarLocator
@@ -105,7 +106,7 @@ def _diagnostics(errors: list[dict[str, Any]] | None, mirror: Mirror) -> list[Di
         line, column = file.source.from_yaml_position(line, column)
         starts = scalars.setdefault(file.path, _scalar_starts(file.document.root))
         span = _span(file, starts, line, column, end_column)
-        found.append(Diagnostic(f"AL-{kind}", f"actionlint-{kind}", Severity.ERROR, message, span))
+        found.append(LINTER.finding(kind, Severity.ERROR, message, span))
     return found
 
 

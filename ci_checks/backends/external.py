@@ -25,28 +25,54 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from importlib import import_module
 from pathlib import Path
+from typing import Protocol, cast
 
-from ci_checks.backends import actionlint, linter_config, mirror, shellcheck, tools, zizmor
+from ci_checks.backends import linter_config, mirror, tools, zizmor
 from ci_checks.backends.cache import ResultCache, binary_identity, digest, environment
 from ci_checks.backends.context import Context
-from ci_checks.core.config_source import WorkTree
+from ci_checks.core.config_source import ConfigSource, WorkTree
 from ci_checks.core.diagnostic_data import decode_diagnostics, encode_diagnostics
 from ci_checks.core.diagnostics import Diagnostic, Span, sorted_diagnostics
-from ci_checks.core.linters import BACKENDS, BackendSettings
+from ci_checks.core.linters import BACKENDS, LINTERS, BackendSettings
 from ci_checks.core.repository import Repository
 from ci_checks.model.loading import LoadedFile
 from ci_checks.rules.cc090_backend_unavailable import RULE as UNAVAILABLE
 from ci_checks.rules.cc091_backend_failed import RULE as FAILED
 
-_INPUTS: dict[str, Callable[[list[LoadedFile]], list[LoadedFile]]] = {
-    "actionlint": actionlint.inputs,
-    "shellcheck": shellcheck.inputs,
-    "zizmor": zizmor.inputs,
-}
-_MIRRORED = ("actionlint", "zizmor")
+
+class _Backend(Protocol):
+    """The module that runs a linter (its `Linter.backend`): the files it reads, and its run over them."""
+
+    def inputs(self, files: list[LoadedFile]) -> list[LoadedFile]: ...
+
+
+class _MirroredBackend(_Backend, Protocol):
+    """A linter that reads the private copy of the files and its configuration (`Linter.mirrored`)."""
+
+    def run(self, binary: str, files: list[LoadedFile], context: Context) -> list[Diagnostic]: ...
+
+
+class _ScriptBackend(_Backend, Protocol):
+    """A linter that reads the scripts ci-checks writes out, each found kept in `cache`."""
+
+    def run(
+        self,
+        binary: str,
+        files: list[LoadedFile],
+        root: Path,
+        limit: tools.TimeLimit,
+        *,
+        cache: ResultCache | None,
+        ref: ConfigSource | None,
+    ) -> list[Diagnostic]: ...
+
+
+def _backend(name: str) -> _Backend:
+    return cast(_Backend, import_module(LINTERS[name].backend))
 
 
 def run_backends(
@@ -66,7 +92,7 @@ def run_backends(
         raise ValueError(f"unknown backend {unknown[0]!r}; backends: {', '.join(BACKENDS)}")
     root = Path(os.path.normpath(root.absolute()))
     tools.allow_runs()
-    jobs = [(name, _INPUTS[name](list(files))) for name in dict.fromkeys(names)]
+    jobs = [(name, _backend(name).inputs(list(files))) for name in dict.fromkeys(names)]
     jobs = [(name, inputs) for name, inputs in jobs if inputs]
     if not jobs:
         return []
@@ -74,7 +100,7 @@ def run_backends(
     configs = settings.config_source or WorkTree(repository)
     changes = WorkTree(repository) if not isinstance(configs, WorkTree) else None
     with tools.scratch_folder("linters") as scratch:
-        mirrored = [file for name, inputs in jobs if name in _MIRRORED for file in inputs]
+        mirrored = [file for name, inputs in jobs if LINTERS[name].mirrored for file in inputs]
         copy = mirror.build(scratch / "repository", dict.fromkeys(mirrored), repository)
         unused = zizmor.cut_ignores_not_in(copy, configs) if changes is not None and "zizmor" in names else []
         contexts = {
@@ -86,7 +112,7 @@ def run_backends(
                 tools.TimeLimit(settings.timeout_s),
             )
             for name, _ in jobs
-            if name in _MIRRORED
+            if LINTERS[name].mirrored
         }
         if "zizmor" in contexts:
             contexts["zizmor"].config.findings += unused
@@ -120,7 +146,8 @@ def _run(
                 return _repository_wide(name, binary, inputs, context, results)
             configs = settings.config_source
             ref = configs if configs is not None and not isinstance(configs, WorkTree) else None
-            return shellcheck.run(binary, inputs, root, tools.TimeLimit(settings.timeout_s), cache=results, ref=ref)
+            backend = cast(_ScriptBackend, _backend(name))
+            return backend.run(binary, inputs, root, tools.TimeLimit(settings.timeout_s), cache=results, ref=ref)
         finally:
             if results is not None:
                 results.close()
@@ -135,13 +162,14 @@ def _run(
 def _repository_wide(
     name: str, binary: str, inputs: list[LoadedFile], context: Context, results: ResultCache | None
 ) -> list[Diagnostic]:
-    """actionlint's or zizmor's findings over the private copy, kept under a key of everything they read.
+    """A mirrored linter's findings (actionlint's, zizmor's) over the private copy, kept under a key of everything
+    they read.
 
     The key is the binary, the environment, the configuration given to it and
     the whole copy (every file, as written): they read nothing else. A run in
     which the linter failed on some file is not kept.
     """
-    runner = actionlint.run if name == "actionlint" else zizmor.run
+    runner = cast(_MirroredBackend, _backend(name)).run
     if results is None:
         return runner(binary, inputs, context)
     config = context.config

@@ -27,17 +27,12 @@ from typing import Any
 
 from ci_checks.core.config_source import ConfigSource
 from ci_checks.core.diagnostics import Diagnostic, Severity, Span
-from ci_checks.core.linters import ACTIONLINT_CONFIGS
+from ci_checks.core.linters import LINTERS
 from ci_checks.rules.cc004_unreadable_file import RULE as UNREADABLE
 from ci_checks.rules.cc092_linter_config import RULE as LINTER_CONFIG
 from ci_checks.syntax import yamlpos
 from ci_checks.syntax.yamlpos import IssueKind
 
-CANDIDATES = {
-    "actionlint": ACTIONLINT_CONFIGS,
-    # zizmor's own order of discovery from the repository root.
-    "zizmor": (".github/zizmor.yml", ".github/zizmor.yaml", "zizmor.yml", "zizmor.yaml"),
-}
 _SHOWN = 8
 _COPY_POSITION = re.compile(r",? at line \d+,? column \d+")
 _KEY_PATH = re.compile(r"(?P<path>[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*): ")
@@ -94,7 +89,7 @@ def read(
     if work_tree is not None:
         config.changed = _changed_since(linter, files, work_tree)
         config.findings += config.changed
-    for relative in CANDIDATES[linter]:
+    for relative in LINTERS[linter].config_files:
         found = files.read(relative)
         if found is None:
             continue
@@ -141,7 +136,7 @@ def read(
 def _changed_since(linter: str, ref: ConfigSource, work_tree: ConfigSource) -> list[Diagnostic]:
     """A CC092 at each of the work tree's configuration files of `linter` that the ref lacks or has otherwise."""
     found = []
-    for relative in CANDIDATES[linter]:
+    for relative in LINTERS[linter].config_files:
         now = work_tree.read(relative)
         if now is None:
             continue

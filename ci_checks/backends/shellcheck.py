@@ -51,6 +51,7 @@ from ci_checks.backends import tools
 from ci_checks.backends.cache import ResultCache, binary_identity, digest
 from ci_checks.core.config_source import ConfigSource
 from ci_checks.core.diagnostics import Diagnostic, Severity, Span
+from ci_checks.core.linters.shellcheck import LINTER
 from ci_checks.core.source import SourceFile
 from ci_checks.model.loading import LoadedFile
 from ci_checks.model.steps import ScalarLocator
@@ -174,13 +175,7 @@ def run(
             cache.put({keys[index]: json.dumps(findings) for index, findings in checked.items()})
         found.update(checked)
     return untrusted + [
-        Diagnostic(
-            f"SC{code}",
-            "shellcheck",
-            _SEVERITIES.get(level, Severity.INFO),
-            message.removesuffix("."),
-            script.span(*place),
-        )
+        LINTER.finding(str(code), _SEVERITIES.get(level, Severity.INFO), message.removesuffix("."), script.span(*place))
         for index, findings in sorted(found.items())
         for (*place, level, code, message) in findings
         for script in unique[index]

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ci_checks.backends.cache import ResultCache, binary_identity, digest
+from ci_checks.core.linters import LINTERS
 
 # Windows finds `actionlint.exe` when asked for `actionlint`; elsewhere a name is the file name.
 _SUFFIXES = ("", *os.environ.get("PATHEXT", ".EXE").lower().split(os.pathsep)) if os.name == "nt" else ("",)
@@ -45,12 +46,6 @@ _QUOTED = (re.compile(r"\"[^\n]*\""), re.compile(r"`[^\n]*`"), re.compile(r"(?<!
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _EXCERPT = re.compile(r"\s*(\d+\s*)?[|=^]|\s*-->|\s*\.\.\.\s*$")
 _CAUSE = re.compile(r"\s*\d+: (?P<cause>.+)")
-_IDENTITY = {
-    "actionlint": (("-version",), re.compile(r"\b\d+\.\d+\.\d+")),
-    "shellcheck": (("--version",), re.compile(r"\bShellCheck\b")),
-    "zizmor": (("--version",), re.compile(r"\bzizmor \d+\.\d+")),
-}
-"""How each linter is asked who it is, and what its answer contains."""
 _VERIFY_LIMIT_S = 30.0
 _SCRATCH = re.compile(r"ci-checks-[a-z]+-(?P<pid>\d+)-")
 
@@ -110,7 +105,8 @@ def named_binary(name: str, explicit: str | None) -> tuple[str, str] | None:
 
 def verify(name: str, binary: str, cwd: Path, cache: ResultCache | None = None) -> str:
     """What `binary` says to its version question; BackendFailed unless it says it the way the linter `name` does."""
-    question, answer = _IDENTITY[name]
+    linter = LINTERS[name]
+    question, answer = linter.version_question, linter.version_answer
     said = version(binary, question, cwd, cache)
     if said is None or answer.search(said) is None:
         raise BackendFailed(f"{binary} is not {name}: `{' '.join([Path(binary).name, *question])}` did not say so")

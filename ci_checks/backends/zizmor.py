@@ -39,6 +39,7 @@ from ci_checks.backends.context import ConfigRefused, Context, FileFailed, named
 from ci_checks.backends.mirror import LOCK_FILE, Mirror
 from ci_checks.core.config_source import ConfigSource
 from ci_checks.core.diagnostics import Diagnostic, Fix, Related, Severity, Span
+from ci_checks.core.linters.zizmor import LINTER
 from ci_checks.core.source import SourceFile
 from ci_checks.model.loading import LoadedFile
 from ci_checks.rules.cc004_unreadable_file import RULE as UNREADABLE
@@ -181,9 +182,8 @@ def _diagnostics(findings: list[dict[str, Any]], paths: dict[str, LoadedFile]) -
         severity = _SEVERITIES.get(str(determinations["severity"]), Severity.INFO)
         message = f"{finding['desc']}: {annotation}" if annotation else str(finding["desc"])
         url = finding.get("url")
-        yield Diagnostic(
-            f"ZZ-{audit}",
-            f"zizmor-{audit}",
+        yield LINTER.finding(
+            audit,
             severity,
             message,
             span,

@@ -21,8 +21,8 @@ says which linter findings are kept:
   actionlint but for its upkeep advice (a runtime deprecated but still run, a
   `description` the Marketplace wants, a reusable workflow's cache scope),
   shellcheck's warnings and errors, and zizmor's high-confidence findings of
-  the audits that find something exploitable now (`HARDENING` lists the
-  others);
+  the audits that find something exploitable now (`HARDENING` in
+  `ci_checks.core.linters.zizmor` lists the others);
 - `security`: that, and the hardening audits and upkeep advice at warning or
   error (unpinned actions and images, permissions, inherited secrets,
   deprecated runtimes), whatever zizmor's confidence;
@@ -49,133 +49,16 @@ table applies to the findings of that repository.
 from __future__ import annotations
 
 import difflib
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from ci_checks.core import linters
 from ci_checks.core.diagnostics import Diagnostic, Severity
 from ci_checks.core.globs import Glob, excluded_by
 from ci_checks.core.linters import DEFAULT_PROFILE, PROFILES
 from ci_checks.rules import registry
 from ci_checks.rules.rule import Rule
 
-LINTER_PREFIXES = {"actionlint": "AL", "shellcheck": "SC", "zizmor": "ZZ"}
-"""Each external linter and the prefix of its findings' codes."""
-ACTIONLINT_KINDS = frozenset(
-    [
-        "action",
-        "branding",
-        "cache-call-unrestricted",
-        "credentials",
-        "deprecated-commands",
-        "env-var",
-        "events",
-        "expression",
-        "glob",
-        "id",
-        "if-cond",
-        "job-needs",
-        "matrix",
-        "permissions",
-        "pyflakes",
-        "required-actions",
-        "run-script-length",
-        "runner-label",
-        "shell-name",
-        "shell-syntax",
-        "shellcheck",
-        "step-id",
-        "syntax-check",
-        "timeout-check",
-        "workflow-call",
-        "workflow-run",
-    ]
-)
-"""actionlint's rule kinds (its `rule_*.go` files and `syntax-check`), as `AL-<kind>` names them."""
-ZIZMOR_AUDITS = frozenset(
-    [
-        "adhoc-packages",
-        "anonymous-definition",
-        "archived-uses",
-        "artipacked",
-        "bot-conditions",
-        "cache-poisoning",
-        "concurrency-limits",
-        "dangerous-triggers",
-        "dependabot-cooldown",
-        "dependabot-execution",
-        "excessive-permissions",
-        "forbidden-uses",
-        "github-app",
-        "github-env",
-        "hardcoded-container-credentials",
-        "impostor-commit",
-        "insecure-commands",
-        "insecure-url-scheme",
-        "known-vulnerable-actions",
-        "misfeature",
-        "obfuscation",
-        "overprovisioned-secrets",
-        "ref-confusion",
-        "ref-version-mismatch",
-        "secrets-inherit",
-        "secrets-outside-env",
-        "self-hosted-runner",
-        "self-repository",
-        "stale-action-refs",
-        "superfluous-actions",
-        "template-injection",
-        "typosquat-uses",
-        "undocumented-permissions",
-        "unpinned-images",
-        "unpinned-tools",
-        "unpinned-uses",
-        "unredacted-secrets",
-        "unsafe-checkout",
-        "unsound-condition",
-        "unsound-contains",
-        "unsound-ternary",
-        "use-trusted-publishing",
-    ]
-)
-"""zizmor's audits (1.33), as `ZZ-<audit>` names them."""
-HARDENING = frozenset(
-    [
-        # what is pinned, and to what
-        "unpinned-uses",
-        "unpinned-images",
-        "unpinned-tools",
-        "stale-action-refs",
-        "ref-version-mismatch",
-        "archived-uses",
-        "self-repository",
-        # what a job may do, and with which secrets
-        "excessive-permissions",
-        "undocumented-permissions",
-        "secrets-inherit",
-        "secrets-outside-env",
-        "self-hosted-runner",
-        "concurrency-limits",
-        # how the workflow is written and kept up
-        "adhoc-packages",
-        "anonymous-definition",
-        "misfeature",
-        "obfuscation",
-        "superfluous-actions",
-        "use-trusted-publishing",
-        "dependabot-cooldown",
-        "dependabot-execution",
-    ]
-)
-"""zizmor's audits that advise hardening rather than find something exploitable now: in `security` and `all`."""
-_UPKEEP = {
-    "AL-action": re.compile(r'runtime "[^"]*" is deprecated|description is required in metadata'),
-    "AL-cache-call-unrestricted": re.compile(""),
-}
-"""actionlint's advice rather than breakage, by kind and message: in `security` and `all`."""
-_SHELLCHECK_CODE = re.compile(r"SC([1-3][0-9]{0,3})?\Z")
-_LINTER_CODE = re.compile(r"(SC[0-9]*|AL(-[a-z0-9-]*)?|ZZ(-[a-z0-9-]*)?)\Z", re.IGNORECASE)
-_LINTER_NAME = re.compile(r"(?P<linter>actionlint|zizmor)(-(?P<kind>[a-z0-9-]+))?\Z|shellcheck\Z")
 _BACKEND_NOTICES = frozenset({"CC090", "CC091"})
 """A linter that is missing or failed: kept whenever something of that linter is selected."""
 _UNREADABLE_INPUT = frozenset({"CC001", "CC002", "CC003", "CC004", "CC010", "CC012", "CC014"})
@@ -189,25 +72,7 @@ class SelectionError(ValueError):
 
 def linter_code(selector: str) -> str | None:
     """The linter code or prefix a selector names (`SC2086`, `AL`, `ZZ-artipacked`), or None for none of theirs."""
-    code: str | None = None
-    if _LINTER_CODE.match(selector):
-        code = selector[:2].upper() + selector[2:].lower()  # a shellcheck code has only digits after SC
-    else:
-        named = _LINTER_NAME.match(selector)
-        if named is not None:
-            prefix = LINTER_PREFIXES[named["linter"]] if named["linter"] else "SC"
-            code = f"{prefix}-{named['kind']}" if named["kind"] else prefix
-    return code if code is not None and _known_linter_code(code) else None
-
-
-def _known_linter_code(code: str) -> bool:
-    if code.startswith("SC"):
-        return _SHELLCHECK_CODE.match(code) is not None
-    name = code[3:]
-    if not name:
-        return code in ("AL", "ZZ")
-    known = ACTIONLINT_KINDS if code.startswith("AL") else ZIZMOR_AUDITS
-    return any(kind.startswith(name) for kind in known)
+    return next(filter(None, (linter.selected(selector) for linter in linters.LINTERS.values())), None)
 
 
 @dataclass(frozen=True)
@@ -273,7 +138,7 @@ class Selection:
         return any(code in self.selected.codes and code not in self.ignored.codes for code in codes)
 
     def runs_linter(self, name: str) -> bool:
-        prefix = LINTER_PREFIXES[name]
+        prefix = linters.LINTERS[name].bare_prefix
         if prefix in self.ignored.linter:
             return False
         if self.selected is None:
@@ -305,17 +170,12 @@ def in_profile(diagnostic: Diagnostic, profile: str) -> bool:
     """Whether a profile keeps a linter's finding (see the module's documentation)."""
     if diagnostic.profile is not None and PROFILES.index(profile) < PROFILES.index(diagnostic.profile):
         return False
-    if profile == "all":
-        return True
+    linter = linters.linter_of(diagnostic.code)
     if diagnostic.severity is Severity.INFO:
-        return False
-    if profile == "security":
-        return True
-    code = diagnostic.code
-    if code.startswith("ZZ-"):
-        return code[3:] not in HARDENING and diagnostic.confidence == "high"
-    upkeep = _UPKEEP.get(code)
-    return upkeep is None or upkeep.search(diagnostic.message) is None
+        tier = "all"
+    else:
+        tier = linter.tier(diagnostic) if linter is not None else PROFILES[0]
+    return PROFILES.index(profile) >= PROFILES.index(tier)
 
 
 def resolve(
@@ -377,12 +237,15 @@ def _targets(selectors: Sequence[str], policy_ids: frozenset[str]) -> _Targets:
 
 
 def _suggestion(word: str, policy_ids: frozenset[str]) -> str:
-    linters = [
-        *LINTER_PREFIXES,
-        *LINTER_PREFIXES.values(),
-        *(f"{prefix}-{kind}" for kind in sorted(ACTIONLINT_KINDS) for prefix in ("AL", "actionlint")),
-        *(f"{prefix}-{audit}" for audit in sorted(ZIZMOR_AUDITS) for prefix in ("ZZ", "zizmor")),
+    names = [
+        name
+        for linter in linters.LINTERS.values()
+        for name in (
+            linter.name,
+            linter.bare_prefix,
+            *(made(check) for check in sorted(linter.checks) for made in (linter.code, linter.rule)),
+        )
     ]
-    known = [*registry.BY_CODE, *registry.BY_NAME, *sorted(policy_ids), *linters]
+    known = [*registry.BY_CODE, *registry.BY_NAME, *sorted(policy_ids), *names]
     close = difflib.get_close_matches(word, known, n=1, cutoff=0.6)
     return f" (did you mean {close[0]}?)" if close else ""

@@ -228,9 +228,9 @@ def _zizmor_fixed(
 
 def _only(audits: list[str]) -> str:
     """A zizmor configuration that disables every audit but these."""
-    from ci_checks.config.selection import ZIZMOR_AUDITS
+    from ci_checks.core.linters import LINTERS
 
-    disabled = sorted(ZIZMOR_AUDITS - set(audits))
+    disabled = sorted(set(LINTERS["zizmor"].checks) - set(audits))
     return "rules:\n" + "".join(f"  {audit}:\n    disable: true\n" for audit in disabled)
 
 

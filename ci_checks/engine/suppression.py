@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 from ci_checks.core.config_source import ConfigSource
 from ci_checks.core.diagnostics import Diagnostic, Span
-from ci_checks.core.linters import LINTER_CODE, LINTER_FAILED
+from ci_checks.core.linters import LINTER_FAILED, looks_like_code
 from ci_checks.core.repository import FileKind, kind_of
 from ci_checks.core.source import SourceFile
 from ci_checks.model.loading import LoadedFile
@@ -228,7 +228,7 @@ def apply(
                 for name, span in ignore.names:
                     if name in ignore.used:
                         continue
-                    if name in known or name.upper() in known or LINTER_CODE.match(name):
+                    if name in known or name.upper() in known or looks_like_code(name):
                         message = f"ignore[{name}] suppresses nothing here"
                     else:
                         message = f"ignore[{name}] names no rule code, rule name or policy rule id"

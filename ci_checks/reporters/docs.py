@@ -9,9 +9,10 @@ package's `[project.urls]` entry, the one place the base is set; without one,
 or with a placeholder (`https://github.com/OWNER/ci-checks`), no output links
 to a rule page: SARIF carries the rule's documentation without a `helpUri`,
 and JSON, Markdown, JUnit and `ci-checks rule` give no link. The linters' checks link to their own
-documentation: shellcheck's wiki page of the code, zizmor's audit page (the
-URL zizmor gives with each finding, where it gives one) and the section of
-actionlint's list of checks for the kind.
+documentation, as each one's `Linter` in `ci_checks.core.linters` makes the
+link: shellcheck's wiki page of the code, zizmor's audit page (the URL zizmor
+gives with each finding, where it gives one) and the section of actionlint's
+list of checks for the kind.
 """
 
 from __future__ import annotations
@@ -21,50 +22,16 @@ import re
 from dataclasses import dataclass
 
 from ci_checks import __version__
-from ci_checks.config.selection import ACTIONLINT_KINDS, ZIZMOR_AUDITS, linter_code
+from ci_checks.config.selection import linter_code
+from ci_checks.core import linters
 from ci_checks.rules import registry
 from ci_checks.rules.rule import Rule
 
-SHELLCHECK_WIKI = "https://www.shellcheck.net/wiki/"
-ZIZMOR_AUDITS_PAGE = "https://docs.zizmor.sh/audits/"
-ACTIONLINT_CHECKS = "https://github.com/rhysd/actionlint/blob/main/docs/checks.md"
-ACTIONLINT_SECTIONS = {
-    "action": "check-action-format",
-    "credentials": "check-hardcoded-credentials",
-    "deprecated-commands": "check-deprecated-workflow-commands",
-    "env-var": "check-env-var-names",
-    "events": "check-webhook-events",
-    "expression": "check-syntax-expression",
-    "glob": "check-glob-pattern",
-    "id": "check-job-step-ids",
-    "if-cond": "if-cond-always-true",
-    "job-needs": "check-job-deps",
-    "matrix": "check-matrix-values",
-    "permissions": "permissions",
-    "pyflakes": "check-pyflakes-integ",
-    "runner-label": "check-runner-labels",
-    "shell-name": "check-shell-names",
-    "shellcheck": "check-shellcheck-integ",
-    "syntax-check": "check-unexpected-keys",
-    "workflow-call": "check-reusable-workflows",
-}
-"""Each actionlint rule kind and the anchor of its section in actionlint's `docs/checks.md`.
-
-A kind not listed here (a newer actionlint's, or a fork's) links to the page itself.
-"""
-
-_SHELLCHECK_CODE = re.compile(r"SC\d{4}\Z")
-_KIND = re.compile(r"(?P<prefix>AL|ZZ)-(?P<kind>[a-z0-9]+(-[a-z0-9]+)*)\Z")
 _SAFE_URL = re.compile(r"https://[A-Za-z0-9._~:/?#\[\]@!$&'*+,;=%-]+\Z")
 _PLACEHOLDER = re.compile(
     r"/(OWNER|ORG|ORGANI[SZ]ATION|USER|USERNAME|NAMESPACE|YOUR[A-Z_-]*)(/|\Z)|example\.(com|org|net)\b"
 )
 """What a template's URL holds where a real one would name its owner: never a link ci-checks writes."""
-_WHAT = {
-    "shellcheck": "a shellcheck check, run by ci-checks over every bash and sh `run:` script",
-    "actionlint": "an actionlint check, run by ci-checks over every workflow",
-    "zizmor": "a zizmor audit, run by ci-checks over every workflow and composite action",
-}
 
 
 @dataclass(frozen=True)
@@ -77,7 +44,7 @@ class LinterCheck:
     @property
     def description(self) -> str:
         """What the code is, as a sentence."""
-        what = _WHAT[self.linter]
+        what = linters.LINTERS[self.linter].what
         return f"{self.code} is {what}; {self.linter}'s documentation explains it and how to fix what it finds."
 
 
@@ -86,26 +53,20 @@ def linter_check(code: str) -> LinterCheck | None:
 
     Any kind a linter reports is linked, one of a newer release or a fork included.
     """
-    if _SHELLCHECK_CODE.match(code):
-        return LinterCheck(code, "shellcheck", SHELLCHECK_WIKI + code)
-    kind = _KIND.match(code)
-    if kind is None:
+    linter = linters.linter_of(code)
+    if linter is None or linter.code_pattern.match(code) is None:
         return None
-    if kind["prefix"] == "ZZ":
-        return LinterCheck(code, "zizmor", f"{ZIZMOR_AUDITS_PAGE}#{kind['kind']}")
-    section = ACTIONLINT_SECTIONS.get(kind["kind"])
-    return LinterCheck(code, "actionlint", f"{ACTIONLINT_CHECKS}#{section}" if section else ACTIONLINT_CHECKS)
+    return LinterCheck(code, linter.name, linter.docs_url(code))
 
 
 def named_check(word: str) -> LinterCheck | None:
     """The one linter check a code or printed name names (`SC2086`, `zizmor-artipacked`), if the linter has it."""
     code = linter_code(word)
-    if code is None:
+    check = linter_check(code) if code is not None else None
+    if check is None:
         return None
-    known = {"AL-": ACTIONLINT_KINDS, "ZZ-": ZIZMOR_AUDITS}.get(code[:3])
-    if known is not None and code[3:] not in known:
-        return None
-    return linter_check(code)
+    linter = linters.LINTERS[check.linter]
+    return check if not linter.checks or check.code.removeprefix(linter.prefix) in linter.checks else None
 
 
 @functools.cache

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from ci_checks.core.config_source import ConfigSource, WorkTree
 from ci_checks.core.diagnostics import Span
-from ci_checks.core.linters import ACTIONLINT_CONFIGS
+from ci_checks.core.linters import LINTERS
 from ci_checks.core.repository import FileKind, Repository
 from ci_checks.model import Workflow
 from ci_checks.model.inventory import Inference, infer, looks_github_hosted, merged
@@ -140,7 +140,7 @@ class RepositoryContext:
         of `.github/actionlint.yaml`), read from where actionlint's configuration is; None when it has no such list,
         or a file actionlint could not use either."""
         files = self.config_files or WorkTree(self.repository)
-        for relative in ACTIONLINT_CONFIGS:
+        for relative in LINTERS["actionlint"].config_files:
             found = files.read(relative)
             if found is None:
                 continue
