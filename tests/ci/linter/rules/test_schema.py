@@ -14,6 +14,7 @@ from jsonschema.exceptions import ValidationError
 from ci_checks.core import source
 from ci_checks.core.repository import FileKind
 from ci_checks.rules import schema
+from ci_checks.rules.schema import messages, overrides, validation
 from ci_checks.syntax import yamlpos
 
 
@@ -875,7 +876,7 @@ def test_alternatives_that_each_miss_a_key_are_told_as_one_missing_key() -> None
     root = yamlpos.parse(source.decode("w.yml", b"name: a\n")).root
     assert root is not None
     (error,) = alternatives.iter_errors(yamlpos.to_plain(root))
-    found = [(e.span.line, e.span.column, e.message) for e in schema._explain(root, error)]
+    found = [(e.span.line, e.span.column, e.message) for e in messages.explain(root, error)]
     assert found == [(1, 1, "missing required key: one of 'uses' or 'run' at the top level")]
 
 
@@ -886,7 +887,7 @@ def test_alternatives_that_each_miss_a_key_are_told_as_one_missing_key() -> None
 )  # fmt: skip
 def test_an_alternative_wanting_a_number_takes_an_integer(expected: object, instance_type: str, accepted: bool) -> None:
     error = ValidationError("wrong type", validator="type", validator_value=expected)
-    assert schema._accepts(error, instance_type) is accepted
+    assert messages._accepts(error, instance_type) is accepted
 
 
 def test_a_one_of_becomes_an_any_of_only_where_its_alternatives_take_different_types() -> None:
@@ -897,7 +898,7 @@ def test_a_one_of_becomes_an_any_of_only_where_its_alternatives_take_different_t
     beside_any_of = {"oneOf": [{"type": "string"}, {"type": "object"}], "anyOf": [{"minLength": 1}, {"type": "object"}]}
     nested = {"items": [{"properties": {"a": copy.deepcopy(disjoint)}}]}
     for node in (disjoint, overlapping, untyped, beside_any_of, nested):
-        schema._disjoint_one_of_to_any_of(node, definitions)
+        validation._disjoint_one_of_to_any_of(node, definitions)
     assert disjoint == {"anyOf": [{"type": "string"}, {"$ref": "#/definitions/list"}]}
     assert overlapping == {"oneOf": [{"type": "number"}, {"type": "integer"}]}
     assert untyped == {"oneOf": [{"type": "string"}, {"required": ["a"]}]}
@@ -932,5 +933,5 @@ def test_the_overrides_apply_alike_to_a_vendored_schema_without_the_keys_they_re
 )  # fmt: skip
 def test_the_action_schema_edit_keeps_to_what_the_vendored_schema_has(vendored: dict[str, object]) -> None:
     edited = copy.deepcopy(vendored) | {"required": ["name", "description", "runs"]}
-    schema._clarify_action_schema(edited)
+    overrides.clarify_action_schema(edited)
     assert edited == vendored | {"required": ["runs"]}

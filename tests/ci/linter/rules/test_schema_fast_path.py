@@ -14,6 +14,7 @@ from pathlib import Path
 from ci_checks.core import source
 from ci_checks.core.repository import FileKind
 from ci_checks.rules import schema
+from ci_checks.rules.schema import validation
 from ci_checks.syntax import yamlpos
 from tests.ci.linter.conftest import FIXTURES
 
@@ -43,7 +44,7 @@ def test_the_fast_pass_accepts_only_what_the_explaining_pass_accepts() -> None:
         if document.root is None or not document.usable:
             continue
         instance = yamlpos.to_plain(document.root)
-        if schema._fast(kind).is_valid(schema._as_github_reads(instance)):
+        if validation._fast(kind).is_valid(validation._as_github_reads(instance)):
             accepted += 1
             errors = [error.message for error in schema.validator(kind).iter_errors(instance)]
             assert errors == [], f"{name}: the fast pass accepts what the explaining pass rejects: {errors[:1]}"
@@ -58,4 +59,4 @@ def test_scalars_github_reads_by_their_type_or_as_text_pass_the_fast_pass() -> N
         "  c:\n    uses: ./.github/workflows/x.yml\n    with:\n      n: 5\n      f: true\n"
     )
     instance = yamlpos.to_plain(yamlpos.parse(source.decode("w.yml", text.encode())).root)
-    assert schema._fast(FileKind.WORKFLOW).is_valid(schema._as_github_reads(instance))
+    assert validation._fast(FileKind.WORKFLOW).is_valid(validation._as_github_reads(instance))
