@@ -16,15 +16,14 @@ from __future__ import annotations
 
 import enum
 import errno
-import hashlib
-import json
 import os
 import posixpath
 import stat
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from functools import cache, cached_property
 from pathlib import Path, PurePosixPath
+from types import MappingProxyType
 
 from ci_checks.core import source
 from ci_checks.core.globs import Glob, compile_glob, excluded_by
@@ -94,97 +93,40 @@ def find_root(start: Path) -> Path:
     return folder
 
 
-class Journal:
-    """Every question a run asked of the file system through a `Repository`, with a digest of each answer.
-
-    A run's findings follow from these answers alone, so a stored result may
-    be reused when asking the same questions again gives the same answers
-    (`replay`). Answers are taken as the run used them: a file's decoded text,
-    a path's real location and whether it is a folder, a folder's listing.
-    """
-
-    def __init__(self) -> None:
-        self.entries: dict[tuple[str | int, ...], str] = {}
-
-    def note(self, question: tuple[str | int, ...], answer: object) -> None:
-        if question not in self.entries:
-            self.entries[question] = answer_digest(answer)
-
-    def replay(self, repository: Repository) -> dict[str, SourceFile] | None:
-        """The files read, as they read now, by their answers' digests, when every question gets the answer it
-        got; else None.
-
-        `repository` must be one with no journal of its own, so that asking again records nothing.
-        """
-        read: dict[str, SourceFile] = {}
-        for question, digest in self.entries.items():
-            answer = _ask(repository, question)
-            if answer is _UNKNOWN or answer_digest(answer) != digest:
-                return None
-            if isinstance(answer, SourceFile):
-                read[digest] = answer
-        return read
-
-
-_UNKNOWN = object()
-
-
-def _ask(repository: Repository, question: tuple[str | int, ...]) -> object:
-    match question:
-        case ("read", str(relative), int(max_bytes)):
-            return repository.read(relative, max_bytes)
-        case ("read_regular", str(relative), int(max_bytes)):
-            return repository.read_regular(relative, max_bytes)
-        case ("locate", str(relative)):
-            return repository.locate(relative)
-        case ("resolve", str(relative)):
-            return repository.resolve(relative)
-        case ("in_checkout",):
-            return repository.in_checkout
-        case ("walk",):
-            return repository.files, repository.linked_folders
-        case ("workflows",):
-            return repository.workflows
-        case ("real_root",):
-            return repository.real_root
-    return _UNKNOWN
-
-
-def answer_digest(answer: object) -> str:
-    return hashlib.sha256(json.dumps(_plain(answer), ensure_ascii=False).encode("utf-8", "surrogatepass")).hexdigest()
-
-
-def _plain(answer: object) -> object:
-    """The answer as JSON data; a path says where it leads now and whether a folder is there."""
-    if isinstance(answer, SourceFile):
-        problem = answer.problem
-        said = [problem.kind.value, problem.message, problem.line, problem.column] if problem is not None else None
-        return ["file", answer.path, answer.text, said]
-    if isinstance(answer, Path):
-        # os.path's answer, not Path's: a name too long for the system is no folder (Path.is_dir raises)
-        return ["path", str(answer), os.path.isdir(answer), os.path.lexists(answer)]  # noqa: PTH112
-    if isinstance(answer, frozenset):
-        return sorted(answer)
-    if isinstance(answer, (list, tuple)):
-        return [_plain(item) for item in answer]
-    return answer
-
-
-@dataclass(eq=False)
+@dataclass(frozen=True, eq=False)
 class Repository:
+    """A repository's files as ci-checks reads them: fixed when made, so that every listing honours the same
+    `exclude` and `documents` (another set of either is another `Repository`: `with_exclude`, `with_documents`)."""
+
     root: Path
-    exclude: list[str] = field(default_factory=list)
-    journal: Journal | None = field(default=None, repr=False)
-    """Where the questions asked of the file system are noted, when a run's result is to be kept."""
-    documents: dict[str, bytes] = field(default_factory=dict, repr=False)
+    exclude: tuple[str, ...] = field(default=(), kw_only=True)
+    """Globs of the paths no listing gives (the configuration's `exclude`)."""
+    documents: Mapping[str, bytes] = field(default_factory=dict, kw_only=True, repr=False)
     """Files' content by repo-relative path, read instead of what the disk holds there (see the module)."""
 
     def __post_init__(self) -> None:
-        self.root = Path(_absolute(self.root))
+        # Set through object's own: the instance is frozen, and is made to hold only its own copies.
+        object.__setattr__(self, "root", Path(_absolute(self.root)))
+        object.__setattr__(self, "exclude", tuple(self.exclude))
+        object.__setattr__(self, "documents", MappingProxyType(dict(self.documents)))
+
+    def with_exclude(self, exclude: Iterable[str]) -> Repository:
+        """The repository with other exclusions, its files listed again when asked."""
+        return replace(self, exclude=tuple(exclude))
+
+    def with_documents(self, documents: Mapping[str, bytes]) -> Repository:
+        """The repository with other documents. When they name the same files as before (only their content
+        changed) the listings already made are kept, as the editor's every keystroke would otherwise walk the
+        folders again; else the files are listed again when asked."""
+        changed = replace(self, documents=documents)
+        if changed.documents.keys() == self.documents.keys():
+            made = {name: self.__dict__[name] for name in _LISTINGS if name in self.__dict__}
+            changed.__dict__.update(made)
+        return changed
 
     def _note(self, question: tuple[str | int, ...], answer: object) -> None:
-        if self.journal is not None:
-            self.journal.note(question, answer)
+        """Told each question asked of the file system and its answer: a run whose result is kept notes them
+        (`ci_checks.engine.journal`)."""
 
     @property
     def real_root(self) -> Path:
@@ -194,11 +136,6 @@ class Repository:
     @cached_property
     def _real_root(self) -> Path:
         return self.root.resolve()
-
-    def forget_listing(self) -> None:
-        """List the files again when next asked: files were added or removed, or the exclusions changed."""
-        for listing in ("_walk", "_workflows", "actions", "dockerfiles"):
-            self.__dict__.pop(listing, None)
 
     @property
     def in_checkout(self) -> bool:
@@ -228,7 +165,7 @@ class Repository:
 
     def excluded(self, relative: str) -> bool:
         """Whether an `exclude` glob matches the path or one of its folders."""
-        return excluded_by(_compiled(tuple(self.exclude)), relative)
+        return excluded_by(_compiled(self.exclude), relative)
 
     @property
     def files(self) -> list[str]:
@@ -415,6 +352,9 @@ def refused(relative: str) -> bool:
     it names no file, and the operating system refuses to be asked about it."""
     return "\0" in relative
 
+
+_LISTINGS = ("_real_root", "_walk", "_workflows", "actions", "dockerfiles")
+"""What a repository keeps once it has looked (`cached_property`): the folders' listings, the root's real path."""
 
 REFUSED = "a name with a NUL byte, which no file system accepts; not read"
 OUTSIDE = "symbolic link points outside the repository; not read"

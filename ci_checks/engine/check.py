@@ -59,10 +59,11 @@ class Plan:
 @dataclass
 class Reuse:
     """What a check may take from earlier checks of the same repository with the same plan (the language
-    server's): the files they loaded (a changed one is dropped from `workspace.loaded` first), each file's findings
-    of the rules that read that file alone, and the linters' findings, found apart (on a save)."""
+    server's): the files they loaded (a changed one is dropped from `loaded` first), each file's findings of the
+    rules that read that file alone, and the linters' findings, found apart (on a save)."""
 
-    workspace: Workspace
+    loaded: dict[str, LoadedFile] = field(default_factory=dict)
+    """By path, as `Workspace.loaded`: each check's workspace loads into it."""
     file_findings: dict[str, tuple[LoadedFile, list[Diagnostic], list[str]]] = field(default_factory=dict)
     """By path: the file as loaded, what the rules found in it, and the rules' failures."""
     linted: list[Diagnostic] | None = None
@@ -85,11 +86,7 @@ def run(
     if config.per_file_ignores:  # the configuration's, whichever front-end made the plan
         plan = dataclasses.replace(plan, selection=plan.selection.with_per_file_ignores(config.per_file_ignores))
     say = progress or (lambda doing: None)
-    if reuse is not None:
-        workspace = reuse.workspace
-        workspace.consulted = set()
-    else:
-        workspace = Workspace(repository, plan.max_bytes)
+    workspace = Workspace(repository, plan.max_bytes, reuse.loaded if reuse is not None else None)
     found: list[Diagnostic] = []
     named = request.targets(repository)
     targets = []

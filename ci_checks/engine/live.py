@@ -14,7 +14,6 @@ were found in.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -42,9 +41,15 @@ class Linted:
 
 
 class Workbench:
-    """A repository, its configuration and its loaded files, checked again as documents change."""
+    """A repository, its configuration and its loaded files, checked again as documents change.
+
+    `repository` is made again whenever what it reads changes (the documents, the configuration's exclusions, the
+    disk): each check reads through the one made last.
+    """
 
     def __init__(self, root: Path, options: Options) -> None:
+        self.documents: dict[str, bytes] = {}
+        """The open documents' content as the editor holds it, by repo-relative path (`update`)."""
         self.repository = Repository(root)
         self.options = replace(options, fix=False, diff=False, write_baseline=None, baseline=None, new_since=None)
         self.notes: list[str] = []
@@ -87,8 +92,7 @@ class Workbench:
         except (config_source.ConfigSourceError, UsageError) as error:
             self.problem = str(error)
         self.settings = settings
-        self.repository.exclude = settings.exclude
-        self.repository.forget_listing()
+        self.repository = self.repository.with_exclude(settings.exclude)
         try:
             whole = plan(self.options, settings, self._cache_folder())
         except UsageError as error:
@@ -96,7 +100,7 @@ class Workbench:
         self.own_plan = replace(whole, backends=[])
         self.linters = list(whole.backends)
         self._linter_settings = whole.backend_settings
-        self._reuse = Reuse(self._workspace(self.own_plan.max_bytes))
+        self._reuse = Reuse()
 
     def _cache_folder(self) -> Path | None:
         try:
@@ -105,24 +109,23 @@ class Workbench:
             self.notes.append(str(error))
             return None
 
-    def _workspace(self, max_bytes: int) -> Workspace:
+    def _workspace(self) -> Workspace:
+        """The files the checks loaded, read further through the repository as it is now."""
         from ci_checks.model.loading import Workspace
 
-        return Workspace(self.repository, max_bytes)
+        assert self.own_plan is not None and self._reuse is not None
+        return Workspace(self.repository, self.own_plan.max_bytes, self._reuse.loaded)
 
     def update(self, relative: str, content: bytes | None) -> None:
         """A document's content as the editor holds it; None when it is closed (the disk's is read again)."""
-        repository = self.repository
-        known = relative in repository.documents or _on_disk(repository.root / relative)
         if content is None:
-            repository.documents.pop(relative, None)
+            self.documents.pop(relative, None)
         else:
-            repository.documents[relative] = content
+            self.documents[relative] = content
+        self.repository = self.repository.with_documents(self.documents)
         assert self._reuse is not None
-        self._reuse.workspace.loaded.pop(relative, None)
+        self._reuse.loaded.pop(relative, None)
         self._read_at.pop(relative, None)
-        if not known or content is None:
-            repository.forget_listing()
         if relative == self.config_path or (self.config_path is None and _is_config(relative)):
             self.configure()
 
@@ -130,12 +133,13 @@ class Workbench:
         """Files may have changed on disk (a save, a checkout, a pull): those read from disk that did are read again,
         and the repository's files are listed again."""
         assert self._reuse is not None
-        loaded = self._reuse.workspace.loaded
+        loaded = self._reuse.loaded
         for relative, seen in list(self._read_at.items()):
             if _changed_at(self.repository.root / relative) != seen:
                 loaded.pop(relative, None)
                 del self._read_at[relative]
-        self.repository.forget_listing()
+        repository = self.repository
+        self.repository = Repository(repository.root, exclude=repository.exclude, documents=self.documents)
         if self._config_files_stamp() != self._config_stamp:
             self.configure()
 
@@ -144,7 +148,7 @@ class Workbench:
         editor holds counts as its document, not the disk."""
         names = [*config_files.CONFIG_FILES, *([str(self.options.config)] if self.options.config is not None else [])]
         root = self.repository.root
-        return tuple(None if name in self.repository.documents else _changed_at(root / name) for name in names)
+        return tuple(None if name in self.documents else _changed_at(root / name) for name in names)
 
     def check(self, relatives: Sequence[str]) -> Outcome:
         """The findings of ci-checks' own rules and the policy in these files (the open documents), with those the
@@ -163,8 +167,8 @@ class Workbench:
             for diagnostic in linted.diagnostics
         ]
         outcome = run(self.repository, request, self.own_plan, self.settings, reuse=reuse)
-        for relative in reuse.workspace.loaded:
-            if relative not in self.repository.documents and relative not in self._read_at:
+        for relative in reuse.loaded:
+            if relative not in self.documents and relative not in self._read_at:
                 self._read_at[relative] = _changed_at(self.repository.root / relative)
         return outcome
 
@@ -178,7 +182,7 @@ class Workbench:
         assert self._reuse is not None
         if not self.linters:
             return None
-        workspace = self._reuse.workspace
+        workspace = self._workspace()
         file = workspace.load(relative)
         if file.kind not in YAML_KINDS:
             return None
@@ -201,7 +205,7 @@ class Workbench:
     def loaded(self, relative: str) -> LoadedFile | None:
         """A file as the last check read it, if it read it."""
         assert self._reuse is not None
-        return self._reuse.workspace.loaded.get(relative)
+        return self._reuse.loaded.get(relative)
 
     def read(self, relative: str) -> str | None:
         """A file's text as checks read it (the document's where one is given), or None when it cannot be read."""
@@ -210,7 +214,7 @@ class Workbench:
         return found.text if found.problem is None else None
 
     def _content(self, relative: str) -> bytes | None:
-        given = self.repository.documents.get(relative)
+        given = self.documents.get(relative)
         if given is not None:
             return given
         try:
@@ -221,10 +225,6 @@ class Workbench:
 
 def _is_config(relative: str) -> bool:
     return relative in config_files.CONFIG_FILES
-
-
-def _on_disk(path: Path) -> bool:
-    return os.path.lexists(path)
 
 
 def _changed_at(path: Path) -> tuple[int, int] | None:

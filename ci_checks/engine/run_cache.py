@@ -5,7 +5,7 @@ linters' binaries), what it was asked (the request, the options and
 environment that change findings, the configuration), and what it found on
 disk. The first two make the key (`run_key`). The third is the run's
 `Journal`: every question the run asked of the file system through its
-`Repository` (each file read, each path looked up, each folder listed) with
+repository (each file read, each path looked up, each folder listed) with
 a digest of the answer. A stored run is reused only when asking every one of
 those questions again gives the same answers; the files it read are then
 read again, so reports quote them as they are now.
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import cache
 from pathlib import Path
 
@@ -36,8 +36,9 @@ from ci_checks.core.diagnostic_data import (
     decode_diagnostics,
     encode_diagnostics,
 )
-from ci_checks.core.repository import Journal, Repository, answer_digest
+from ci_checks.core.repository import Repository
 from ci_checks.core.source import SourceFile
+from ci_checks.engine.journal import Journal, answer_digest
 from ci_checks.engine.outcome import Outcome
 
 FORMAT = 2
@@ -69,16 +70,16 @@ def run_key(asked: object, linters: Mapping[str, object]) -> str:
 def fetch(cache: ResultCache, key: str, repository: Repository, config_source: SourceFile | None) -> Outcome | None:
     """The stored outcome under `key` when the file system still answers as it did for it, with its files as read now.
 
-    `repository` is asked again through a copy without a journal, with the
-    exclusions the stored run had: its configuration's, which the key holds by
-    its text. `config_source` is the configuration this run read, which
-    reports quote along with the files.
+    The questions are asked again of `repository`'s root, with the exclusions
+    the stored run had: its configuration's, which the key holds by its text.
+    `config_source` is the configuration this run read, which reports quote
+    along with the files.
     """
     stored = cache.get([key], _decoded).get(key)
     if stored is None:
         return None
     journal, outcome, sources, exclude = stored
-    asking = Repository(repository.root, exclude)
+    asking = Repository(repository.root, exclude=tuple(exclude))
     read = journal.replay(asking)
     if read is None or any(digest not in read for digest in sources.values()):
         return None
@@ -89,12 +90,16 @@ def fetch(cache: ResultCache, key: str, repository: Repository, config_source: S
 
 
 def store(
-    cache: ResultCache, key: str, repository: Repository, outcome: Outcome, config_source: SourceFile | None
+    cache: ResultCache,
+    key: str,
+    journal: Journal,
+    exclude: Sequence[str],
+    outcome: Outcome,
+    config_source: SourceFile | None,
 ) -> None:
-    """Keep `outcome` of a run over `repository`, unless it holds what says nothing about the next run, or the
-    repository kept no journal of it, or it quotes a file the journal lacks."""
-    journal = repository.journal
-    if journal is None or outcome.internal_errors or any(d.code in TRANSIENT for d in outcome.diagnostics):
+    """Keep `outcome` of a run that asked the file system what `journal` noted and excluded the paths `exclude`
+    matches, unless it holds what says nothing about the next run, or it quotes a file the journal lacks."""
+    if outcome.internal_errors or any(d.code in TRANSIENT for d in outcome.diagnostics):
         return
     sources: dict[str, str] = {}
     noted = set(journal.entries.values())
@@ -111,7 +116,7 @@ def store(
         "files": outcome.files,
         "checked": outcome.checked,
         "nothing_to_check": [[shown, folder] for shown, folder in outcome.nothing_to_check],
-        "exclude": repository.exclude,
+        "exclude": list(exclude),
     }
     cache.put({key: json.dumps(value)})
 

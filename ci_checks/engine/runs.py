@@ -23,8 +23,9 @@ from ci_checks.backends.cache import ResultCache, binary_identity, default_folde
 from ci_checks.core import config_files, config_source
 from ci_checks.core.escaping import one_line
 from ci_checks.core.linters import BACKENDS, DEFAULT_PROFILE, BackendSettings
-from ci_checks.core.repository import Journal, Repository
+from ci_checks.core.repository import Repository
 from ci_checks.core.source import DEFAULT_MAX_BYTES, SourceFile
+from ci_checks.engine.journal import Journal, Journaled
 from ci_checks.engine.options import Options, asked, parse_backends
 from ci_checks.engine.outcome import Outcome, Request, UsageError
 from ci_checks.engine.progress import Progress
@@ -37,8 +38,14 @@ if TYPE_CHECKING:
 
 @dataclass
 class Attempt:
-    """One repository's run as it starts: its configuration found and read, and where a kept run would be."""
+    """One repository's run as it starts: its configuration found and read, and where a kept run would be.
 
+    When the run is to be kept, it reads through `repository`, a `Journaled` one that notes in `journal`
+    what it asked of the file system; else `repository` is the one checked and `journal` is None.
+    """
+
+    repository: Repository
+    journal: Journal | None
     files: config_source.ConfigSource
     config_file: SourceFile | None
     cache_folder: Path | None
@@ -59,23 +66,24 @@ class Runs:
     @contextmanager
     def attempt(self, repository: Repository, request: Request) -> Iterator[Attempt]:
         options = self.options
-        files = config_source.open_source(repository, options.config_ref)
         keeps = options.config_ref is None and not (options.fix or options.diff) and not repository.documents
-        repository.journal = Journal() if keeps else None
+        journal = Journal() if keeps else None
+        if journal is not None:
+            repository = Journaled(repository.root, exclude=repository.exclude, journal=journal)
+        files = config_source.open_source(repository, options.config_ref)
         results: ResultCache | None = None
         try:
             config_file = self.config_file(repository, files)
             cache_folder = self.cache_folder(repository)
             key = ""
-            if repository.journal is not None and cache_folder is not None:
+            if journal is not None and cache_folder is not None:
                 from ci_checks.engine import run_cache
 
                 results = ResultCache(cache_folder)
                 key = run_cache.run_key(self._asked(repository, request, config_file), self._linters())
-            yield Attempt(files, config_file, cache_folder, results, key)
+            yield Attempt(repository, journal, files, config_file, cache_folder, results, key)
         finally:
             files.close()
-            repository.journal = None
             if results is not None:
                 results.close()
 
@@ -95,13 +103,14 @@ class Runs:
             kept = self.kept(attempt, repository) if reuse else None
             if kept is not None:
                 return None, kept
-            plan, outcome = self.checked_now(
-                repository, request, attempt.config_file, attempt.cache_folder, attempt.files
-            )
-            if attempt.results is not None:
+            settings = self.settings(attempt.repository, request, attempt.config_file)
+            plan, outcome = self.checked_now(attempt.repository, request, settings, attempt.cache_folder, attempt.files)
+            if attempt.results is not None and attempt.journal is not None:
                 from ci_checks.engine import run_cache
 
-                run_cache.store(attempt.results, attempt.key, repository, outcome, attempt.config_file)
+                run_cache.store(
+                    attempt.results, attempt.key, attempt.journal, settings.exclude, outcome, attempt.config_file
+                )
         return plan, outcome
 
     def reused(self, repository: Repository, request: Request) -> Outcome | None:
@@ -109,25 +118,31 @@ class Runs:
         with self.attempt(repository, request) as attempt:
             return self.kept(attempt, repository)
 
-    def checked_now(
-        self,
-        repository: Repository,
-        request: Request,
-        config_file: SourceFile | None,
-        cache_folder: Path | None,
-        files: config_source.ConfigSource,
-    ) -> tuple[Plan, Outcome]:
+    @staticmethod
+    def settings(repository: Repository, request: Request, config_file: SourceFile | None) -> config.Config:
+        """The configuration parsed (none: the defaults); a request naming it widens to the whole repository."""
         from ci_checks.config import load as config
-        from ci_checks.engine.check import run
 
         settings = config.parse(config_file, repository) if config_file is not None else config.Config()
         if settings.path in request.files and "" not in request.folders:
             request.folders.append("")  # a changed policy may change findings anywhere: check everything
-        repository.exclude = settings.exclude
+        return settings
+
+    def checked_now(
+        self,
+        repository: Repository,
+        request: Request,
+        settings: config.Config,
+        cache_folder: Path | None,
+        files: config_source.ConfigSource,
+    ) -> tuple[Plan, Outcome]:
+        """Check the repository now, as `settings` (the configuration) says: its exclusions too."""
+        from ci_checks.engine.check import run
+
         chosen = plan(self.options, settings, cache_folder)
         chosen.backend_settings = dataclasses.replace(chosen.backend_settings, config_source=files)
         with Progress(self.progress) as progress:
-            return chosen, run(repository, request, chosen, settings, progress.say)
+            return chosen, run(repository.with_exclude(settings.exclude), request, chosen, settings, progress.say)
 
     def keep_new(self, repository: Repository, request: Request, outcome: Outcome) -> None:
         """`--new-since`: keep the findings that are new since the commit (see `changes`), the base checked with the
@@ -140,7 +155,8 @@ class Runs:
             try:
                 config_file = self.config_file(repository, files)
                 cache_folder = self.cache_folder(base)
-                checked = self.checked_now(base, base_request, config_file, cache_folder, files)[1]
+                settings = self.settings(base, base_request, config_file)
+                checked = self.checked_now(base, base_request, settings, cache_folder, files)[1]
             except (config_files.ConfigError, config_source.ConfigSourceError, UsageError) as error:
                 raise BaseUnavailable(f"its files could not be checked ({one_line(str(error))})") from None
             finally:
@@ -289,8 +305,8 @@ def check_repository(
     query API's way in): no kept run, no linter the options do not name."""
     from ci_checks.engine.check import run
 
-    repository.exclude = settings.exclude
-    return run(repository, request, plan(options, settings, policy_rules=policy_rules), settings)
+    chosen = plan(options, settings, policy_rules=policy_rules)
+    return run(repository.with_exclude(settings.exclude), request, chosen, settings)
 
 
 def _unread_in_base(base: Outcome, work_tree: Outcome) -> str | None:

@@ -65,16 +65,26 @@ class Session:
         if options.config is not None and not options.config.is_file():
             raise UsageError(f"{options.config}: configuration file not found")
         given = dict(documents or {})
-        self.groups: dict[Path, tuple[Repository, Request]] = {}
+        # Each repository is made once its documents are known: first each path by root (with, for a document, its
+        # repo-relative path), then each repository and what is asked of it.
+        named: dict[Path, list[tuple[Path, str | None]]] = {}
         for path in [*paths, *given] if paths or given else [find_root(Path.cwd())]:
             if path not in given and not path.exists() and not path.is_symlink():
                 raise UsageError(f"{path}: no such file or folder")
             root = find_root(path)
-            repository, request = self.groups.setdefault(root, (Repository(root), Request()))
-            if path in given:
-                _add_document(repository, request, path, given[path])
-            else:
-                request.add(repository, path)
+            relative = _document_path(Repository(root), path) if path in given else None
+            named.setdefault(root, []).append((path, relative))
+        self.groups: dict[Path, tuple[Repository, Request]] = {}
+        for root, entries in named.items():
+            held = {relative: given[path] for path, relative in entries if relative is not None}
+            repository, request = Repository(root, documents=held), Request()
+            for path, relative in entries:
+                if relative is None:
+                    request.add(repository, path)
+                else:
+                    request.files.append(relative)
+                    request.named.append((relative, str(path), False))
+            self.groups[root] = (repository, request)
         if given and (options.fix or options.diff):
             raise UsageError("--fix and --diff change files on disk; they do not take documents from standard input")
         if options.new_since is not None and len(self.groups) != 1:
@@ -183,8 +193,9 @@ class Session:
         self.say(said if comparison.stale else said + "\n")
 
 
-def _add_document(repository: Repository, request: Request, path: Path, content: bytes) -> None:
-    """A file given in memory: read from `content`, wherever it is on disk or whether it is there at all."""
+def _document_path(repository: Repository, path: Path) -> str:
+    """The repo-relative path of a file given in memory, which is read from its content wherever it is on disk or
+    whether it is there at all."""
     if path.is_dir():
         raise UsageError(f"{path}: a folder, not a file")
     try:
@@ -193,9 +204,7 @@ def _add_document(repository: Repository, request: Request, path: Path, content:
         raise UsageError(f"{path}: not inside the repository at {repository.root}") from None
     if relative == "." or relative.startswith("../") or relative.endswith("/"):
         raise UsageError(f"{path}: not a file of the repository at {repository.root}")
-    repository.documents[relative] = content
-    request.files.append(relative)
-    request.named.append((relative, str(path), False))
+    return relative
 
 
 def shown_root(repository: Repository) -> str:

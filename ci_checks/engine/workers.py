@@ -53,7 +53,7 @@ def in_workers(runs: Runs, groups: list[tuple[Repository, Request]]) -> tuple[di
     try:
         pending = {
             index: pool.apply_async(
-                _check_in_worker, (options, groups[index][0].root, groups[index][1], groups[index][0].documents)
+                _check_in_worker, (options, groups[index][0].root, groups[index][1], dict(groups[index][0].documents))
             )
             for index in order
         }

@@ -101,10 +101,14 @@ def load(repository: Repository, relative: str, kind: FileKind, max_bytes: int =
 class Workspace:
     """The files of one repository as they are loaded, each once, for rules, policy rules and ignores."""
 
-    def __init__(self, repository: Repository, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+    def __init__(
+        self, repository: Repository, max_bytes: int = DEFAULT_MAX_BYTES, loaded: dict[str, LoadedFile] | None = None
+    ) -> None:
         self.repository = repository
         self.max_bytes = max_bytes
-        self.loaded: dict[str, LoadedFile] = {}
+        self.loaded: dict[str, LoadedFile] = {} if loaded is None else loaded
+        """The files loaded, by path: `loaded` when given, shared with the workspaces of earlier checks (whose
+        repositories read those files as this one does)."""
         self.consulted: set[str] = set()
         """Files policy rules looked into (their scopes, and the files they could not read)."""
 

@@ -94,3 +94,27 @@ def test_an_unusable_configuration_is_positioned_and_the_last_usable_one_kept(be
     assert codes(bench, CALLER_PATH) == []  # still ignored, as the last configuration that could be used says
     bench.update(config, None)
     assert bench.config_error is None and codes(bench, CALLER_PATH) == [(CALLER_PATH, "CC050")]
+
+
+def test_the_rules_read_the_unsaved_text_and_each_edit_makes_another_repository(bench: Workbench) -> None:
+    on_disk = bench.repository
+    unsaved = CALLEE.replace("secrets.HF_TOKEN", "github.sha")
+    bench.update(CALLEE_PATH, unsaved.encode())
+    # The caller's finding follows the callee as the editor holds it; the disk still holds the one reading a secret.
+    assert codes(bench, CALLER_PATH) == []
+    assert (bench.repository.root / CALLEE_PATH).read_text() == CALLEE
+    assert bench.read(CALLEE_PATH) == unsaved
+    # The repository the first check read through is as it was made: the edit made another.
+    assert bench.repository is not on_disk and not on_disk.documents
+    assert on_disk.read(CALLEE_PATH).text == CALLEE
+    bench.update(CALLEE_PATH, None)
+    assert codes(bench, CALLER_PATH) == [(CALLER_PATH, "CC050")]
+
+
+def test_an_unsaved_configurations_exclusions_are_what_the_next_check_lists(bench: Workbench) -> None:
+    assert CALLEE_PATH in bench.repository.workflows
+    bench.update(".github/ci-checks.yml", f"exclude: [{CALLEE_PATH}]\n".encode())
+    assert bench.repository.exclude == (CALLEE_PATH,)
+    assert bench.repository.workflows == [CALLER_PATH]
+    bench.update(".github/ci-checks.yml", None)
+    assert bench.repository.workflows == [CALLEE_PATH, CALLER_PATH]

@@ -260,6 +260,23 @@ def test_a_change_to_one_document_re_checks_the_others_it_affects(editor: Editor
     editor.close(root / WORKFLOW)
 
 
+def test_a_document_not_yet_saved_is_what_the_rules_read_for_the_others(editor: Editor, make_repo) -> None:  # type: ignore[no-untyped-def]
+    callee = ".github/workflows/callee.yml"
+    calling = "on: push\npermissions: {}\njobs:\n  call:\n    uses: ./.github/workflows/callee.yml\n"
+    root = make_repo({WORKFLOW: calling})
+    [absent] = editor.open(root / WORKFLOW)
+    assert absent.code == "CC041"
+    # The callee exists only in the editor, and reads a secret the caller does not pass.
+    reads = CLEAN.replace("on: push", "on: workflow_call").replace("build", '"${{ secrets.HF_TOKEN }}"')
+    editor.open(root / callee, reads)
+    [missing] = editor.diagnostics(root / WORKFLOW, until=lambda found: [d.code for d in found] == ["CC050"])
+    assert missing.range.start == types.Position(line=4, character=10)
+    assert not (root / callee).exists()
+    editor.close(root / callee)
+    [absent] = editor.diagnostics(root / WORKFLOW, until=lambda found: [d.code for d in found] == ["CC041"])
+    editor.close(root / WORKFLOW)
+
+
 def test_the_server_imports_nothing_from_the_repository_it_runs_in(make_repo) -> None:  # type: ignore[no-untyped-def]
     planted = "from pathlib import Path\nPath(__file__).with_name('imported').write_text('ran')\n"
     root = make_repo({WORKFLOW: CLEAN.replace("runs-on", "runs-onn"), "jsonschema.py": planted, "yaml.py": planted})
