@@ -83,8 +83,8 @@ def parse_platform(value: str) -> tuple[str, str]:
 
 def project_packages(imports: Sequence[str], setups: Sequence[Setup]) -> tuple[str, ...]:
     """The top-level packages of the project's modules and setups: their code sees the emulation wherever they are
-    installed. A module inside one of the libraries (the seed's workaround kept in ci_checks_checkpoint) is named whole: the
-    rest of its library keeps the real answer."""
+    installed. A module inside one of the libraries (the seed's workaround kept in ci_checks_checkpoint) is named
+    whole: the rest of its library keeps the real answer."""
     names = [*imports, *(setup_name(setup).partition(":")[0] for setup in setups)]
     return tuple(
         dict.fromkeys(
