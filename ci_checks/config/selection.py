@@ -283,9 +283,9 @@ class Selection:
     def keeps(self, diagnostic: Diagnostic) -> bool:
         if any(entry.drops(diagnostic) for entry in self.per_file):
             return False
-        code, rule = diagnostic.code, diagnostic.rule
+        code = diagnostic.code
         if code in registry.BY_CODE:
-            if rule in self.ignored.policy_ids or code in self.ignored.codes:
+            if diagnostic.policy_id in self.ignored.policy_ids or code in self.ignored.codes:
                 return False
             if self.selected is None:
                 return True
@@ -293,7 +293,7 @@ class Selection:
                 return True
             if code in _UNREADABLE_INPUT:
                 return True
-            return code in self.selected.codes or rule in self.selected.policy_ids
+            return code in self.selected.codes or diagnostic.policy_id in self.selected.policy_ids
         if self.ignored.names_linter_code(code):
             return False
         if self.selected is not None and self.selected.names_linter_code(code):
@@ -352,7 +352,7 @@ def _specificity(targets: _Targets) -> tuple[int, int]:
 
 def _names(targets: _Targets, diagnostic: Diagnostic) -> bool:
     if diagnostic.code in registry.BY_CODE:
-        return diagnostic.rule in targets.policy_ids or diagnostic.code in targets.codes
+        return diagnostic.policy_id in targets.policy_ids or diagnostic.code in targets.codes
     return targets.names_linter_code(diagnostic.code)
 
 

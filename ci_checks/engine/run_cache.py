@@ -40,7 +40,7 @@ from ci_checks.core.repository import Journal, Repository, answer_digest
 from ci_checks.core.source import SourceFile
 from ci_checks.engine.outcome import Outcome
 
-FORMAT = 2
+FORMAT = 3
 """The layout of stored runs; a change to it makes every stored run a miss."""
 
 TRANSIENT = frozenset({"CC090", "CC091"})

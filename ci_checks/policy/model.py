@@ -183,7 +183,7 @@ class PolicyRule:
 
     def finding(self, span: Span, detail: str, related: tuple[Related, ...] = (), fix: Fix | None = None) -> Diagnostic:
         message = f"{detail}: {self.message}" if self.message else detail
-        return Diagnostic(self.kind.rule.code, self.id, self.severity, message, span, related, fix)
+        return Diagnostic(self.kind.rule.code, self.id, self.severity, message, span, related, fix, policy_id=self.id)
 
 
 _ABOUT_RULES = ("CC104", "CC106")
