@@ -57,7 +57,7 @@ from ci_checks.core.diagnostics import Diagnostic, Severity
 from ci_checks.core.globs import Glob, excluded_by
 from ci_checks.core.linters import DEFAULT_PROFILE, PROFILES
 from ci_checks.rules import registry
-from ci_checks.rules.rule import Rule
+from ci_checks.rules.rule import Rule, RuleGroup
 
 LINTER_PREFIXES = {"actionlint": "AL", "shellcheck": "SC", "zizmor": "ZZ"}
 """Each external linter and the prefix of its findings' codes."""
@@ -176,7 +176,7 @@ _UPKEEP = {
 _SHELLCHECK_CODE = re.compile(r"SC([1-3][0-9]{0,3})?\Z")
 _LINTER_CODE = re.compile(r"(SC[0-9]*|AL(-[a-z0-9-]*)?|ZZ(-[a-z0-9-]*)?)\Z", re.IGNORECASE)
 _LINTER_NAME = re.compile(r"(?P<linter>actionlint|zizmor)(-(?P<kind>[a-z0-9-]+))?\Z|shellcheck\Z")
-_BACKEND_NOTICES = frozenset({"CC090", "CC091"})
+_BACKEND_NOTICES = registry.codes_of(RuleGroup.LINTER_RUN)
 """A linter that is missing or failed: kept whenever something of that linter is selected."""
 _UNREADABLE_INPUT = frozenset({"CC001", "CC002", "CC003", "CC004", "CC010", "CC012", "CC014"})
 """A file that could not be read or parsed, which no selected rule could judge: kept under any `select` (as a
