@@ -29,6 +29,8 @@ from ci_checks.model import Action, Workflow
 from ci_checks.model.loading import LoadedFile, Workspace
 from ci_checks.model.values import occurrences
 from ci_checks.policy import PolicyRule
+from ci_checks.rules import registry
+from ci_checks.rules.rule import RuleGroup
 from ci_checks.syntax.dockerfile import Dockerfile
 
 
@@ -124,7 +126,7 @@ class CIRepository:
         options = Options(backends=[], config_ref=self.config_ref)
         if not built_in:
             ids = (rule.id for rule in (settings.rules if chosen is None else chosen))
-            options.select = [*_SOURCE_CODES, "CC1", *ids]
+            options.select = [*_POLICY_ONLY, *ids]
             chosen = list(settings.rules) if chosen is None else chosen
         return check_repository(self.repository, Request.whole(), options, settings, chosen)
 
@@ -136,8 +138,8 @@ class CIRepository:
         return self.check(rules, built_in=False).diagnostics
 
 
-_SOURCE_CODES = ("CC001", "CC002", "CC003", "CC004")
-"""Files a policy rule reads but cannot read are findings of these, and are kept when only policy rules run."""
+_POLICY_ONLY = sorted(registry.codes_of(RuleGroup.POLICY, RuleGroup.POLICY_INPUT, RuleGroup.SOURCE))
+"""What a check of policy rules alone selects: their findings, and those of files they read but cannot read."""
 
 
 def _unusable(loaded: LoadedFile) -> str:

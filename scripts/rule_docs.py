@@ -24,7 +24,8 @@ def pages() -> dict[str, str]:
     """Every page of `docs/rules/` by its repository-relative path."""
     written = {docs.rule_page_path(rule): docs.rule_page(rule) for rule in registry.RULES}
     rows = [
-        f"| [{rule.code}]({rule.code}.md) | {rule.name} | {rule.severity.value} | {rule.summary} |"
+        f"| [{rule.code}]({rule.code}.md) | {rule.name} | {rule.severity.value} | {rule.group.value} "
+        f"| {rule.status.value} | {rule.summary} |"
         for rule in registry.RULES
     ]
     index = [
@@ -32,8 +33,8 @@ def pages() -> dict[str, str]:
         "",
         "Each page is the rule's module docstring, as `ci-checks rule CODE` prints it.",
         "",
-        "| code | name | default severity | what it reports |",
-        "|---|---|---|---|",
+        "| code | name | default severity | group | status | what it reports |",
+        "|---|---|---|---|---|---|",
         *rows,
     ]
     written[f"{FOLDER}/README.md"] = "\n".join(index) + "\n"

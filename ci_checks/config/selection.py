@@ -57,9 +57,9 @@ from ci_checks.core.diagnostics import Diagnostic, Severity
 from ci_checks.core.globs import Glob, excluded_by
 from ci_checks.core.linters import DEFAULT_PROFILE, PROFILES
 from ci_checks.rules import registry
-from ci_checks.rules.rule import Rule
+from ci_checks.rules.rule import Rule, RuleGroup
 
-_BACKEND_NOTICES = frozenset({"CC090", "CC091"})
+_BACKEND_NOTICES = registry.codes_of(RuleGroup.LINTER_RUN)
 """A linter that is missing or failed: kept whenever something of that linter is selected."""
 _UNREADABLE_INPUT = frozenset({"CC001", "CC002", "CC003", "CC004", "CC010", "CC012", "CC014"})
 """A file that could not be read or parsed, which no selected rule could judge: kept under any `select` (as a
@@ -148,9 +148,9 @@ class Selection:
     def keeps(self, diagnostic: Diagnostic) -> bool:
         if any(entry.drops(diagnostic) for entry in self.per_file):
             return False
-        code, rule = diagnostic.code, diagnostic.rule
+        code = diagnostic.code
         if code in registry.BY_CODE:
-            if rule in self.ignored.policy_ids or code in self.ignored.codes:
+            if diagnostic.policy_id in self.ignored.policy_ids or code in self.ignored.codes:
                 return False
             if self.selected is None:
                 return True
@@ -158,7 +158,7 @@ class Selection:
                 return True
             if code in _UNREADABLE_INPUT:
                 return True
-            return code in self.selected.codes or rule in self.selected.policy_ids
+            return code in self.selected.codes or diagnostic.policy_id in self.selected.policy_ids
         if self.ignored.names_linter_code(code):
             return False
         if self.selected is not None and self.selected.names_linter_code(code):
@@ -212,7 +212,7 @@ def _specificity(targets: _Targets) -> tuple[int, int]:
 
 def _names(targets: _Targets, diagnostic: Diagnostic) -> bool:
     if diagnostic.code in registry.BY_CODE:
-        return diagnostic.rule in targets.policy_ids or diagnostic.code in targets.codes
+        return diagnostic.policy_id in targets.policy_ids or diagnostic.code in targets.codes
     return targets.names_linter_code(diagnostic.code)
 
 

@@ -12,6 +12,9 @@ from typing import Any
 from ci_checks.core.diagnostics import Diagnostic, Edit, Fix, Related, Severity, Span
 from ci_checks.core.linters import PROFILES
 
+_FIELDS = {"code", "rule", "severity", "message", "span", "related", "fix", "url", "confidence", "profile", "policy_id"}
+"""The keys of each diagnostic `encode_diagnostics` writes."""
+
 
 def encode_diagnostics(diagnostics: Iterable[Diagnostic]) -> list[dict[str, Any]]:
     return [
@@ -28,6 +31,7 @@ def encode_diagnostics(diagnostics: Iterable[Diagnostic]) -> list[dict[str, Any]
             "url": d.url,
             "confidence": d.confidence,
             "profile": d.profile,
+            "policy_id": d.policy_id,
         }
         for d in diagnostics
     ]
@@ -37,9 +41,7 @@ def decode_diagnostics(data: object) -> list[Diagnostic]:
     """Diagnostics as `encode_diagnostics` wrote them; ValueError or TypeError for anything else."""
     found = []
     for item in as_list(data):
-        fields = as_mapping(
-            item, {"code", "rule", "severity", "message", "span", "related", "fix", "url", "confidence", "profile"}
-        )
+        fields = as_mapping(item, _FIELDS)
         fix = None
         if fields["fix"] is not None:
             description, edits, safe = as_list(fields["fix"], 3)
@@ -63,6 +65,7 @@ def decode_diagnostics(data: object) -> list[Diagnostic]:
                 _optional_str(fields["url"]),
                 _optional_str(fields["confidence"]),
                 _profile(fields["profile"]),
+                _optional_str(fields["policy_id"]),
             )
         )
     return found

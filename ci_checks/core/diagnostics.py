@@ -101,6 +101,9 @@ class Diagnostic:
     """The narrowest profile that keeps a linter's finding, where ci-checks tells it from the repository rather than
     from the code and severity alone (`backends.placement`: an injection only maintainers can reach is `security`'s);
     None where the code, severity and confidence decide (`settings.in_profile`)."""
+    policy_id: str | None = None
+    """The id of the policy rule whose finding this is (then also its `rule`); None for every other finding. A policy
+    rule's id may be any name, a built-in rule's included, so this, not `rule`, tells a policy finding."""
 
     def sort_key(self) -> tuple[str, int, int, int, int, str, str, str]:
         s = self.span

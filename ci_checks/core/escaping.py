@@ -132,6 +132,7 @@ def escaped_diagnostic(diagnostic: Diagnostic) -> Diagnostic:
         diagnostic,
         code=one_line(diagnostic.code),
         rule=one_line(diagnostic.rule),
+        policy_id=None if diagnostic.policy_id is None else one_line(diagnostic.policy_id),
         message=one_line(diagnostic.message),
         span=_span(diagnostic.span),
         related=related,

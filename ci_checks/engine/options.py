@@ -67,7 +67,7 @@ findings of one repository's run.
 The files a run reads or writes itself change what the rules read of the repository: those inside it count, by
 their repo-relative path (`Runs._asked`), wherever the command was run from.
 
-The linters' time limit is one: a run in which a linter did not finish is never kept (`run_cache.TRANSIENT`).
+The linters' time limit is one: a run in which a linter did not finish is never kept (`run_cache.transient`).
 """
 
 

@@ -13,7 +13,7 @@ read again, so reports quote them as they are now.
 What is stored is JSON ci-checks wrote, read back strictly: a row that does
 not decode to exactly the shapes written is a miss, so a corrupt or foreign
 cache can cost a re-check but never decide a finding. Runs that a linter
-could not complete (CC090, CC091) or in which a rule failed are not kept:
+could not complete (the `linter-run` group: CC090, CC091) or in which a rule failed are not kept:
 they say nothing about the next run.
 """
 
@@ -36,16 +36,14 @@ from ci_checks.core.diagnostic_data import (
     decode_diagnostics,
     encode_diagnostics,
 )
+from ci_checks.core.diagnostics import Diagnostic
 from ci_checks.core.repository import Repository
 from ci_checks.core.source import SourceFile
 from ci_checks.engine.journal import Journal, answer_digest
 from ci_checks.engine.outcome import Outcome
 
-FORMAT = 2
+FORMAT = 3
 """The layout of stored runs; a change to it makes every stored run a miss."""
-
-TRANSIENT = frozenset({"CC090", "CC091"})
-"""Codes of findings that say a linter could not run or complete: a run holding one is not kept."""
 
 _PACKAGE = Path(__file__).resolve().parents[1]
 
@@ -89,6 +87,14 @@ def fetch(cache: ResultCache, key: str, repository: Repository, config_source: S
     return outcome
 
 
+def transient(diagnostic: Diagnostic) -> bool:
+    """Whether a finding says that a linter could not run or complete: a run holding one is not kept."""
+    from ci_checks.rules import registry  # imported once a run checked something: a kept run never needs it
+    from ci_checks.rules.rule import RuleGroup
+
+    return diagnostic.code in registry.codes_of(RuleGroup.LINTER_RUN)
+
+
 def store(
     cache: ResultCache,
     key: str,
@@ -99,7 +105,7 @@ def store(
 ) -> None:
     """Keep `outcome` of a run that asked the file system what `journal` noted and excluded the paths `exclude`
     matches, unless it holds what says nothing about the next run, or it quotes a file the journal lacks."""
-    if outcome.internal_errors or any(d.code in TRANSIENT for d in outcome.diagnostics):
+    if outcome.internal_errors or any(transient(d) for d in outcome.diagnostics):
         return
     sources: dict[str, str] = {}
     noted = set(journal.entries.values())

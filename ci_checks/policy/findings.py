@@ -11,7 +11,7 @@ from ci_checks.rules.rule import Rule
 
 def about(built_in: Rule, rule: PolicyRule, span: Span, message: str) -> Diagnostic:
     """A finding of a built-in policy rule (CC104, CC106) that names the policy rule it is about."""
-    return Diagnostic(built_in.code, rule.id, built_in.severity, message, span)
+    return Diagnostic(built_in.code, rule.id, built_in.severity, message, span, policy_id=rule.id)
 
 
 def no_match(rule: PolicyRule, span: Span, message: str) -> Diagnostic:

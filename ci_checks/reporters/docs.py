@@ -94,7 +94,8 @@ def repository_of(project_urls: list[str]) -> str | None:
 
 def rule_page(rule: Rule) -> str:
     """A built-in rule's documentation as Markdown: what `ci-checks rule` prints and `docs/rules/` holds."""
-    return f"# {rule.code} {rule.name}\n\nDefault severity: {rule.severity.value}\n\n{rule.docs.strip()}\n"
+    status = f"Group: {rule.group.value}; status: {rule.status.value} since {rule.since}"
+    return f"# {rule.code} {rule.name}\n\nDefault severity: {rule.severity.value}\n\n{status}\n\n{rule.docs.strip()}\n"
 
 
 def rule_page_path(rule: Rule) -> str:

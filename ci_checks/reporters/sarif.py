@@ -30,8 +30,7 @@ _SRCROOT = "%SRCROOT%"
 
 
 def rule_id(diagnostic: Diagnostic) -> str:
-    built_in = registry.BY_CODE.get(diagnostic.code)
-    if built_in is not None and built_in.name != diagnostic.rule:
+    if diagnostic.policy_id is not None:
         return f"{diagnostic.code}/{diagnostic.rule}"
     return diagnostic.code
 
@@ -69,7 +68,7 @@ def _rule(identifier: str, diagnostic: Diagnostic) -> dict[str, Any]:
     built_in = registry.BY_CODE.get(diagnostic.code)
     check = docs.linter_check(diagnostic.code)
     if built_in is not None:
-        entry.update(_built_in(built_in, identifier, diagnostic, link))
+        entry.update(_built_in(built_in, diagnostic, link))
     elif check is not None:
         entry["shortDescription"] = {"text": f"{check.linter} {check.code}"}
         entry["fullDescription"] = {"text": check.description}
@@ -80,8 +79,8 @@ def _rule(identifier: str, diagnostic: Diagnostic) -> dict[str, Any]:
     return entry
 
 
-def _built_in(rule: Rule, identifier: str, diagnostic: Diagnostic, link: str | None) -> dict[str, Any]:
-    policy = identifier != rule.code
+def _built_in(rule: Rule, diagnostic: Diagnostic, link: str | None) -> dict[str, Any]:
+    policy = diagnostic.policy_id is not None
     page = rule.docs.strip()
     return {
         "shortDescription": {"text": f"Policy rule {diagnostic.rule} ({rule.summary})" if policy else rule.summary},

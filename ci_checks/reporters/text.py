@@ -31,10 +31,10 @@ def _paint(text: str, code: str, colour: bool) -> str:
 
 
 def header(diagnostic: Diagnostic, colour: bool = False, named: bool = False) -> str:
-    """`path:line:col: CODE message`, with `[policy-rule-id]` after findings of policy rules (`named`: after every
-    finding, its rule's name)."""
+    """`path:line:col: CODE message`, with `[policy-rule-id]` after findings of policy rules and the rule's name after
+    a linter's findings (`named`: after every finding, its rule's name)."""
     span = diagnostic.span
-    shown = named or NAMES_BY_CODE.get(diagnostic.code) != diagnostic.rule
+    shown = named or diagnostic.policy_id is not None or diagnostic.code not in NAMES_BY_CODE
     rule = f" {_paint(f'[{diagnostic.rule}]', '2', colour)}" if shown else ""
     place = _paint(f"{span.path}:{span.line}:{span.column}:", "1", colour)
     code = _paint(diagnostic.code, "1;" + _COLOURS[diagnostic.severity], colour)

@@ -22,11 +22,22 @@ from ci_checks.core.diagnostics import Diagnostic, Severity
 from ci_checks.core.source import ProblemKind
 from ci_checks.model.loading import LoadedFile
 from ci_checks.rules._common import source_problems
-from ci_checks.rules.rule import YAML_KINDS, Rule
+from ci_checks.rules.rule import YAML_KINDS, Rule, RuleGroup, RuleStatus
 
 
 def check(file: LoadedFile) -> Iterator[Diagnostic]:
     return source_problems(file, ProblemKind.BINARY, RULE)
 
 
-RULE = Rule("CC002", "binary-file", "File is binary", Severity.ERROR, __doc__, YAML_KINDS, check)
+RULE = Rule(
+    "CC002",
+    "binary-file",
+    "File is binary",
+    Severity.ERROR,
+    __doc__,
+    YAML_KINDS,
+    check,
+    group=RuleGroup.SOURCE,
+    status=RuleStatus.STABLE,
+    since="0.1.0",
+)

@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from ci_checks.core.diagnostics import Diagnostic, Severity
 from ci_checks.model.loading import LoadedFile
 from ci_checks.rules._common import yaml_issues
-from ci_checks.rules.rule import YAML_KINDS, Rule
+from ci_checks.rules.rule import YAML_KINDS, Rule, RuleGroup, RuleStatus
 from ci_checks.syntax.yamlpos import IssueKind
 
 
@@ -35,4 +35,15 @@ def check(file: LoadedFile) -> Iterator[Diagnostic]:
     return yaml_issues(file, IssueKind.SYNTAX, RULE)
 
 
-RULE = Rule("CC010", "yaml-syntax", "File is not valid YAML", Severity.ERROR, __doc__, YAML_KINDS, check)
+RULE = Rule(
+    "CC010",
+    "yaml-syntax",
+    "File is not valid YAML",
+    Severity.ERROR,
+    __doc__,
+    YAML_KINDS,
+    check,
+    group=RuleGroup.YAML,
+    status=RuleStatus.STABLE,
+    since="0.1.0",
+)

@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from ci_checks.core.diagnostics import Diagnostic, Severity
 from ci_checks.model.loading import LoadedFile
 from ci_checks.rules._common import yaml_issues
-from ci_checks.rules.rule import YAML_KINDS, Rule
+from ci_checks.rules.rule import YAML_KINDS, Rule, RuleGroup, RuleStatus
 from ci_checks.syntax.yamlpos import IssueKind
 
 
@@ -36,4 +36,15 @@ def check(file: LoadedFile) -> Iterator[Diagnostic]:
     return yaml_issues(file, IssueKind.DUPLICATE_KEY, RULE)
 
 
-RULE = Rule("CC011", "duplicate-key", "A mapping repeats a key", Severity.ERROR, __doc__, YAML_KINDS, check)
+RULE = Rule(
+    "CC011",
+    "duplicate-key",
+    "A mapping repeats a key",
+    Severity.ERROR,
+    __doc__,
+    YAML_KINDS,
+    check,
+    group=RuleGroup.YAML,
+    status=RuleStatus.STABLE,
+    since="0.1.0",
+)

@@ -49,7 +49,7 @@ from ci_checks.core.diagnostics import Diagnostic, Severity
 from ci_checks.core.repository import FileKind
 from ci_checks.model.loading import LoadedFile
 from ci_checks.rules import schema
-from ci_checks.rules.rule import Rule
+from ci_checks.rules.rule import Rule, RuleGroup, RuleStatus
 
 
 def check(file: LoadedFile) -> Iterator[Diagnostic]:
@@ -65,4 +65,7 @@ RULE = Rule(
     __doc__,
     frozenset({FileKind.WORKFLOW}),
     check,
+    group=RuleGroup.SCHEMA,
+    status=RuleStatus.STABLE,
+    since="0.1.0",
 )

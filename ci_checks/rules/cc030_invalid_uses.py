@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from ci_checks.core.diagnostics import Diagnostic, Severity
 from ci_checks.model import ActionRef
 from ci_checks.model.loading import LoadedFile
-from ci_checks.rules.rule import YAML_KINDS, Rule
+from ci_checks.rules.rule import YAML_KINDS, Rule, RuleGroup, RuleStatus
 from ci_checks.syntax.yamlpos import Scalar
 
 
@@ -44,4 +44,15 @@ def check(file: LoadedFile) -> Iterator[Diagnostic]:
             yield RULE.diagnostic(node.span, parsed)
 
 
-RULE = Rule("CC030", "invalid-uses", "`uses:` is not a valid reference", Severity.ERROR, __doc__, YAML_KINDS, check)
+RULE = Rule(
+    "CC030",
+    "invalid-uses",
+    "`uses:` is not a valid reference",
+    Severity.ERROR,
+    __doc__,
+    YAML_KINDS,
+    check,
+    group=RuleGroup.WORKFLOW,
+    status=RuleStatus.STABLE,
+    since="0.1.0",
+)

@@ -49,7 +49,7 @@ from ci_checks.core.diagnostics import Diagnostic, Edit, Fix, Related, Severity,
 from ci_checks.model import Action, Job, Step
 from ci_checks.model.loading import LoadedFile
 from ci_checks.model.valuation.runners import RunnerResolver
-from ci_checks.rules.rule import YAML_KINDS, Rule
+from ci_checks.rules.rule import YAML_KINDS, Rule, RuleGroup, RuleStatus
 from ci_checks.syntax.shell import Command
 from ci_checks.syntax.shell.programs import shell_program
 
@@ -175,4 +175,7 @@ RULE = Rule(
     __doc__,
     YAML_KINDS,
     check,
+    group=RuleGroup.WORKFLOW,
+    status=RuleStatus.STABLE,
+    since="0.1.0",
 )

@@ -56,7 +56,7 @@ from ci_checks.model.files.places import WORKSPACE, Place
 from ci_checks.model.files.repository import RepositoryFiles
 from ci_checks.model.references import VERBS, Reference
 from ci_checks.rules.context import RepositoryContext
-from ci_checks.rules.rule import Rule
+from ci_checks.rules.rule import Rule, RuleGroup, RuleStatus
 
 
 @dataclass(frozen=True)
@@ -139,4 +139,7 @@ RULE = Rule(
     frozenset({FileKind.WORKFLOW}),
     None,
     check_repository,
+    group=RuleGroup.WORKFLOW,
+    status=RuleStatus.STABLE,
+    since="0.1.0",
 )

@@ -69,7 +69,7 @@ from ci_checks.model.files.repository import UNSURE, RepositoryFiles
 from ci_checks.model.loading import LoadedFile
 from ci_checks.model.references import VERBS, Reference
 from ci_checks.rules.context import RepositoryContext
-from ci_checks.rules.rule import Rule
+from ci_checks.rules.rule import Rule, RuleGroup, RuleStatus
 
 if TYPE_CHECKING:
     from ci_checks.model.files.docker import Image, Source
@@ -293,4 +293,7 @@ RULE = Rule(
     frozenset({FileKind.WORKFLOW, FileKind.ACTION, FileKind.DOCKERFILE}),
     None,
     check_repository,
+    group=RuleGroup.WORKFLOW,
+    status=RuleStatus.STABLE,
+    since="0.1.0",
 )

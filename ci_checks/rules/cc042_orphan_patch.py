@@ -79,7 +79,7 @@ from ci_checks.model.files.effects import Write
 from ci_checks.model.files.places import CONTEXT, Place
 from ci_checks.model.files.repository import UNSURE, RepositoryFiles
 from ci_checks.rules.context import RepositoryContext
-from ci_checks.rules.rule import Rule
+from ci_checks.rules.rule import Rule, RuleGroup, RuleStatus
 
 _PATCH_SUFFIXES = (".patch", ".diff")
 _TEXT_KINDS = {FileKind.WORKFLOW, FileKind.ACTION, FileKind.DOCKERFILE, FileKind.SHELL}
@@ -412,4 +412,7 @@ RULE = Rule(
     frozenset({FileKind.TEXT}),
     None,
     check_repository,
+    group=RuleGroup.WORKFLOW,
+    status=RuleStatus.STABLE,
+    since="0.1.0",
 )

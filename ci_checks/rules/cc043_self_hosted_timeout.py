@@ -47,7 +47,7 @@ from ci_checks.core.diagnostics import Diagnostic, Edit, Fix, Severity, Span
 from ci_checks.core.repository import FileKind
 from ci_checks.model import Job
 from ci_checks.rules.context import GITHUB_TIMEOUT_MINUTES, RepositoryContext
-from ci_checks.rules.rule import Rule
+from ci_checks.rules.rule import Rule, RuleGroup, RuleStatus
 
 
 def check_repository(context: RepositoryContext) -> Iterator[Diagnostic]:
@@ -94,4 +94,7 @@ RULE = Rule(
     frozenset({FileKind.WORKFLOW}),
     None,
     check_repository,
+    group=RuleGroup.WORKFLOW,
+    status=RuleStatus.STABLE,
+    since="0.1.0",
 )

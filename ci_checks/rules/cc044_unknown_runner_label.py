@@ -78,7 +78,7 @@ from ci_checks.model.inventory import Typo
 from ci_checks.model.runners import Label, is_github_hosted
 from ci_checks.rules._common import did_you_mean
 from ci_checks.rules.context import RepositoryContext
-from ci_checks.rules.rule import Rule
+from ci_checks.rules.rule import Rule, RuleGroup, RuleStatus
 
 _SHOWN_PLACES = 2
 
@@ -157,4 +157,7 @@ RULE = Rule(
     frozenset({FileKind.WORKFLOW}),
     None,
     check_repository,
+    group=RuleGroup.WORKFLOW,
+    status=RuleStatus.STABLE,
+    since="0.1.0",
 )

@@ -73,7 +73,7 @@ from ci_checks.model.runners import RunnerChoice
 from ci_checks.model.valuation import Leg
 from ci_checks.model.valuation.runners import runners
 from ci_checks.rules.context import RepositoryContext
-from ci_checks.rules.rule import Rule
+from ci_checks.rules.rule import Rule, RuleGroup, RuleStatus
 
 _UNTRUSTED = ("pull_request", "issue_comment", "pull_request_target")
 _PULL_REQUEST_HEAD = re.compile(
@@ -154,4 +154,7 @@ RULE = Rule(
     frozenset({FileKind.WORKFLOW}),
     None,
     check_repository,
+    group=RuleGroup.WORKFLOW,
+    status=RuleStatus.STABLE,
+    since="0.1.0",
 )

@@ -88,7 +88,7 @@ from ci_checks.model.valuation import Leg
 from ci_checks.model.valuation.runners import runners
 from ci_checks.model.valuation.shell import Env, Expression, word_values
 from ci_checks.rules.context import RepositoryContext
-from ci_checks.rules.rule import Rule
+from ci_checks.rules.rule import Rule, RuleGroup, RuleStatus
 from ci_checks.syntax import yamlpos
 from ci_checks.syntax.shell import Command, Word
 from ci_checks.syntax.yamlpos import Mapping, Node, Scalar, Sequence
@@ -457,4 +457,7 @@ RULE = Rule(
     frozenset({FileKind.WORKFLOW}),
     None,
     check_repository,
+    group=RuleGroup.WORKFLOW,
+    status=RuleStatus.STABLE,
+    since="0.1.0",
 )

@@ -71,7 +71,7 @@ from ci_checks.model.files.flow import Arm, Event, Flow, Read
 from ci_checks.model.files.places import CONTAINER, WORKSPACE, Place
 from ci_checks.model.files.repository import UNSURE
 from ci_checks.rules.context import RepositoryContext
-from ci_checks.rules.rule import Rule
+from ci_checks.rules.rule import Rule, RuleGroup, RuleStatus
 
 _APPLYING = {"checkout", "switch", "reset", "merge", "rebase", "cherry-pick", "pull"}
 """Git subcommands that put a ref in the tree, when given one."""
@@ -324,4 +324,7 @@ RULE = Rule(
     frozenset({FileKind.WORKFLOW, FileKind.ACTION, FileKind.DOCKERFILE}),
     None,
     check_repository,
+    group=RuleGroup.WORKFLOW,
+    status=RuleStatus.STABLE,
+    since="0.1.0",
 )

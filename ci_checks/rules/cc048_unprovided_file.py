@@ -57,7 +57,7 @@ from ci_checks.model.files.places import ROOT, TEMP, Place
 from ci_checks.model.files.repository import Owned, RepositoryFiles
 from ci_checks.model.references import VERBS
 from ci_checks.rules.context import RepositoryContext
-from ci_checks.rules.rule import Rule
+from ci_checks.rules.rule import Rule, RuleGroup, RuleStatus
 
 if TYPE_CHECKING:
     from ci_checks.model.files.docker import Image
@@ -132,4 +132,7 @@ RULE = Rule(
     frozenset({FileKind.WORKFLOW, FileKind.ACTION, FileKind.DOCKERFILE}),
     None,
     check_repository,
+    group=RuleGroup.WORKFLOW,
+    status=RuleStatus.STABLE,
+    since="0.1.0",
 )

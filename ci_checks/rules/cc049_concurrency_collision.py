@@ -59,7 +59,7 @@ from ci_checks.core.repository import FileKind
 from ci_checks.model.concurrency import Holder, co_occurring, runs
 from ci_checks.model.evaluation import same_text, written
 from ci_checks.rules.context import RepositoryContext
-from ci_checks.rules.rule import Rule
+from ci_checks.rules.rule import Rule, RuleGroup, RuleStatus
 
 
 @dataclass
@@ -183,4 +183,7 @@ RULE = Rule(
     frozenset({FileKind.WORKFLOW}),
     None,
     check_repository,
+    group=RuleGroup.WORKFLOW,
+    status=RuleStatus.STABLE,
+    since="0.1.0",
 )

@@ -75,7 +75,7 @@ from ci_checks.model import Job, Trigger, Workflow
 from ci_checks.model.contexts import Read, reads
 from ci_checks.model.evaluation import Scope, called, holds
 from ci_checks.rules.context import RepositoryContext
-from ci_checks.rules.rule import Rule
+from ci_checks.rules.rule import Rule, RuleGroup, RuleStatus
 
 _ALWAYS_THERE = frozenset({"github_token"})
 _FORK_EVENTS = (
@@ -249,4 +249,7 @@ RULE = Rule(
     frozenset({FileKind.WORKFLOW}),
     None,
     check_repository,
+    group=RuleGroup.WORKFLOW,
+    status=RuleStatus.STABLE,
+    since="0.1.0",
 )

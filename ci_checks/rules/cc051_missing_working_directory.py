@@ -64,7 +64,7 @@ from ci_checks.model.files.repository import RepositoryFiles
 from ci_checks.model.values import mapping
 from ci_checks.rules._checkout import Lacking, lacking, mentioned
 from ci_checks.rules.context import RepositoryContext
-from ci_checks.rules.rule import Rule
+from ci_checks.rules.rule import Rule, RuleGroup, RuleStatus
 from ci_checks.syntax.yamlpos import Mapping, Node
 
 _SHELL_VARIABLE = re.compile(r"\$(?!\{\{)")
@@ -223,4 +223,7 @@ RULE = Rule(
     frozenset({FileKind.WORKFLOW, FileKind.ACTION}),
     None,
     check_repository,
+    group=RuleGroup.WORKFLOW,
+    status=RuleStatus.STABLE,
+    since="0.1.0",
 )

@@ -61,7 +61,7 @@ from ci_checks.model.evaluation import tokens as expression_tokens
 from ci_checks.model.expressions import EXPRESSION
 from ci_checks.model.steps import ScalarLocator
 from ci_checks.rules.context import RepositoryContext
-from ci_checks.rules.rule import Rule
+from ci_checks.rules.rule import Rule, RuleGroup, RuleStatus
 from ci_checks.syntax.yamlpos import Scalar
 
 EVENTS = (
@@ -383,4 +383,7 @@ RULE = Rule(
     frozenset({FileKind.WORKFLOW}),
     None,
     check_repository,
+    group=RuleGroup.WORKFLOW,
+    status=RuleStatus.STABLE,
+    since="0.1.0",
 )

@@ -67,7 +67,7 @@ from ci_checks.model.files.repository import RepositoryFiles
 from ci_checks.model.references import Reference, docker_run_mounts, unwrapped
 from ci_checks.rules._checkout import Lacking, close_name, lacking, mentioned
 from ci_checks.rules.context import RepositoryContext
-from ci_checks.rules.rule import Rule
+from ci_checks.rules.rule import Rule, RuleGroup, RuleStatus
 
 _MOUNTS = ("volume", "bind-mount")
 _FILE_NAME = re.compile(r"(\A|/)[^/.][^/]*\.[A-Za-z][A-Za-z0-9]{0,7}\Z")
@@ -214,4 +214,7 @@ RULE = Rule(
     frozenset({FileKind.WORKFLOW, FileKind.ACTION, FileKind.DOCKERFILE}),
     None,
     check_repository,
+    group=RuleGroup.WORKFLOW,
+    status=RuleStatus.STABLE,
+    since="0.1.0",
 )

@@ -57,7 +57,7 @@ from ci_checks.core.diagnostics import Diagnostic, Related, Severity, Span
 from ci_checks.core.repository import FileKind
 from ci_checks.rules._common import did_you_mean
 from ci_checks.rules.context import RepositoryContext
-from ci_checks.rules.rule import Rule
+from ci_checks.rules.rule import Rule, RuleGroup, RuleStatus
 
 
 def check_repository(context: RepositoryContext) -> Iterator[Diagnostic]:
@@ -96,4 +96,7 @@ RULE = Rule(
     frozenset({FileKind.WORKFLOW}),
     None,
     check_repository,
+    group=RuleGroup.WORKFLOW,
+    status=RuleStatus.STABLE,
+    since="0.1.0",
 )

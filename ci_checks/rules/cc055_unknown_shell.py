@@ -44,7 +44,7 @@ from ci_checks.core.diagnostics import Diagnostic, Severity
 from ci_checks.core.repository import FileKind
 from ci_checks.model import Job, Step
 from ci_checks.rules.context import RepositoryContext
-from ci_checks.rules.rule import Rule
+from ci_checks.rules.rule import Rule, RuleGroup, RuleStatus
 from ci_checks.syntax.shell.programs import is_posix_shell, shell_program
 from ci_checks.syntax.shell.quoting import is_expression
 
@@ -91,4 +91,7 @@ RULE = Rule(
     frozenset({FileKind.WORKFLOW, FileKind.ACTION}),
     None,
     check_repository,
+    group=RuleGroup.WORKFLOW,
+    status=RuleStatus.STABLE,
+    since="0.1.0",
 )

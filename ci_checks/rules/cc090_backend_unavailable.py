@@ -30,8 +30,17 @@ binary with the option or environment variable, or leave that linter out of
 from __future__ import annotations
 
 from ci_checks.core.diagnostics import Severity
-from ci_checks.rules.rule import Rule
+from ci_checks.rules.rule import Rule, RuleGroup, RuleStatus
 
 RULE = Rule(
-    "CC090", "backend-unavailable", "An external linter cannot be run", Severity.INFO, __doc__, frozenset(), None
+    "CC090",
+    "backend-unavailable",
+    "An external linter cannot be run",
+    Severity.INFO,
+    __doc__,
+    frozenset(),
+    None,
+    group=RuleGroup.LINTER_RUN,
+    status=RuleStatus.STABLE,
+    since="0.1.0",
 )

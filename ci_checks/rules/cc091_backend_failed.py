@@ -42,7 +42,7 @@ written again with `gh actions-lock`, or removed.
 from __future__ import annotations
 
 from ci_checks.core.diagnostics import Severity
-from ci_checks.rules.rule import Rule
+from ci_checks.rules.rule import Rule, RuleGroup, RuleStatus
 
 RULE = Rule(
     "CC091",
@@ -52,4 +52,7 @@ RULE = Rule(
     __doc__,
     frozenset(),
     None,
+    group=RuleGroup.LINTER_RUN,
+    status=RuleStatus.STABLE,
+    since="0.1.0",
 )

@@ -52,7 +52,7 @@ from collections.abc import Iterator
 
 from ci_checks.core.diagnostics import Diagnostic, Severity
 from ci_checks.rules.context import RepositoryContext
-from ci_checks.rules.rule import Rule
+from ci_checks.rules.rule import Rule, RuleGroup, RuleStatus
 
 _SUBMODULE_PATH = re.compile(r"^[ \t]*(?P<entry>path[ \t]*=[ \t]*(?P<folder>.+))$", re.MULTILINE)
 
@@ -86,4 +86,7 @@ RULE = Rule(
     frozenset(),
     None,
     check_repository,
+    group=RuleGroup.LINTER_CONFIG,
+    status=RuleStatus.STABLE,
+    since="0.1.0",
 )

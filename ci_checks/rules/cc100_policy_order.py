@@ -41,6 +41,17 @@ line.
 from __future__ import annotations
 
 from ci_checks.core.diagnostics import Severity
-from ci_checks.rules.rule import Rule
+from ci_checks.rules.rule import Rule, RuleGroup, RuleStatus
 
-RULE = Rule("CC100", "policy-order", "A policy `order` rule is broken", Severity.ERROR, __doc__, frozenset(), None)
+RULE = Rule(
+    "CC100",
+    "policy-order",
+    "A policy `order` rule is broken",
+    Severity.ERROR,
+    __doc__,
+    frozenset(),
+    None,
+    group=RuleGroup.POLICY,
+    status=RuleStatus.STABLE,
+    since="0.1.0",
+)

@@ -39,7 +39,7 @@ Remove the occurrence. If one occurrence is intended, say why on its line:
 from __future__ import annotations
 
 from ci_checks.core.diagnostics import Severity
-from ci_checks.rules.rule import Rule
+from ci_checks.rules.rule import Rule, RuleGroup, RuleStatus
 
 RULE = Rule(
     "CC101",
@@ -49,4 +49,7 @@ RULE = Rule(
     __doc__,
     frozenset(),
     None,
+    group=RuleGroup.POLICY,
+    status=RuleStatus.STABLE,
+    since="0.1.0",
 )

@@ -32,7 +32,7 @@ Add the missing item to the scope that lacks it.
 from __future__ import annotations
 
 from ci_checks.core.diagnostics import Severity
-from ci_checks.rules.rule import Rule
+from ci_checks.rules.rule import Rule, RuleGroup, RuleStatus
 
 RULE = Rule(
     "CC102",
@@ -42,4 +42,7 @@ RULE = Rule(
     __doc__,
     frozenset(),
     None,
+    group=RuleGroup.POLICY,
+    status=RuleStatus.STABLE,
+    since="0.1.0",
 )

@@ -30,7 +30,7 @@ under `allow` when the difference is intended.
 from __future__ import annotations
 
 from ci_checks.core.diagnostics import Severity
-from ci_checks.rules.rule import Rule
+from ci_checks.rules.rule import Rule, RuleGroup, RuleStatus
 
 RULE = Rule(
     "CC103",
@@ -40,4 +40,7 @@ RULE = Rule(
     __doc__,
     frozenset(),
     None,
+    group=RuleGroup.POLICY,
+    status=RuleStatus.STABLE,
+    since="0.1.0",
 )

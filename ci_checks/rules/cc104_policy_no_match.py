@@ -31,6 +31,17 @@ what it guarded is gone for good.
 from __future__ import annotations
 
 from ci_checks.core.diagnostics import Severity
-from ci_checks.rules.rule import Rule
+from ci_checks.rules.rule import Rule, RuleGroup, RuleStatus
 
-RULE = Rule("CC104", "policy-no-match", "A policy rule selects nothing", Severity.ERROR, __doc__, frozenset(), None)
+RULE = Rule(
+    "CC104",
+    "policy-no-match",
+    "A policy rule selects nothing",
+    Severity.ERROR,
+    __doc__,
+    frozenset(),
+    None,
+    group=RuleGroup.POLICY_INPUT,
+    status=RuleStatus.STABLE,
+    since="0.1.0",
+)

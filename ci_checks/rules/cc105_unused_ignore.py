@@ -23,7 +23,7 @@ Delete the comment, or the stale name in it.
 from __future__ import annotations
 
 from ci_checks.core.diagnostics import Severity
-from ci_checks.rules.rule import Rule
+from ci_checks.rules.rule import Rule, RuleGroup, RuleStatus
 
 RULE = Rule(
     "CC105",
@@ -33,4 +33,7 @@ RULE = Rule(
     __doc__,
     frozenset(),
     None,
+    group=RuleGroup.SUPPRESSION,
+    status=RuleStatus.STABLE,
+    since="0.1.0",
 )

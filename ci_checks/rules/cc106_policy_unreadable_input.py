@@ -36,7 +36,7 @@ its keys are).
 from __future__ import annotations
 
 from ci_checks.core.diagnostics import Severity
-from ci_checks.rules.rule import Rule
+from ci_checks.rules.rule import Rule, RuleGroup, RuleStatus
 
 RULE = Rule(
     "CC106",
@@ -46,4 +46,7 @@ RULE = Rule(
     __doc__,
     frozenset(),
     None,
+    group=RuleGroup.POLICY_INPUT,
+    status=RuleStatus.STABLE,
+    since="0.1.0",
 )

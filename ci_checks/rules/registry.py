@@ -11,11 +11,19 @@ from __future__ import annotations
 import difflib
 
 from ci_checks.rules import rule_modules
-from ci_checks.rules.rule import Rule
+from ci_checks.rules.rule import Rule, RuleGroup
 
 RULES: tuple[Rule, ...] = tuple(module.RULE for module in rule_modules())
 BY_CODE = {rule.code: rule for rule in RULES}
 BY_NAME = {rule.name: rule for rule in RULES}
+RETIRED_CODES: frozenset[str] = frozenset()
+"""Codes of rules that were removed: no rule may take one again, as old reports, baselines and ignore comments
+still name them."""
+
+
+def codes_of(*groups: RuleGroup) -> frozenset[str]:
+    """The codes of the rules in `groups`."""
+    return frozenset(rule.code for rule in RULES if rule.group in groups)
 
 
 def lookup(code_or_name: str) -> Rule | None:

@@ -26,7 +26,6 @@ from ci_checks.core.linters import LINTER_FAILED
 from ci_checks.core.repository import FileKind, Repository, kind_of
 from ci_checks.engine import suppression
 from ci_checks.model.loading import LoadedFile, load
-from ci_checks.rules import registry
 from ci_checks.server.documents import Document
 from ci_checks.syntax.shell import Block, Case, Script, walk
 
@@ -72,10 +71,7 @@ def ignore_name(diagnostic: Diagnostic) -> str | None:
     else its code; None for a linter's failure, which no comment suppresses."""
     if diagnostic.code == LINTER_FAILED:
         return None
-    built_in = registry.BY_CODE.get(diagnostic.code)
-    if built_in is not None and built_in.name != diagnostic.rule and diagnostic.code.startswith("CC1"):
-        return diagnostic.rule
-    return diagnostic.code
+    return diagnostic.code if diagnostic.policy_id is None else diagnostic.policy_id
 
 
 def ignore_actions(diagnostic: Diagnostic, document: Document, file: LoadedFile | None, root: Path) -> Iterator[Action]:

@@ -231,7 +231,7 @@ class Server(LanguageServer):
 
     def lsp_diagnostic(self, opened: Opened, diagnostic: Diagnostic) -> types.Diagnostic:
         link = docs.url(diagnostic.code, diagnostic.url)
-        shown_rule = NAMES_BY_CODE.get(diagnostic.code) != diagnostic.rule
+        shown_rule = diagnostic.policy_id is not None or diagnostic.code not in NAMES_BY_CODE
         return types.Diagnostic(
             range=self.lsp_range(opened.document, diagnostic.span),
             message=diagnostic.message + (f" [{diagnostic.rule}]" if shown_rule else ""),
@@ -310,7 +310,7 @@ def _documentation(diagnostic: Diagnostic) -> str:
     rule = registry.BY_CODE.get(diagnostic.code)
     if rule is not None:
         page = docs.rule_page(rule)
-        if rule.name != diagnostic.rule:
+        if diagnostic.policy_id is not None:
             page = f"Found by the policy rule `{diagnostic.rule}` of the configuration.\n\n{page}"
         return page
     check = docs.linter_check(diagnostic.code)

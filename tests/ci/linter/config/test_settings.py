@@ -15,8 +15,9 @@ from ci_checks.engine.runs import plan
 from tests.ci.linter.conftest import run_cli
 
 
-def finding(code: str, rule: str) -> Diagnostic:
-    return Diagnostic(code, rule, Severity.ERROR, "m", Span.point("x.yml"))
+def finding(code: str, rule: str, policy: bool = False) -> Diagnostic:
+    """A finding of the built-in rule or linter `rule`, or (`policy`) of the policy rule whose id is `rule`."""
+    return Diagnostic(code, rule, Severity.ERROR, "m", Span.point("x.yml"), policy_id=rule if policy else None)
 
 
 @pytest.mark.parametrize(
@@ -24,8 +25,12 @@ def finding(code: str, rule: str) -> Diagnostic:
     [
         (["CC011"], [("CC011", "duplicate-key")], [("CC013", "empty-file"), ("SC2086", "shellcheck")]),
         (["duplicate-key"], [("CC011", "duplicate-key")], [("CC013", "empty-file")]),
-        (["CC0"], [("CC011", "duplicate-key")], [("ZZ-artipacked", "zizmor-artipacked"), ("CC101", "r")]),
-        (["my-rule"], [("CC101", "my-rule"), ("CC104", "my-rule")], [("CC101", "other"), ("CC011", "duplicate-key")]),
+        (["CC0"], [("CC011", "duplicate-key")], [("ZZ-artipacked", "zizmor-artipacked"), ("CC101", "r", True)]),
+        (
+            ["my-rule"],
+            [("CC101", "my-rule", True), ("CC104", "my-rule", True)],
+            [("CC101", "other", True), ("CC011", "duplicate-key")],
+        ),
         (["SC"], [("SC2086", "shellcheck"), ("CC090", "backend-unavailable")], [("AL-expression", "actionlint-x")]),
         (["zizmor-artipacked"], [("ZZ-artipacked", "zizmor-artipacked")], [("ZZ-unpinned-uses", "zizmor-x")]),
         (["actionlint-expression"], [("AL-expression", "actionlint-expression")], [("AL-syntax-check", "y")]),
@@ -54,7 +59,7 @@ def test_a_file_no_selected_rule_could_read_is_reported_under_any_select_until_i
 
 def test_ignore_wins_over_select_for_every_kind_of_name() -> None:
     selection = resolve(None, ["my-rule", "CC011", "ZZ-artipacked", "SC"], ["my-rule"], profile="security")
-    assert not selection.keeps(finding("CC101", "my-rule"))
+    assert not selection.keeps(finding("CC101", "my-rule", policy=True))
     assert not selection.keeps(finding("CC011", "duplicate-key"))
     assert not selection.keeps(finding("ZZ-artipacked", "zizmor-artipacked"))
     assert not selection.keeps(finding("SC2086", "shellcheck"))
@@ -242,8 +247,12 @@ def test_what_each_kind_of_selection_runs_and_keeps() -> None:
     ("levels", "diagnostic", "level"),
     [
         ({"CC0": Severity.WARNING, "CC011": Severity.INFO}, finding("CC011", "duplicate-key"), Severity.INFO),
-        ({"CC1": Severity.INFO, "Amd-rule": Severity.WARNING}, finding("CC101", "Amd-rule"), Severity.WARNING),
-        ({"CC101": Severity.WARNING, "p": Severity.INFO}, finding("CC101", "p"), Severity.INFO),
+        (
+            {"CC1": Severity.INFO, "Amd-rule": Severity.WARNING},
+            finding("CC101", "Amd-rule", policy=True),
+            Severity.WARNING,
+        ),
+        ({"CC101": Severity.WARNING, "p": Severity.INFO}, finding("CC101", "p", policy=True), Severity.INFO),
         ({"CC": Severity.INFO, "CC04": Severity.WARNING}, finding("CC041", "dangling-reference"), Severity.WARNING),
         ({"Amd-rule": Severity.INFO}, finding("CC011", "duplicate-key"), Severity.ERROR),
         (

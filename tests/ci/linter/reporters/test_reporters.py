@@ -29,6 +29,7 @@ from ci_checks.core.escaping import one_line
 from ci_checks.core.source import SourceFile
 from ci_checks.engine import errors
 from ci_checks.engine.outcome import Outcome
+from ci_checks.query import CIRepository
 from ci_checks.reporters import docs, formats, github, json_output, junit, markdown, sarif
 from ci_checks.reporters.text import render as render_text
 from ci_checks.reporters.text import statistics
@@ -714,6 +715,32 @@ def test_sarif_gives_each_rule_its_default_level_and_tags(make_repo) -> None:  #
     assert rules["CC031"]["properties"] == {"tags": ["ci-checks"]}
     assert rules["CC031"]["shortDescription"] == {"text": registry.BY_CODE["CC031"].summary}
     assert rules["CC101/no-set-env"]["properties"] == {"tags": ["ci-checks", "policy"]}
+
+
+@pytest.mark.parametrize("rule_id", ["duplicate-key", "policy-forbid"])
+def test_a_policy_rule_named_as_a_built_in_rule_is_reported_as_a_policy_rule(make_repo, rule_id: str) -> None:  # type: ignore[no-untyped-def]
+    """A finding says itself whether a policy rule made it: the id's text decides nothing. The configuration
+    refuses the names of built-in rules as ids, the Python API takes any."""
+    root = make_repo({".github/workflows/ci.yml": WORKFLOW, ".github/ci-checks.yml": POLICY})
+    repository = CIRepository(root)
+    forbid = next(rule for rule in repository.policy if rule.id == "no-set-env")
+    checked = repository.check([dataclasses.replace(forbid, id=rule_id)], built_in=False)
+    outcome = dataclasses.replace(checked, diagnostics=[d for d in checked.diagnostics if d.code == "CC101"])
+    assert {(d.rule, d.policy_id) for d in outcome.diagnostics} == {(rule_id, rule_id)}
+    headers = [line for line in render_text(outcome.diagnostics, {}, 1).splitlines() if " CC101 " in line]
+    assert len(headers) == 2 and all(header.endswith(f"[{rule_id}]") for header in headers)
+    [run] = sarif.document(outcome)["runs"]
+    [rule] = run["tool"]["driver"]["rules"]
+    assert (rule["id"], rule["properties"]) == (f"CC101/{rule_id}", {"tags": ["ci-checks", "policy"]})
+    assert rule["shortDescription"]["text"].startswith(f"Policy rule {rule_id} ")
+
+
+def test_a_built_in_rules_finding_is_never_reported_as_a_policy_rules(repo: Path) -> None:
+    [run] = json.loads(run_cli("check", repo, "--output-format", "sarif").out)["runs"]
+    rules = {rule["id"]: rule for rule in run["tool"]["driver"]["rules"]}
+    assert rules["CC011"]["properties"] == {"tags": ["ci-checks"]}
+    [duplicate] = [line for line in run_cli("check", repo).out.splitlines() if " CC011 " in line]
+    assert not duplicate.endswith("]")
 
 
 def test_a_sarif_rule_of_a_code_neither_built_in_nor_a_linters_is_named_by_rule_and_code() -> None:

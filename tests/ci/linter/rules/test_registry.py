@@ -11,7 +11,8 @@ import pytest
 import ci_checks.rules
 from ci_checks import registry
 from ci_checks.config.selection import SelectionError, resolve
-from ci_checks.rules.rule import DOC_SECTIONS, Rule
+from ci_checks.rules.registry import RETIRED_CODES
+from ci_checks.rules.rule import DOC_SECTIONS, Rule, RuleGroup
 from tests.ci.linter.conftest import FIXTURES, is_repository_fixture, run_cli
 
 
@@ -39,6 +40,31 @@ def test_codes_and_names_are_unique_and_well_formed() -> None:
     for rule in registry.RULES:
         assert re.fullmatch(r"CC\d{3}", rule.code)
         assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", rule.name)
+
+
+def test_no_rule_takes_a_retired_code() -> None:
+    """Old reports, baselines and ignore comments still name a retired code: it must never mean another rule."""
+    assert all(re.fullmatch(r"CC\d{3}", code) for code in RETIRED_CODES)
+    assert sorted(RETIRED_CODES & {rule.code for rule in registry.RULES}) == []
+
+
+LINTER_GROUPS = {RuleGroup.LINTER_RUN, RuleGroup.LINTER_CONFIG}
+CC1_GROUPS = {RuleGroup.POLICY, RuleGroup.POLICY_INPUT, RuleGroup.SUPPRESSION}
+
+
+@pytest.mark.parametrize("rule", registry.RULES, ids=lambda r: r.code)
+def test_a_rules_code_is_in_its_groups_range_and_it_says_since_when_it_is(rule: Rule) -> None:
+    """CC0xx files and workflows, CC09x the external linters, CC1xx policy rules and ignore comments."""
+    prefix = "CC09" if rule.group in LINTER_GROUPS else "CC1" if rule.group in CC1_GROUPS else "CC0"
+    assert rule.code.startswith(prefix) and (prefix != "CC0" or not rule.code.startswith("CC09"))
+    assert re.fullmatch(r"\d+\.\d+\.\d+", rule.since)
+
+
+def test_the_rule_command_says_a_rules_group_and_status() -> None:
+    page = run_cli("rule", "duplicate-key").out
+    assert page.startswith(
+        "# CC011 duplicate-key\n\nDefault severity: error\n\nGroup: yaml; status: stable since 0.1.0\n\n"
+    )
 
 
 @pytest.mark.parametrize("rule", registry.RULES, ids=lambda r: r.code)

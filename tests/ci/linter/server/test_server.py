@@ -9,6 +9,7 @@ clean shutdown.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +19,7 @@ from lsprotocol import types
 
 from ci_checks.core.diagnostics import Diagnostic
 from ci_checks.query import CIRepository
+from ci_checks.server import actions
 from tests.ci.linter.conftest import FIXTURES, copy_repository, run_cli
 from tests.ci.linter.server.lsp_editor import Editor
 
@@ -136,6 +138,19 @@ def test_ignore_in_this_step_and_a_name_added_to_an_ignore_comment(editor: Edito
     assert list(editor.apply(in_step).values()) == [[]]
     assert editor.text(path).splitlines()[7] == "      - name: Build  # ci-checks: ignore[CC999, no-curl]"
     editor.close(path)
+
+
+@pytest.mark.parametrize("rule_id", ["duplicate-key", "policy-forbid"])
+def test_an_ignore_comment_names_a_policy_rule_by_its_id_whatever_the_id(make_repo, rule_id: str) -> None:  # type: ignore[no-untyped-def]
+    """The id of a policy rule named as a built-in rule (the Python API takes any id) is what the comment names, and
+    a built-in rule's finding is ignored by its code."""
+    policy = "rules:\n  - id: no-curl\n    kind: forbid\n    where: {step: Build}\n    forbid: [{command: curl}]\n"
+    script = CLEAN.replace("run: echo build\n", "run: curl -o x https://example.com/x\n") + "jobs: {}\n"
+    repository = CIRepository(make_repo({WORKFLOW: script, ".github/ci-checks.yml": policy}))
+    [no_curl] = repository.policy
+    found = repository.check([dataclasses.replace(no_curl, id=rule_id)], built_in=False).diagnostics
+    assert [actions.ignore_name(d) for d in found if d.code == "CC101"] == [rule_id]
+    assert [(d.code, actions.ignore_name(d)) for d in repository.check([]).diagnostics] == [("CC011", "CC011")]
 
 
 def test_an_ignore_comment_is_never_written_into_a_scripts_data(editor: Editor, make_repo) -> None:  # type: ignore[no-untyped-def]
