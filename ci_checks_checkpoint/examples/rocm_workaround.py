@@ -20,8 +20,8 @@ import torch
 with warnings.catch_warnings():  # Megatron-Core warns about optional fused kernels at import
     warnings.simplefilter("ignore")
     # megatron-core ships no type information: this module uses it as a project does, untyped
-    from megatron.core.dist_checkpointing.strategies import filesystem_async  # type: ignore[import-untyped]
-    from megatron.core.dist_checkpointing.strategies.filesystem_async import (  # type: ignore[import-untyped]
+    from megatron.core.dist_checkpointing.strategies import filesystem_async
+    from megatron.core.dist_checkpointing.strategies.filesystem_async import (
         FileSystemWriterAsync,
     )
 
