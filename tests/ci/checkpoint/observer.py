@@ -40,7 +40,8 @@ def _table() -> dict[int, tuple[int, int]]:
 
 
 def _below(pid: int, table: dict[int, tuple[int, int]]) -> set[int]:
-    found, frontier = set(), {pid}
+    found: set[int] = set()
+    frontier = {pid}
     while frontier:
         frontier = {child for child, (parent, _) in table.items() if parent in frontier} - found
         found |= frontier

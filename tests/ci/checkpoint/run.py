@@ -37,6 +37,7 @@ class Run:
     pids_seen: list[int] = field(default_factory=list)
 
     def result(self, backend: str, check: str) -> dict[str, Any]:
+        found: dict[str, Any]
         [found] = [r for r in self.report["results"] if r["backend"] == backend and r["check"] == check]
         return found
 

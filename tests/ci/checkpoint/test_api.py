@@ -107,8 +107,10 @@ def test_a_tool_needing_missing_packages_runs_with_stubs_and_is_judged_on_its_sw
         "replaced Megatron-Core's writer class"
     )
     assert checked.result("megatron-async", "crash").passed is True, checked.result("megatron-async", "crash")
-    assert set(stubbed) <= set(checked.platform["stubbed_imports"])
-    [raised] = checked.platform["setup_exceptions"]
+    stubbed_imports, setup_exceptions = checked.platform["stubbed_imports"], checked.platform["setup_exceptions"]
+    assert isinstance(stubbed_imports, list) and isinstance(setup_exceptions, list)
+    assert set(stubbed) <= set(stubbed_imports)
+    [raised] = setup_exceptions
     assert (raised["setup"], raised["exception"]) == (
         f"{tool}:main",
         "FileNotFoundError: no Hugging Face checkpoint at checkpoints/hf",

@@ -7,6 +7,7 @@ was built against it; its options never taken for its results folder."""
 from __future__ import annotations
 
 import importlib.metadata
+import importlib.util
 import json
 import os
 import subprocess
@@ -160,9 +161,9 @@ def test_with_two_gpus_the_quick_checks_want_both_ranks_and_the_resharding(quick
 
 def test_nothing_installed_is_ever_replaced(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # megatron-core and psutil made absent to the installer's look-up only: a stand-in for an image without them
-    real = gpu_checks.importlib.util.find_spec
+    real = importlib.util.find_spec
     absent = {"megatron.core", "psutil"}
-    monkeypatch.setattr(gpu_checks.importlib.util, "find_spec", lambda name: None if name in absent else real(name))
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None if name in absent else real(name))
     summary = gpu_checks.Summary("quick", tmp_path, 0, 1, gpu_checks.QUICK_BUDGET_S)
     assert gpu_checks.install(summary, skip=True, quick=True)
     constraints = (tmp_path / "constraints.txt").read_text(encoding="utf-8").splitlines()

@@ -23,7 +23,7 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="needs the checkpoint extra: pip install -e '.[checkpoint]'")
 
-from ci_checks_checkpoint import harness, megatron, report  # noqa: E402
+from ci_checks_checkpoint import harness, megatron, report, state  # noqa: E402
 from ci_checks_checkpoint.options import MEGATRON_HINT, Options, installed, megatron_too_old  # noqa: E402
 from ci_checks_checkpoint.report import Result  # noqa: E402
 from tests.ci.checkpoint.run import PATCHES, PROBE, WORKAROUND, Run, run  # noqa: E402
@@ -414,7 +414,7 @@ def test_an_async_total_is_not_judged_without_dcp_sync_and_the_row_says_why() ->
 def test_the_accelerator_default_gives_every_rank_8_gib(world_size: int, total: int) -> None:
     size = harness.size_for(8 << 30, 16, world_size)
     assert size == total << 20
-    specs = harness.layout(size, 16, world_size)
+    specs = state.layout(size, 16, world_size)
     assert (8 << 30) * 0.99 < sum(s.local_nbytes(world_size) for s in specs) <= 8 << 30
 
 

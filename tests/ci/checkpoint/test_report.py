@@ -112,7 +112,7 @@ def test_junit_has_a_case_per_backend_and_check_but_none_for_the_references() ->
     properties = {p.get("name"): p.get("value") for p in suite.findall("properties/property")}
     assert properties["device_kind"] == "rocm"
     assert properties["world_size"] == "2"
-    assert properties["verdict"].startswith("Verdict: FAIL (exit 1): 1 of 3 checks failed: dcp-sync crash;")
+    assert str(properties["verdict"]).startswith("Verdict: FAIL (exit 1): 1 of 3 checks failed: dcp-sync crash;")
 
 
 def test_a_missed_goal_is_a_property_of_a_passing_case_never_a_failure() -> None:

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -42,7 +43,7 @@ def test_only_the_folders_of_owners_that_are_gone_are_left_behind(tmp_path: Path
     assert Owner.this_process().alive and mine.owner() == me
 
 
-def stale(parent: Path, **recorded: object) -> RunFolder:
+def stale(parent: Path, **recorded: Any) -> RunFolder:
     """A run folder left by a run that was killed: its owner (a pid no process has) is gone."""
     left = RunFolder.create(parent, {})
     owned_by(left, dataclasses.replace(Owner.this_process(), pid=2**22 + 1, **recorded))

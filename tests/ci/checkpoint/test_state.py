@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-torch = pytest.importorskip("torch", reason="needs the checkpoint extra: pip install -e '.[checkpoint]'")
+pytest.importorskip("torch", reason="needs the checkpoint extra: pip install -e '.[checkpoint]'")
+import torch
 
-from ci_checks_checkpoint import state  # noqa: E402
+from ci_checks_checkpoint import state
 
 pytestmark = pytest.mark.checkpoint
 

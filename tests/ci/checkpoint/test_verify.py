@@ -129,7 +129,7 @@ def test_an_async_backend_saves_again_where_torch_closes_the_stager_after_each_s
 
     def stage_then_close(self: DefaultStager, state_dict: object, **kwargs: object) -> object:
         staged = real_stage(self, state_dict, **kwargs)  # type: ignore[arg-type]
-        self._state_dict_stager.close()
+        self._state_dict_stager.close()  # type: ignore[no-untyped-call]
         return staged
 
     monkeypatch.setattr(DefaultStager, "_stage", stage_then_close)

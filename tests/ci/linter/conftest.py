@@ -6,8 +6,10 @@ import io
 import os
 import shutil
 import sys
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeAlias
 
 import pytest
 
@@ -15,6 +17,10 @@ from ci_checks.cli import main as cli
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 """The fixtures: golden ones (`err/`, `ok/`), repositories of the corpus, policies (see `tests/ci/expectations.py`)."""
+
+MakeRepo: TypeAlias = Callable[[Mapping[str, str | bytes]], Path]
+"""What the `make_repo` fixture gives: write files (path in the repository → text or bytes), get the repository's
+root."""
 
 
 @dataclass
@@ -83,10 +89,10 @@ def no_external_linters_unless_asked(monkeypatch: pytest.MonkeyPatch, tmp_path_f
 
 
 @pytest.fixture
-def make_repo(tmp_path: Path):  # type: ignore[no-untyped-def]
+def make_repo(tmp_path: Path) -> MakeRepo:
     """Write files (text or bytes) into a fresh repository folder with a `.git` marker."""
 
-    def make(files: dict[str, str | bytes]) -> Path:
+    def make(files: Mapping[str, str | bytes]) -> Path:
         root = tmp_path / "repo"
         (root / ".git").mkdir(parents=True, exist_ok=True)
         for name, content in files.items():

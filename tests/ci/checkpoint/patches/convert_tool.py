@@ -13,9 +13,9 @@ import argparse
 import warnings
 from pathlib import Path
 
-import absent_cluster
+import absent_cluster  # type: ignore[import-not-found]
 import torch
-from absent_serving_engine.srt.server_args import ServerArgs
+from absent_serving_engine.srt.server_args import ServerArgs  # type: ignore[import-not-found]
 from megatron.training.arguments import parse_args as megatron_arguments
 
 with warnings.catch_warnings():  # Megatron-Core warns about optional fused kernels at import
@@ -28,7 +28,7 @@ class ROCmFileSystemWriterAsync(FileSystemWriterAsync):  # type: ignore[misc]
     """On HIP every copy to the host blocks."""
 
     @staticmethod
-    def preload_tensors(write_buckets, non_blocking=True):  # type: ignore[no-untyped-def]
+    def preload_tensors(write_buckets, non_blocking=True):
         return FileSystemWriterAsync.preload_tensors(write_buckets, non_blocking and not torch.version.hip)
 
 

@@ -11,7 +11,7 @@ from torch.distributed.checkpoint.filesystem import FileSystemWriter
 _write_data = FileSystemWriter.write_data
 
 
-def _killed_on_rank_1(self, plan, planner):  # type: ignore[no-untyped-def]
+def _killed_on_rank_1(self, plan, planner):
     if dist.get_rank() == 1:
         os.kill(os.getpid(), signal.SIGKILL)
     return _write_data(self, plan, planner)

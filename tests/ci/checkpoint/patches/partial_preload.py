@@ -15,7 +15,7 @@ with warnings.catch_warnings():  # Megatron-Core warns about optional fused kern
 _TABLE = [torch.arange(2000, dtype=torch.float32) for _ in range(4)]
 
 
-def _preload(write_buckets, non_blocking=True, table=None):  # type: ignore[no-untyped-def]
+def _preload(write_buckets, non_blocking=True, table=None):
     return FileSystemWriterAsync.preload_tensors(write_buckets, False)
 
 

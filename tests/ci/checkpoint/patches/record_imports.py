@@ -23,7 +23,7 @@ def record_setup() -> None:
     import torch
 
     try:
-        import absent_cluster
+        import absent_cluster  # type: ignore[import-not-found]
 
         missing = type(absent_cluster).__name__
     except ImportError:

@@ -19,7 +19,7 @@ def gates() -> dict[str, bool]:
     hip = torch.version.hip or ""
     major_minor = tuple(int(part) for part in hip.split("-")[0].split(".")[:2]) if hip else ()
     return {
-        "rocm_path": bool(rocm_path) and Path(rocm_path).is_dir(),
+        "rocm_path": bool(rocm_path and Path(rocm_path).is_dir()),
         "rocm_release": release is not None and release.is_file() and release.read_text().strip() == hip,
         "hip_platform": os.environ.get("HIP_PLATFORM") == "amd",
         "cuda_available": torch.cuda.is_available(),

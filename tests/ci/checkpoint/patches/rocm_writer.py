@@ -21,7 +21,7 @@ if "megatron.core.dist_checkpointing.strategies.torch" in sys.modules:
 
 class ROCmFileSystemWriterAsync(FileSystemWriterAsync):  # type: ignore[misc]
     @staticmethod
-    def preload_tensors(*args, **kwargs):  # type: ignore[no-untyped-def]
+    def preload_tensors(*args, **kwargs):
         if "non_blocking" in kwargs:
             kwargs["non_blocking"] = False
         elif len(args) > 1 and isinstance(args[-1], bool):

@@ -6,8 +6,8 @@ error in a CheckpointException (a BaseException), are real."""
 from torch.distributed.checkpoint.filesystem import FileSystemReader
 
 
-def _unreadable(self, plan, planner):  # type: ignore[no-untyped-def]
+def _unreadable(self, plan, planner):
     raise OSError(5, "Input/output error (unreadable storage, a test's patch)")
 
 
-FileSystemReader.read_data = _unreadable
+FileSystemReader.read_data = _unreadable  # type: ignore[method-assign]

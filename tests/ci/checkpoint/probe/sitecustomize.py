@@ -18,6 +18,7 @@ import importlib.machinery
 import json
 import os
 import sys
+import types
 from pathlib import Path
 
 _LOG = os.environ.get("CI_CHECKS_TEST_CUDA_PROBE")
@@ -51,7 +52,7 @@ class _Loader(importlib.abc.Loader):
     def __init__(self, inner: importlib.abc.Loader) -> None:
         self.inner = inner
 
-    def create_module(self, spec: importlib.machinery.ModuleSpec) -> object:
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType | None:
         return self.inner.create_module(spec)
 
     def exec_module(self, module: object) -> None:

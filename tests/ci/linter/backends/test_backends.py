@@ -19,13 +19,13 @@ from pathlib import Path
 import pytest
 
 from ci_checks import registry
-from ci_checks.backends import external, tools
+from ci_checks.backends import tools
 from ci_checks.backends.external import run_backends
 from ci_checks.core.diagnostics import Diagnostic, Related, Severity, Span
-from ci_checks.core.linters import EQUIVALENT, BackendSettings
+from ci_checks.core.linters import BACKENDS, EQUIVALENT, BackendSettings
 from ci_checks.core.repository import Repository
 from ci_checks.model.loading import LoadedFile, Workspace
-from tests.ci.linter.conftest import run_cli
+from tests.ci.linter.conftest import MakeRepo, run_cli
 
 WORKFLOW = ".github/workflows/ci.yml"
 
@@ -68,7 +68,7 @@ jobs:
 """
 
 
-def test_shellcheck_findings_point_into_every_scalar_style(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_shellcheck_findings_point_into_every_scalar_style(make_repo: MakeRepo) -> None:
     root = make_repo({WORKFLOW: SCALAR_STYLES})
     found = _check(root, "shellcheck")
     assert [_where(d) for d in found] == [
@@ -85,7 +85,7 @@ def test_shellcheck_findings_point_into_every_scalar_style(make_repo) -> None:  
     }
 
 
-def test_shellcheck_levels_become_severities_and_actionlint_exclusions_hold(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_shellcheck_levels_become_severities_and_actionlint_exclusions_hold(make_repo: MakeRepo) -> None:
     workflow = """\
 on: push
 jobs:
@@ -128,13 +128,13 @@ jobs:
 """
 
 
-def test_shellcheck_checks_scripts_behind_a_wrapped_shell(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_shellcheck_checks_scripts_behind_a_wrapped_shell(make_repo: MakeRepo) -> None:
     # A program path, `env`, `sudo`, `nice` or `stdbuf` in front of the shell does not hide the script.
     found = _check(make_repo({WORKFLOW: WRAPPED_SHELLS}), "shellcheck")
     assert [(d.code, d.span.line) for d in found] == [("SC2086", line) for line in (7, 9, 11, 13, 15)]
 
 
-def test_shellcheck_honours_the_effective_shell(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_shellcheck_honours_the_effective_shell(make_repo: MakeRepo) -> None:
     workflow = """\
 on: push
 defaults:
@@ -172,7 +172,7 @@ runs:
     ]
 
 
-def test_the_same_script_in_two_steps_is_reported_at_both(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_the_same_script_in_two_steps_is_reported_at_both(make_repo: MakeRepo) -> None:
     workflow = """\
 on: push
 jobs:
@@ -210,7 +210,7 @@ jobs:
 """
 
 
-def test_actionlint_positions_become_character_positions(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_actionlint_positions_become_character_positions(make_repo: MakeRepo) -> None:
     action = "name: a\ndescription: a\nruns:\n  using: composite\n  steps: []\n"
     root = make_repo({WORKFLOW: ACTIONLINT, "a/action.yml": action})
     found = _check(root, "actionlint")
@@ -248,7 +248,7 @@ jobs:
 """
 
 
-def test_actionlint_places_on_later_lines_of_a_multi_line_condition(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_actionlint_places_on_later_lines_of_a_multi_line_condition(make_repo: MakeRepo) -> None:
     found = _check(make_repo({WORKFLOW: MULTI_LINE_CONDITIONS}), "actionlint")
     assert [_where(d)[3:] for d in found if d.code == "AL-expression"] == [
         # Reported at 6:11: the line within the condition added to the `|` line, its column to the `|` column.
@@ -260,7 +260,7 @@ def test_actionlint_places_on_later_lines_of_a_multi_line_condition(make_repo) -
     ]
 
 
-def test_actionlint_reads_a_workflow_whose_name_looks_like_an_option(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_actionlint_reads_a_workflow_whose_name_looks_like_an_option(make_repo: MakeRepo) -> None:
     name = ".github/workflows/-shellcheck=oops.yml"
     found = _check(make_repo({name: ACTIONLINT}), "actionlint")
     assert [(d.span.path, d.span.line) for d in found][:1] == [(name, 8)]
@@ -283,7 +283,7 @@ jobs:
 """
 
 
-def test_zizmor_findings_with_severities_and_character_columns(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_zizmor_findings_with_severities_and_character_columns(make_repo: MakeRepo) -> None:
     found = _check(make_repo({WORKFLOW: ZIZMOR}), "zizmor")
     assert [_where(d) for d in found] == [
         # Medium: checkout keeps the token in .git/config. zizmor's span runs to the end of the line.
@@ -299,7 +299,7 @@ def test_zizmor_findings_with_severities_and_character_columns(make_repo) -> Non
     assert injection.related == (Related(Span(WORKFLOW, 9, 9, 9, 12), "this run block"),)
 
 
-def test_a_file_zizmor_cannot_parse_is_reported_at_that_file(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_file_zizmor_cannot_parse_is_reported_at_that_file(make_repo: MakeRepo) -> None:
     repeated = ".github/workflows/repeated.yml"
     with_bom = ".github/workflows/bom.yml"
     # ci-checks reads a repeated key (and reports it: CC011); zizmor skips the file with a warning that names no file.
@@ -320,7 +320,7 @@ def test_a_file_zizmor_cannot_parse_is_reported_at_that_file(make_repo) -> None:
     assert [(d.code, d.span.path) for d in _check(root, "zizmor")] == [("CC091", repeated)]
 
 
-def test_a_file_zizmor_skips_as_not_a_workflow_is_left_to_ci_checks_own_report(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_file_zizmor_skips_as_not_a_workflow_is_left_to_ci_checks_own_report(make_repo: MakeRepo) -> None:
     merged = ".github/workflows/merged.yml"
     workflow = "on: push\njobs:\n  a: &a\n    runs-on: ubuntu-latest\n    steps:\n      - run: echo\n  b:\n    <<: *a\n"
     root = make_repo({merged: workflow, WORKFLOW: ZIZMOR})
@@ -334,7 +334,9 @@ def test_a_file_zizmor_skips_as_not_a_workflow_is_left_to_ci_checks_own_report(m
 # --- unavailable, failing, timing out ----------------------------------------------------------------------
 
 
-def test_a_linter_installed_nowhere_gives_one_info_per_backend(make_repo, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_a_linter_installed_nowhere_gives_one_info_per_backend(
+    make_repo: MakeRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = make_repo({WORKFLOW: SCALAR_STYLES})
     empty = tmp_path / "empty"
     empty.mkdir()
@@ -346,13 +348,15 @@ def test_a_linter_installed_nowhere_gives_one_info_per_backend(make_repo, tmp_pa
     assert found[0].message.startswith("actionlint is not installed, so it checked nothing; install it with")
 
 
-def test_a_backend_with_nothing_to_read_is_not_reported(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_backend_with_nothing_to_read_is_not_reported(make_repo: MakeRepo) -> None:
     workflow = "on: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: ./local\n"
     settings = BackendSettings(binaries={"shellcheck": "no-such-shellcheck"})
     assert _check(make_repo({WORKFLOW: workflow}), "shellcheck", settings=settings) == []
 
 
-def test_a_tiny_timeout_stops_every_backend(make_repo, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_a_tiny_timeout_stops_every_backend(
+    make_repo: MakeRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     steps = "".join(f"      - run: echo $x{i} `date` $y{i}\n" for i in range(300))
     root = make_repo({WORKFLOW: f"on: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n{steps}"})
     temporary = tmp_path / "tmp"
@@ -364,17 +368,17 @@ def test_a_tiny_timeout_stops_every_backend(make_repo, tmp_path, monkeypatch) ->
     ours = f"ci-checks-*-{os.getpid()}-*"
     before = set(scratch.glob(ours))
     started = time.monotonic()
-    found = _check(root, *external.BACKENDS, settings=BackendSettings(timeout_s=0.001))
+    found = _check(root, *BACKENDS, settings=BackendSettings(timeout_s=0.001))
     assert time.monotonic() - started < 10
     expected = "failed: did not finish within 0.001 s (raise the limit with --backend-timeout)"
     assert [(d.code, d.severity, d.span, d.message) for d in found] == [
-        ("CC091", Severity.ERROR, Span(WORKFLOW, 1, 1, 1, 2), f"{name} {expected}") for name in external.BACKENDS
+        ("CC091", Severity.ERROR, Span(WORKFLOW, 1, 1, 1, 2), f"{name} {expected}") for name in BACKENDS
     ]
     assert list(temporary.iterdir()) == []
     assert set(scratch.glob(ours)) <= before
 
 
-def test_a_broken_configuration_in_the_repository_is_reported_and_left_out(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_broken_configuration_in_the_repository_is_reported_and_left_out(make_repo: MakeRepo) -> None:
     root = make_repo(
         {
             WORKFLOW: ZIZMOR,
@@ -406,7 +410,7 @@ def test_a_broken_configuration_in_the_repository_is_reported_and_left_out(make_
     assert {d.code.split("-")[0] for d in found if d.span.path == WORKFLOW} == {"AL", "ZZ"}
 
 
-def test_nothing_is_run_from_a_relative_path_entry(make_repo, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_nothing_is_run_from_a_relative_path_entry(make_repo: MakeRepo, monkeypatch: pytest.MonkeyPatch) -> None:
     root = make_repo({WORKFLOW: SCALAR_STYLES, "bin/shellcheck": "#!/bin/sh\ntouch ran\n"})
     planted = root / "bin" / "shellcheck"
     planted.chmod(planted.stat().st_mode | stat.S_IXUSR)
@@ -417,7 +421,7 @@ def test_nothing_is_run_from_a_relative_path_entry(make_repo, monkeypatch) -> No
     assert [d.code for d in found] == ["SC2086"] * 4
 
 
-def test_an_unknown_backend_is_a_value_error(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_an_unknown_backend_is_a_value_error(make_repo: MakeRepo) -> None:
     with pytest.raises(ValueError, match="unknown backend 'hadolint'; backends: actionlint, shellcheck, zizmor"):
         _check(make_repo({WORKFLOW: SCALAR_STYLES}), "hadolint")
 
@@ -469,7 +473,7 @@ jobs:
 """
 
 
-def test_one_problem_is_one_finding_with_the_other_as_its_note(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_one_problem_is_one_finding_with_the_other_as_its_note(make_repo: MakeRepo) -> None:
     root = make_repo({WORKFLOW: SAME_FACTS})
     result = run_cli("check", root, "--backends", "actionlint", "--select", "CC,AL", "--output-format", "json")
     found = [
@@ -499,8 +503,8 @@ jobs:
 
 @pytest.mark.parametrize("config", [".github/actionlint.yaml", ".github/actionlint.yml"])
 def test_actionlint_is_told_of_the_configured_runners_besides_the_repositorys_own_labels_never_the_inferred_ones(
-    make_repo, config: str
-) -> None:  # type: ignore[no-untyped-def]
+    make_repo: MakeRepo, config: str
+) -> None:
     """Without a list of its own, every label the workflows ask for is taken for a runner's, and actionlint
     reports none; with one, a label it lacks (a retired machine) is unknown to actionlint, as it is when actionlint
     runs alone, while the `runners:` inventory's labels and those a glob of the list matches are known."""
@@ -519,7 +523,7 @@ def test_actionlint_is_told_of_the_configured_runners_besides_the_repositorys_ow
     assert [found[:2] for found in unknown()] == [(3, 36), (4, 36), (5, 36)]
 
 
-def test_equivalent_findings_start_where_ours_do(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_equivalent_findings_start_where_ours_do(make_repo: MakeRepo) -> None:
     workflow = """\
 on: push
 jobs:
@@ -538,7 +542,7 @@ jobs:
     ]
 
 
-def test_a_deprecated_command_in_a_block_is_one_finding_of_ours(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_deprecated_command_in_a_block_is_one_finding_of_ours(make_repo: MakeRepo) -> None:
     workflow = """\
 on: push
 jobs:

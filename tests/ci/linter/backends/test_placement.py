@@ -17,7 +17,7 @@ from ci_checks.model.trust import Author, Place, Trust, context_paths
 from ci_checks.rules.context import RepositoryContext
 from ci_checks.syntax.shell import Word, parse_fragment, walk
 from ci_checks.syntax.shell.fields import one_field
-from tests.ci.linter.conftest import run_cli
+from tests.ci.linter.conftest import MakeRepo, run_cli
 
 # --- who chooses an expression's text ------------------------------------------------------------------------------
 
@@ -214,7 +214,7 @@ def _at(workspace: Workspace, path: str, job: str | None = None) -> Place:
     ],
 )
 def test_an_input_is_an_outsiders_where_a_caller_here_passes_outsider_text(
-    make_repo,  # type: ignore[no-untyped-def]
+    make_repo: MakeRepo,
     path: str,
     body: str,
     author: Author,
@@ -223,7 +223,7 @@ def test_an_input_is_an_outsiders_where_a_caller_here_passes_outsider_text(
     assert trust.of(body, _at(workspace, path)).author is author
 
 
-def test_an_outsiders_input_notes_each_caller_that_passed_it(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_an_outsiders_input_notes_each_caller_that_passed_it(make_repo: MakeRepo) -> None:
     trust, workspace = _trust(make_repo(CALLS))
     control = trust.of("inputs.branch", _at(workspace, ".github/workflows/build.yml"))
     assert control.shown == "github.head_ref"
@@ -243,14 +243,14 @@ def test_an_outsiders_input_notes_each_caller_that_passed_it(make_repo) -> None:
 
 
 def test_a_matrix_written_in_the_job_is_the_maintainers_and_one_computed_at_run_time_is_not_known(
-    make_repo,  # type: ignore[no-untyped-def]
+    make_repo: MakeRepo,
 ) -> None:
     trust, workspace = _trust(make_repo(CALLS))
     assert trust.of("matrix.arch", _at(workspace, ".github/workflows/ci.yml", "test")).author is Author.MAINTAINER
     assert trust.of("matrix.arch", _at(workspace, ".github/workflows/ci.yml", "steps")).author is Author.UNKNOWN
 
 
-def test_a_cycle_of_calls_ends(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_cycle_of_calls_ends(make_repo: MakeRepo) -> None:
     looping = """\
 on:
   workflow_call:
@@ -379,7 +379,7 @@ def _found(root: Path, *options: str) -> list[tuple[str, int, int, int]]:
 
 
 def test_the_default_profile_keeps_the_injections_outsiders_reach_and_the_splits_that_can_happen(
-    make_repo,  # type: ignore[no-untyped-def]
+    make_repo: MakeRepo,
 ) -> None:
     root = make_repo({".github/workflows/ci.yml": PULL_REQUEST, ".github/workflows/reusable.yml": REUSABLE})
     outsiders = [("ZZ-template-injection", 0, 11, 24), ("ZZ-template-injection", 1, 11, 24)]
@@ -396,7 +396,7 @@ def test_the_default_profile_keeps_the_injections_outsiders_reach_and_the_splits
     )
 
 
-def test_an_injection_that_came_through_a_caller_notes_the_callers_value(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_an_injection_that_came_through_a_caller_notes_the_callers_value(make_repo: MakeRepo) -> None:
     root = make_repo({".github/workflows/ci.yml": PULL_REQUEST, ".github/workflows/reusable.yml": REUSABLE})
     found = json.loads(run_cli("check", root, "--backends", "zizmor", "--output-format", "json").out)["diagnostics"]
     [injection] = [item for item in found if item["path"].endswith("reusable.yml")]

@@ -19,7 +19,7 @@ from ci_checks.core.diagnostics import Diagnostic
 from ci_checks.core.linters import BackendSettings
 from ci_checks.core.repository import Repository
 from ci_checks.model.loading import LoadedFile, Workspace
-from tests.ci.linter.conftest import run_cli
+from tests.ci.linter.conftest import MakeRepo, run_cli
 
 WORKFLOW = ".github/workflows/ci.yml"
 SCRIPTS = """\
@@ -64,7 +64,7 @@ def _codes(found: list[Diagnostic]) -> list[tuple[str, int, int]]:
     return [(d.code, d.span.line, d.span.column) for d in found]
 
 
-def test_a_warm_cache_gives_the_same_findings_without_starting_shellcheck(make_repo, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_a_warm_cache_gives_the_same_findings_without_starting_shellcheck(make_repo: MakeRepo, tmp_path: Path) -> None:
     root = make_repo({WORKFLOW: SCRIPTS})
     uncached = _shellcheck(root, None)
     assert _codes(uncached) == [
@@ -81,7 +81,7 @@ def test_a_warm_cache_gives_the_same_findings_without_starting_shellcheck(make_r
     assert [d.code for d in _shellcheck(root, tmp_path / "empty", timeout_s=0.001)] == ["CC091"]
 
 
-def test_only_a_changed_script_is_checked_again(make_repo, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_only_a_changed_script_is_checked_again(make_repo: MakeRepo, tmp_path: Path) -> None:
     root = make_repo({WORKFLOW: SCRIPTS})
     assert _counted_run(root, tmp_path / "cache")[1:] == (0, 4)
     (root / WORKFLOW).write_text(SCRIPTS.replace('echo "clean"', "echo $changed"), encoding="utf-8")
@@ -93,7 +93,7 @@ def test_only_a_changed_script_is_checked_again(make_repo, tmp_path) -> None:  #
     assert _counted_run(root, tmp_path / "cache")[1:] == (3, 1)
 
 
-def test_another_shellcheck_binary_does_not_read_the_findings_of_the_first(make_repo, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_another_shellcheck_binary_does_not_read_the_findings_of_the_first(make_repo: MakeRepo, tmp_path: Path) -> None:
     root = make_repo({WORKFLOW: SCRIPTS})
     first, _, _ = _counted_run(root, tmp_path / "cache")
     copy = tmp_path / "bin" / "shellcheck"
@@ -104,7 +104,7 @@ def test_another_shellcheck_binary_does_not_read_the_findings_of_the_first(make_
     assert (hits, misses, found) == (0, 4, first)
 
 
-def test_a_damaged_row_is_a_miss_and_is_written_again(make_repo, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_a_damaged_row_is_a_miss_and_is_written_again(make_repo: MakeRepo, tmp_path: Path) -> None:
     root = make_repo({WORKFLOW: SCRIPTS})
     first, _, _ = _counted_run(root, tmp_path / "cache")
     database = sqlite3.connect(tmp_path / "cache" / FILE_NAME)
@@ -118,7 +118,7 @@ def test_a_damaged_row_is_a_miss_and_is_written_again(make_repo, tmp_path) -> No
 
 
 @pytest.mark.parametrize("damage", ["folder is a file", "file is not a database", "file is a folder"])
-def test_a_cache_that_cannot_be_used_changes_no_finding(make_repo, tmp_path, damage) -> None:  # type: ignore[no-untyped-def]
+def test_a_cache_that_cannot_be_used_changes_no_finding(make_repo: MakeRepo, tmp_path: Path, damage: str) -> None:
     root = make_repo({WORKFLOW: SCRIPTS})
     folder = tmp_path / "cache"
     if damage == "folder is a file":
@@ -132,7 +132,7 @@ def test_a_cache_that_cannot_be_used_changes_no_finding(make_repo, tmp_path, dam
     assert _shellcheck(root, folder) == _shellcheck(root, None) != []
 
 
-def test_rows_unused_for_a_month_are_dropped_when_others_are_written(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_rows_unused_for_a_month_are_dropped_when_others_are_written(tmp_path: Path) -> None:
     results = ResultCache(tmp_path)
     results.put({"old": "[]", "read": "[]", "recent": "[]"})
     results.close()
@@ -149,7 +149,9 @@ def test_rows_unused_for_a_month_are_dropped_when_others_are_written(tmp_path) -
     results.close()
 
 
-def test_the_command_line_chooses_the_cache_folder(make_repo, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_the_command_line_chooses_the_cache_folder(
+    make_repo: MakeRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = make_repo({WORKFLOW: SCRIPTS})
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     monkeypatch.delenv("CI_CHECKS_CACHE_DIR", raising=False)
@@ -174,7 +176,7 @@ def test_the_command_line_chooses_the_cache_folder(make_repo, tmp_path, monkeypa
     assert "not allowed with argument" in both.err
 
 
-def test_a_cache_another_run_is_writing_still_serves_its_rows(make_repo, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_a_cache_another_run_is_writing_still_serves_its_rows(make_repo: MakeRepo, tmp_path: Path) -> None:
     root = make_repo({WORKFLOW: SCRIPTS})
     first, _, _ = _counted_run(root, tmp_path / "cache")
     writer = sqlite3.connect(tmp_path / "cache" / FILE_NAME, isolation_level=None)
@@ -187,7 +189,9 @@ def test_a_cache_another_run_is_writing_still_serves_its_rows(make_repo, tmp_pat
 
 
 @pytest.mark.parametrize("inside", ["cache", ".git/cache", "."])
-def test_a_cache_folder_inside_the_checked_repository_is_refused(make_repo, monkeypatch, inside) -> None:  # type: ignore[no-untyped-def]
+def test_a_cache_folder_inside_the_checked_repository_is_refused(
+    make_repo: MakeRepo, monkeypatch: pytest.MonkeyPatch, inside: str
+) -> None:
     root = make_repo({WORKFLOW: SCRIPTS})
     result = run_cli("check", root, "--backends", "shellcheck", "--cache-dir", root / inside)
     assert result.code == 2
@@ -201,7 +205,9 @@ def test_a_cache_folder_inside_the_checked_repository_is_refused(make_repo, monk
     assert run_cli("check", root, "--backends", "none", "--no-cache").code == 0
 
 
-def test_options_from_the_environment_are_part_of_the_key(make_repo, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_options_from_the_environment_are_part_of_the_key(
+    make_repo: MakeRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = make_repo({WORKFLOW: SCRIPTS})
     first, _, _ = _counted_run(root, tmp_path / "cache")
     monkeypatch.setenv("SHELLCHECK_OPTS", "--exclude=SC2086")

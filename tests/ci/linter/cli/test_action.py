@@ -20,6 +20,7 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ from typing import Any
 import pytest
 import yaml
 
+from ci_checks.model import Workflow
 from tests.ci.conftest import PROJECT
 from tests.ci.linter.conftest import run_cli
 from tests.ci.linter.reporters.test_reporters import validate_sarif
@@ -261,7 +263,9 @@ def test_findings_become_annotations_sarif_and_the_summary_and_fail_the_step(
     assert run.summary.count("\n| ") == len(results) + 1  # the header row and one row per finding
 
 
-def test_paths_config_and_args_are_passed_through(tmp_path: Path, runner_temp: Path, installed) -> None:  # type: ignore[no-untyped-def]
+def test_paths_config_and_args_are_passed_through(
+    tmp_path: Path, runner_temp: Path, installed: dict[str, dict[str, str]]
+) -> None:
     files = {
         ".github/workflows/ci.yml": CLEAN,
         ".github/workflows/other.yml": BROKEN,
@@ -286,7 +290,9 @@ def test_paths_config_and_args_are_passed_through(tmp_path: Path, runner_temp: P
     assert "2 files checked" in run.summary  # the two paths named, not other.yml
 
 
-def test_fail_on_sets_the_severity_that_fails_the_step(tmp_path: Path, runner_temp: Path, installed) -> None:  # type: ignore[no-untyped-def]
+def test_fail_on_sets_the_severity_that_fails_the_step(
+    tmp_path: Path, runner_temp: Path, installed: dict[str, dict[str, str]]
+) -> None:
     warnings_only = CLEAN.replace("run: make test", 'run: echo "::set-output name=version::1.0"')
     workspace = git_repo(tmp_path, {".github/workflows/ci.yml": warnings_only})
     by_default = run_action(workspace, runner_temp, {}, installed)
@@ -298,7 +304,9 @@ def test_fail_on_sets_the_severity_that_fails_the_step(tmp_path: Path, runner_te
     assert annotation.startswith("::warning file=.github/workflows/ci.yml,line=12,col=14,")
 
 
-def test_a_baseline_accepts_the_findings_it_holds(tmp_path: Path, runner_temp: Path, installed) -> None:  # type: ignore[no-untyped-def]
+def test_a_baseline_accepts_the_findings_it_holds(
+    tmp_path: Path, runner_temp: Path, installed: dict[str, dict[str, str]]
+) -> None:
     workspace = git_repo(tmp_path, {".github/workflows/ci.yml": BROKEN})
     written = subprocess.run(
         [installed["install"]["ci-checks"], "baseline", "write", "ci-baseline.json", "--backends", "all"],
@@ -369,7 +377,9 @@ def test_a_run_that_writes_no_sarif_announces_none_and_fails_once(
     assert not (workspace / "ci-checks.sarif").exists()
 
 
-def test_inputs_never_become_part_of_the_script(tmp_path: Path, runner_temp: Path, installed) -> None:  # type: ignore[no-untyped-def]
+def test_inputs_never_become_part_of_the_script(
+    tmp_path: Path, runner_temp: Path, installed: dict[str, dict[str, str]]
+) -> None:
     workspace = git_repo(tmp_path, {".github/workflows/ci.yml": CLEAN})
     hostile = {"paths": '$(touch injected) ";touch injected;"', "config": "`touch injected`", "args": "'$(id)'"}
     run = run_action(workspace, runner_temp, hostile, installed)
@@ -405,7 +415,7 @@ def test_the_action_is_clean_under_its_own_checks_and_zizmor() -> None:
     assert json.loads(audit.stdout) == [], audit.stdout
 
 
-def test_this_repositorys_pr_check_uses_the_action(workflow) -> None:  # type: ignore[no-untyped-def]
+def test_this_repositorys_pr_check_uses_the_action(workflow: Callable[[str], Workflow]) -> None:
     job = workflow("pr-checks.yml").job("ci-checks")
     [own] = job.steps_matching(id="ci-checks")
     [upload] = job.steps_matching(uses="github/codeql-action/upload-sarif")

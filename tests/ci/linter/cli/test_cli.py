@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 import jsonschema
 import pytest
 
 from ci_checks.core import own_schemas
 from tests.ci.conftest import PROJECT
-from tests.ci.linter.conftest import FIXTURES, run_cli
+from tests.ci.linter.conftest import FIXTURES, MakeRepo, run_cli
 
 CLEAN = "on: push\njobs:\n  t:\n    runs-on: ubuntu-latest\n    steps:\n      - run: echo ok\n"
 DUPLICATE = "on: push\njobs:\n  t:\n    runs-on: a\n    runs-on: b\n    steps:\n      - run: echo ok\n"
@@ -27,7 +28,9 @@ def test_this_repository_is_clean() -> None:
     assert result.out.startswith("No problems found;")
 
 
-def test_default_path_is_the_repository_of_the_working_directory(make_repo, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_default_path_is_the_repository_of_the_working_directory(
+    make_repo: MakeRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = make_repo({".github/workflows/a.yml": DUPLICATE, "src/deep/x.txt": ""})
     monkeypatch.chdir(root / "src" / "deep")
     result = run_cli("check")
@@ -35,7 +38,7 @@ def test_default_path_is_the_repository_of_the_working_directory(make_repo, monk
     assert result.headers == [".github/workflows/a.yml:5:5: CC011 duplicate key 'runs-on'"]
 
 
-def test_a_folder_checks_only_what_is_under_it(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_folder_checks_only_what_is_under_it(make_repo: MakeRepo) -> None:
     root = make_repo(
         {
             ".github/workflows/a.yml": DUPLICATE,
@@ -46,7 +49,7 @@ def test_a_folder_checks_only_what_is_under_it(make_repo) -> None:  # type: igno
     assert [h.split(":")[0] for h in run_cli("check", root).headers] == [".github/workflows/a.yml", "tools/action.yml"]
 
 
-def test_text_output_shows_the_source_line_and_a_caret_underline(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_text_output_shows_the_source_line_and_a_caret_underline(make_repo: MakeRepo) -> None:
     root = make_repo({".github/workflows/a.yml": DUPLICATE})
     result = run_cli("check", root)
     assert result.out == (
@@ -60,7 +63,7 @@ def test_text_output_shows_the_source_line_and_a_caret_underline(make_repo) -> N
     )
 
 
-def test_fixes_are_shown_and_warnings_fail_the_run(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_fixes_are_shown_and_warnings_fail_the_run(make_repo: MakeRepo) -> None:
     root = make_repo({".github/workflows/a.yml": DEPRECATED})
     result = run_cli("check", root)
     assert result.code == 1
@@ -68,7 +71,7 @@ def test_fixes_are_shown_and_warnings_fail_the_run(make_repo) -> None:  # type: 
     assert result.out.endswith("Found 1 problem (1 warning); 1 file checked.\n")
 
 
-def test_json_output_matches_its_schema_and_carries_related_spans_and_fixes(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_json_output_matches_its_schema_and_carries_related_spans_and_fixes(make_repo: MakeRepo) -> None:
     root = make_repo({".github/workflows/a.yml": DUPLICATE, ".github/workflows/b.yml": DEPRECATED})
     result = run_cli("check", root, "--output-format", "json")
     document = json.loads(result.out)
@@ -134,12 +137,12 @@ def test_each_bad_input_gives_one_positioned_diagnostic(fixture: str, options: l
     assert diagnostic["line"] >= 1 and diagnostic["column"] >= 1
 
 
-def test_a_file_over_the_default_cap_is_refused(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_file_over_the_default_cap_is_refused(make_repo: MakeRepo) -> None:
     root = make_repo({".github/workflows/big.yml": "on: push\n" + "# padding\n" * 500_000})
     assert run_cli("check", root).headers[0].startswith(".github/workflows/big.yml:1:1: CC001 file is larger than")
 
 
-def test_fifos_and_links_out_of_the_repository_are_reported_not_read(make_repo, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_fifos_and_links_out_of_the_repository_are_reported_not_read(make_repo: MakeRepo, tmp_path: Path) -> None:
     root = make_repo({".github/workflows/ok.yml": CLEAN})
     os.mkfifo(root / ".github" / "workflows" / "pipe.yml")
     (tmp_path / "secret.yml").write_text("on: push\n")
@@ -151,7 +154,7 @@ def test_fifos_and_links_out_of_the_repository_are_reported_not_read(make_repo, 
     ]
 
 
-def test_select_and_ignore(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_select_and_ignore(make_repo: MakeRepo) -> None:
     root = make_repo({".github/workflows/a.yml": DUPLICATE, ".github/workflows/b.yml": DEPRECATED})
     assert [h.split()[1] for h in run_cli("check", root, "--select", "CC03").headers] == ["CC031"]
     assert [h.split()[1] for h in run_cli("check", root, "--ignore", "duplicate-key").headers] == ["CC031"]
@@ -159,7 +162,7 @@ def test_select_and_ignore(make_repo) -> None:  # type: ignore[no-untyped-def]
     assert (result.code, result.headers) == (0, [])
 
 
-def test_unknown_selector_is_a_usage_error_with_a_suggestion(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_unknown_selector_is_a_usage_error_with_a_suggestion(make_repo: MakeRepo) -> None:
     root = make_repo({".github/workflows/a.yml": CLEAN})
     result = run_cli("check", root, "--select", "duplicate-keys")
     assert result.code == 2
@@ -182,7 +185,7 @@ def test_usage_errors_exit_2_without_a_traceback(args: list[str]) -> None:
     assert "Traceback" not in result.err
 
 
-def test_a_file_that_is_not_yaml_is_read_by_policy_rules_only(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_file_that_is_not_yaml_is_read_by_policy_rules_only(make_repo: MakeRepo) -> None:
     policy = "rules:\n  - {id: no-todo, kind: forbid, where: {files: '*.txt'}, forbid: [{text: TODO}]}\n"
     root = make_repo({"notes.txt": "hello\nTODO: x\n", ".github/ci-checks.yml": policy})
     result = run_cli("check", root / "notes.txt")
@@ -191,7 +194,7 @@ def test_a_file_that_is_not_yaml_is_read_by_policy_rules_only(make_repo) -> None
     assert run_cli("check", root / ".github" / "ci-checks.yml").headers == result.headers
 
 
-def test_configuration_file_selects_excludes_and_sizes(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_configuration_file_selects_excludes_and_sizes(make_repo: MakeRepo) -> None:
     root = make_repo(
         {
             ".github/ci-checks.yml": "version: 1\nignore: [CC031]\nexclude: ['.github/workflows/skip*']\n",
@@ -204,13 +207,13 @@ def test_configuration_file_selects_excludes_and_sizes(make_repo) -> None:  # ty
     assert "1 file checked" in result.out
 
 
-def test_pyproject_configuration(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_pyproject_configuration(make_repo: MakeRepo) -> None:
     root = make_repo({"pyproject.toml": '[tool.ci-checks]\nmax-file-size = "1KiB"\n', ".github/workflows/a.yml": CLEAN})
     (root / ".github" / "workflows" / "big.yml").write_text(CLEAN + "#" * 2000 + "\n")
     assert [h.split()[1] for h in run_cli("check", root).headers] == ["CC001"]
 
 
-def test_explicit_config_overrides_the_repositorys(make_repo, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_explicit_config_overrides_the_repositorys(make_repo: MakeRepo, tmp_path: Path) -> None:
     root = make_repo({".github/ci-checks.yml": "ignore: [CC011]\n", ".github/workflows/a.yml": DUPLICATE})
     assert run_cli("check", root).code == 0
     other = tmp_path / "strict.yml"
@@ -230,14 +233,14 @@ def test_explicit_config_overrides_the_repositorys(make_repo, tmp_path) -> None:
         ("- a list\n", "1:1: error: the configuration must be a mapping"),
     ],
 )
-def test_bad_configuration_is_a_positioned_error_with_exit_2(make_repo, content: str, expected: str) -> None:  # type: ignore[no-untyped-def]
+def test_bad_configuration_is_a_positioned_error_with_exit_2(make_repo: MakeRepo, content: str, expected: str) -> None:
     root = make_repo({".github/ci-checks.yml": content, ".github/workflows/a.yml": CLEAN})
     result = run_cli("check", root)
     assert result.code == 2
     assert result.err.startswith(".github/ci-checks.yml:" + expected)
 
 
-def test_bad_pyproject_configuration_points_at_the_key(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_bad_pyproject_configuration_points_at_the_key(make_repo: MakeRepo) -> None:
     root = make_repo({"pyproject.toml": "[project]\nname = 'x'\n\n[tool.ci-checks]\nselct = ['CC0']\n"})
     result = run_cli("check", root)
     assert result.code == 2
@@ -246,7 +249,9 @@ def test_bad_pyproject_configuration_points_at_the_key(make_repo) -> None:  # ty
     )
 
 
-def test_a_crashing_rule_is_an_internal_error_and_the_others_still_report(make_repo, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_a_crashing_rule_is_an_internal_error_and_the_others_still_report(
+    make_repo: MakeRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # Test double: no real input makes a rule crash (that would be a bug to fix), so one is made to.
     from ci_checks.rules import cc032_mangled_number
 
@@ -266,7 +271,9 @@ def test_version_and_help_exit_0() -> None:
     assert run_cli("check", "--help").code == 0
 
 
-def test_backends_come_from_the_option_the_environment_or_the_configuration(make_repo, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_backends_come_from_the_option_the_environment_or_the_configuration(
+    make_repo: MakeRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = make_repo({".github/workflows/a.yml": CLEAN, ".github/ci-checks.yml": "backends: [shellcheck]\n"})
     missing = ["--shellcheck", str(root / "no-shellcheck"), "--actionlint", str(root / "no-actionlint")]
     monkeypatch.delenv("CI_CHECKS_BACKENDS")
@@ -286,7 +293,7 @@ def test_backends_come_from_the_option_the_environment_or_the_configuration(make
     assert run_cli("check", root, "--backends", "pylint").code == 2
 
 
-def test_linter_codes_in_select_ignore_and_inline_ignores(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_linter_codes_in_select_ignore_and_inline_ignores(make_repo: MakeRepo) -> None:
     script = 'run: |\n          echo "::set-output name=a::1"\n          cd $HOME\n          echo $(ls)'
     workflow = CLEAN.replace("run: echo ok", script)
     root = make_repo({".github/workflows/a.yml": workflow})

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from ci_checks.cli import main as cli
-from tests.ci.linter.conftest import Result
+from tests.ci.linter.conftest import MakeRepo, Result
 
 CLEAN = """\
 on: push
@@ -34,7 +34,7 @@ def run_with_stdin(data: bytes, *args: str | Path) -> Result:
 
 
 @pytest.fixture
-def repo(make_repo, monkeypatch: pytest.MonkeyPatch) -> Path:  # type: ignore[no-untyped-def]
+def repo(make_repo: MakeRepo, monkeypatch: pytest.MonkeyPatch) -> Path:
     root: Path = make_repo({WORKFLOW: CLEAN})
     monkeypatch.chdir(root)
     return root

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.ci.linter.conftest import run_cli
+from tests.ci.linter.conftest import MakeRepo, run_cli
 
 DUPLICATE = "on: push\njobs:\n  t:\n    runs-on: a\n    runs-on: b\n    steps:\n      - run: make\n"
 
@@ -38,7 +38,7 @@ def _on_a_terminal(*args: str | Path, environment: dict[str, str] | None = None)
     return b"".join(chunks).decode("utf-8", "replace")
 
 
-def test_colour_on_a_terminal_unless_no_color_and_never_in_a_pipe(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_colour_on_a_terminal_unless_no_color_and_never_in_a_pipe(make_repo: MakeRepo) -> None:
     root = make_repo({".github/workflows/ci.yml": DUPLICATE})
     coloured = _on_a_terminal("check", root)
     assert "\x1b[1;31mCC011\x1b[0m" in coloured
@@ -47,7 +47,7 @@ def test_colour_on_a_terminal_unless_no_color_and_never_in_a_pipe(make_repo) -> 
     assert "\x1b[1;31mCC011\x1b[0m" in run_cli("check", root, "--color", "always").out
 
 
-def test_a_progress_line_on_a_terminal_that_erases_itself(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_progress_line_on_a_terminal_that_erases_itself(make_repo: MakeRepo) -> None:
     workflow = "on: push\njobs:\n" + "".join(
         f"  j{i}:\n    runs-on: a\n    steps:\n      - run: echo {i}\n" for i in range(300)
     )

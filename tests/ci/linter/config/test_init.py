@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ci_checks.config import load as config
 from ci_checks.core.repository import Repository
-from tests.ci.linter.conftest import run_cli
+from tests.ci.linter.conftest import MakeRepo, run_cli
 
 WORKFLOW = """on: push
 jobs:
@@ -22,7 +22,7 @@ jobs:
 """
 
 
-def test_init_writes_a_configuration_that_passes_check_and_whose_examples_compile(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_init_writes_a_configuration_that_passes_check_and_whose_examples_compile(make_repo: MakeRepo) -> None:
     root = make_repo({".github/workflows/ci.yml": WORKFLOW})
     result = run_cli("init", root)
     path = root / ".github" / "ci-checks.yml"
@@ -44,7 +44,7 @@ def test_init_writes_a_configuration_that_passes_check_and_whose_examples_compil
     assert "{literal:" in enabled
 
 
-def test_init_does_not_replace_a_configuration_unless_forced(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_init_does_not_replace_a_configuration_unless_forced(make_repo: MakeRepo) -> None:
     root = make_repo({".github/workflows/ci.yml": WORKFLOW, ".github/ci-checks.yml": "version: 1\n"})
     result = run_cli("init", root)
     assert (result.code, result.err) == (
@@ -61,7 +61,7 @@ def test_init_does_not_replace_a_configuration_unless_forced(make_repo) -> None:
     assert target.read_text() == "x: 1\n"
 
 
-def test_init_writes_what_it_cannot_tell_as_such(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_init_writes_what_it_cannot_tell_as_such(make_repo: MakeRepo) -> None:
     hosted = WORKFLOW.replace("[self-hosted, linux, mi300x]", "ubuntu-latest")
     root = make_repo(
         {".github/workflows/ci.yml": hosted, ".github/workflows/b.yml": hosted.replace("ubuntu-latest", "big-box")}

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from ci_checks.query import CIRepository
-from tests.ci.linter.conftest import run_cli
+from tests.ci.linter.conftest import MakeRepo, run_cli
 from tests.ci.linter.engine.test_new_since import WORKFLOW
 
 LEGACY = WORKFLOW.replace("run: echo ok\n", "run: git apply /tmp/amd_patch/x.patch\n      - run: ls $HOME\n")
@@ -46,7 +46,7 @@ def _found(result_headers: list[str]) -> list[str]:
     return [header.split(" ", 2)[0] + " " + header.split(" ", 2)[1] for header in result_headers]
 
 
-def test_what_a_glob_names_is_ignored_in_the_files_and_folders_it_matches(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_what_a_glob_names_is_ignored_in_the_files_and_folders_it_matches(make_repo: MakeRepo) -> None:
     root = make_repo({**FILES, ".github/ci-checks.yml": POLICY})
     result = run_cli("check", root, *SHELLCHECK)
     assert (result.code, _found(result.headers)) == (1, EVERYWHERE), result.out
@@ -60,13 +60,13 @@ def test_what_a_glob_names_is_ignored_in_the_files_and_folders_it_matches(make_r
     )
 
 
-def test_select_does_not_bring_back_what_a_file_ignores(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_select_does_not_bring_back_what_a_file_ignores(make_repo: MakeRepo) -> None:
     root = make_repo({**FILES, ".github/ci-checks.yml": POLICY})
     result = run_cli("check", root, "--select", "CC031", "--output-format", "concise")
     assert [line.split(": ")[0] for line in result.out.splitlines()[:-1]] == [".github/workflows/ci.yml:8:14"]
 
 
-def test_the_query_api_and_the_pytest_plugin_honour_it(make_repo, pytester: pytest.Pytester) -> None:  # type: ignore[no-untyped-def]
+def test_the_query_api_and_the_pytest_plugin_honour_it(make_repo: MakeRepo, pytester: pytest.Pytester) -> None:
     root = make_repo({**FILES, ".github/ci-checks.yml": POLICY})
     found = CIRepository(root).check().diagnostics
     assert [(d.span.path, d.code) for d in found if d.code in ("CC031", "CC101")] == [
@@ -83,7 +83,7 @@ def test_the_query_api_and_the_pytest_plugin_honour_it(make_repo, pytester: pyte
     pytester.runpytest("--ci-checks").assert_outcomes(failed=1)
 
 
-def test_per_file_ignores_in_pyproject_toml(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_per_file_ignores_in_pyproject_toml(make_repo: MakeRepo) -> None:
     pyproject = '[tool.ci-checks.per-file-ignores]\n".github/workflows/legacy-*.yml" = ["CC031"]\n'
     root = make_repo({**FILES, "pyproject.toml": pyproject})
     result = run_cli("check", root, "--select", "CC031", "--output-format", "concise")
@@ -128,7 +128,7 @@ def test_per_file_ignores_in_pyproject_toml(make_repo) -> None:  # type: ignore[
         ),
     ],
 )
-def test_a_mistake_in_the_table_is_a_positioned_error(make_repo, name: str, table: str, error: str) -> None:  # type: ignore[no-untyped-def]
+def test_a_mistake_in_the_table_is_a_positioned_error(make_repo: MakeRepo, name: str, table: str, error: str) -> None:
     root = make_repo({".github/workflows/ci.yml": LEGACY, name: table})
     result = run_cli("check", root)
     assert result.code == 2 and result.headers == []

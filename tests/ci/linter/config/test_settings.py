@@ -12,7 +12,7 @@ from ci_checks.core.diagnostics import Diagnostic, Severity, Span
 from ci_checks.core.repository import Repository
 from ci_checks.engine.options import NOT_ASKED, asked
 from ci_checks.engine.runs import plan
-from tests.ci.linter.conftest import run_cli
+from tests.ci.linter.conftest import MakeRepo, run_cli
 
 
 def finding(code: str, rule: str, policy: bool = False) -> Diagnostic:
@@ -37,7 +37,9 @@ def finding(code: str, rule: str, policy: bool = False) -> Diagnostic:
         (["shellcheck"], [("SC1000", "shellcheck")], [("ZZ-artipacked", "zizmor-artipacked")]),
     ],
 )
-def test_a_selector_names_built_in_rules_policy_rules_or_linter_codes(selectors, kept, dropped) -> None:  # type: ignore[no-untyped-def]
+def test_a_selector_names_built_in_rules_policy_rules_or_linter_codes(
+    selectors: list[str], kept: list[tuple[str, str]], dropped: list[tuple[str, str]]
+) -> None:
     selection = resolve(selectors, [], ["my-rule", "other"])
     assert [selection.keeps(finding(*pair)) for pair in kept] == [True] * len(kept)
     assert [selection.keeps(finding(*pair)) for pair in dropped] == [False] * len(dropped)
@@ -47,7 +49,7 @@ UNREADABLE = ["CC001", "CC002", "CC003", "CC004", "CC010", "CC012", "CC014"]
 
 
 @pytest.mark.parametrize("selectors", [["CC040"], ["CC1"], ["my-rule"], ["SC"]])
-def test_a_file_no_selected_rule_could_read_is_reported_under_any_select_until_ignored(selectors) -> None:  # type: ignore[no-untyped-def]
+def test_a_file_no_selected_rule_could_read_is_reported_under_any_select_until_ignored(selectors: list[str]) -> None:
     selection = resolve(selectors, [], ["my-rule"])
     assert [selection.keeps(finding(code, "x")) for code in UNREADABLE] == [True] * len(UNREADABLE)
     assert {rule.code for rule in selection.rules} >= set(UNREADABLE)
@@ -102,7 +104,7 @@ def test_each_profile_keeps_what_it_says(diagnostic: Diagnostic, profiles: list[
     assert not resolve(None, [diagnostic.code], [], profile="all").keeps(diagnostic)
 
 
-def test_the_profile_comes_from_the_option_then_the_configuration(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_the_profile_comes_from_the_option_then_the_configuration(make_repo: MakeRepo) -> None:
     root = make_repo({".github/workflows/ci.yml": "on: push\n", ".github/ci-checks.yml": "profile: security\n"})
     for arguments, profile in (([], "security"), (["--profile", "all"], "all")):
         args = cli.build_parser().parse_args(["check", *arguments, str(root)])
@@ -127,7 +129,7 @@ def test_an_unknown_selector_is_an_error_with_the_closest_name(selector: str, hi
         resolve([selector], [], ["no-amd-patch"])
 
 
-def test_a_linter_runs_only_when_something_of_it_is_selected(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_linter_runs_only_when_something_of_it_is_selected(make_repo: MakeRepo) -> None:
     root = make_repo({".github/workflows/ci.yml": "on: push\n"})
     for selected, linters in (
         (["CC0"], []),
@@ -138,7 +140,7 @@ def test_a_linter_runs_only_when_something_of_it_is_selected(make_repo) -> None:
         assert plan(cli.options(args), Config()).backends == linters
 
 
-def test_an_unknown_name_in_the_configuration_is_a_positioned_error(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_an_unknown_name_in_the_configuration_is_a_positioned_error(make_repo: MakeRepo) -> None:
     root = make_repo(
         {".github/workflows/ci.yml": "on: push\n", ".github/ci-checks.yml": "ignore: [CC011, duplicat-key]\n"}
     )
@@ -154,7 +156,7 @@ WARNED = 'on: push\njobs:\n  t:\n    runs-on: a\n    steps:\n      - run: echo "
 """CC031 reports `::set-output` as a warning: it still works, but is deprecated."""
 
 
-def test_fail_on_and_exit_zero_decide_the_exit_code(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_fail_on_and_exit_zero_decide_the_exit_code(make_repo: MakeRepo) -> None:
     root = make_repo({".github/workflows/ci.yml": WARNED})
     assert run_cli("check", root).code == 1
     assert run_cli("check", root, "--fail-on", "error").code == 0
@@ -163,7 +165,7 @@ def test_fail_on_and_exit_zero_decide_the_exit_code(make_repo) -> None:  # type:
     assert run_cli("check", root, "--exit-zero", "--fail-on", "bogus").code == 2
 
 
-def test_severity_overrides_in_the_configuration(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_severity_overrides_in_the_configuration(make_repo: MakeRepo) -> None:
     root = make_repo(
         {".github/workflows/ci.yml": WARNED, ".github/ci-checks.yml": "severity: {CC0: info, CC031: error}\n"}
     )
@@ -180,7 +182,7 @@ def test_severity_overrides_in_the_configuration(make_repo) -> None:  # type: ig
     )
 
 
-def test_statistics_count_findings_by_rule(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_statistics_count_findings_by_rule(make_repo: MakeRepo) -> None:
     root = make_repo({".github/workflows/ci.yml": WARNED.replace("echo", 'echo "::set-output name=w::2"; echo')})
     result = run_cli("check", root, "--statistics")
     assert result.out.splitlines() == [
@@ -200,7 +202,9 @@ def test_statistics_count_findings_by_rule(make_repo) -> None:  # type: ignore[n
         ("[zizmor]", ["zizmor"]),
     ],
 )
-def test_the_configuration_names_linters_as_the_command_line_does(make_repo, value: str, names: list[str]) -> None:  # type: ignore[no-untyped-def]
+def test_the_configuration_names_linters_as_the_command_line_does(
+    make_repo: MakeRepo, value: str, names: list[str]
+) -> None:
     root = make_repo({".github/workflows/ci.yml": "on: push\n", ".github/ci-checks.yml": f"backends: {value}\n"})
     from ci_checks.config import load as config
 
@@ -218,8 +222,8 @@ def test_the_configuration_names_linters_as_the_command_line_does(make_repo, val
     ],
 )
 def test_a_mistyped_linter_code_is_an_error_not_a_silent_no_op(
-    make_repo, option: str, selector: str, hint: str
-) -> None:  # type: ignore[no-untyped-def]
+    make_repo: MakeRepo, option: str, selector: str, hint: str
+) -> None:
     root = make_repo({".github/workflows/ci.yml": WARNED})
     result = run_cli("check", root, option, selector)
     assert (result.code, result.err) == (
@@ -268,7 +272,9 @@ def test_what_each_kind_of_selection_runs_and_keeps() -> None:
         ),
     ],
 )
-def test_the_most_specific_severity_override_wins(levels, diagnostic: Diagnostic, level: Severity) -> None:  # type: ignore[no-untyped-def]
+def test_the_most_specific_severity_override_wins(
+    levels: dict[str, Severity], diagnostic: Diagnostic, level: Severity
+) -> None:
     """A policy id before a code (CC101 names every forbid rule), a code before a prefix, a prefix before a shorter
     one, a linter's code before the linter (`shellcheck` is the longer word, but names every SC code)."""
     selection = resolve(None, [], ["Amd-rule", "p"], levels)
@@ -285,7 +291,7 @@ def test_the_most_specific_severity_override_wins(levels, diagnostic: Diagnostic
         ("zizmr", "zizmor"),
     ],
 )
-def test_a_misspelt_linter_name_suggests_the_name_not_a_code(make_repo, selector: str, hint: str) -> None:  # type: ignore[no-untyped-def]
+def test_a_misspelt_linter_name_suggests_the_name_not_a_code(make_repo: MakeRepo, selector: str, hint: str) -> None:
     root = make_repo({".github/workflows/ci.yml": WARNED})
     result = run_cli("check", root, "--select", selector)
     assert (result.code, result.err) == (

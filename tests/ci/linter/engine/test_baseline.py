@@ -14,7 +14,7 @@ from ci_checks.core.source import SourceFile
 from ci_checks.engine import baseline
 from ci_checks.engine.baseline import Entry, compare, fingerprints
 from ci_checks.query import CIRepository
-from tests.ci.linter.conftest import run_cli
+from tests.ci.linter.conftest import MakeRepo, run_cli
 from tests.ci.linter.hostile import commit_all
 from tests.ci.linter.project.test_corpus import REPOSITORIES
 
@@ -30,7 +30,7 @@ jobs:
 """
 
 
-def test_a_baseline_accepts_todays_findings_and_reports_new_ones(make_repo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_baseline_accepts_todays_findings_and_reports_new_ones(make_repo: MakeRepo, tmp_path: Path) -> None:
     root = make_repo({".github/workflows/ci.yml": WORKFLOW})
     recorded = tmp_path / "baseline.json"
     result = run_cli("baseline", "write", recorded, root)
@@ -63,7 +63,7 @@ def test_a_baseline_accepts_todays_findings_and_reports_new_ones(make_repo, tmp_
     ]
 
 
-def test_identical_findings_are_counted_not_merged(make_repo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_identical_findings_are_counted_not_merged(make_repo: MakeRepo, tmp_path: Path) -> None:
     twice = WORKFLOW.replace('echo "::set-output name=b::2"', 'echo "::set-output name=a::1"')
     root = make_repo({".github/workflows/ci.yml": twice})
     recorded = tmp_path / "baseline.json"
@@ -84,7 +84,9 @@ def test_identical_findings_are_counted_not_merged(make_repo, tmp_path: Path) ->
         ('{"version": 1, "findings": [{"path": 1}]}', "an entry lacks one of path, code, rule, fingerprint, message"),
     ],
 )
-def test_a_bad_baseline_is_an_error_with_exit_2(make_repo, tmp_path: Path, content, error: str) -> None:  # type: ignore[no-untyped-def]
+def test_a_bad_baseline_is_an_error_with_exit_2(
+    make_repo: MakeRepo, tmp_path: Path, content: str | None, error: str
+) -> None:
     root = make_repo({".github/workflows/ci.yml": WORKFLOW})
     recorded = tmp_path / "baseline.json"
     if content is not None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ from ci_checks.engine import fixes
 from ci_checks.model import Step
 from ci_checks.query import CIRepository
 from ci_checks.syntax import yamlpos
-from tests.ci.linter.conftest import run_cli
+from tests.ci.linter.conftest import MakeRepo, run_cli
 from tests.ci.linter.project.test_corpus import REPOSITORIES
 
 POLICY = """rules:
@@ -36,7 +37,7 @@ CRLF = (
 )
 
 
-def test_fix_keeps_crlf_comments_flow_mappings_and_a_missing_final_newline(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_fix_keeps_crlf_comments_flow_mappings_and_a_missing_final_newline(make_repo: MakeRepo) -> None:
     root = make_repo({".github/workflows/ci.yml": CRLF, ".github/ci-checks.yml": POLICY})
     workflow = root / ".github" / "workflows" / "ci.yml"
     workflow.chmod(0o640)
@@ -60,7 +61,7 @@ def test_fix_keeps_crlf_comments_flow_mappings_and_a_missing_final_newline(make_
     assert run_cli("check", root, "--fix").err == "ci-checks: fixed 0 findings in 0 files\n"
 
 
-def test_a_missing_mapping_is_added_at_the_step_s_indentation(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_missing_mapping_is_added_at_the_step_s_indentation(make_repo: MakeRepo) -> None:
     workflow = (
         "on: push\njobs:\n  t:\n    runs-on: a\n    steps:\n    - uses: actions/checkout@v4  # pinned below\n"
         "    - run: make\n"
@@ -72,7 +73,7 @@ def test_a_missing_mapping_is_added_at_the_step_s_indentation(make_repo) -> None
     )
 
 
-def test_fix_writes_only_regular_files_inside_the_repository(make_repo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_fix_writes_only_regular_files_inside_the_repository(make_repo: MakeRepo, tmp_path: Path) -> None:
     outside = tmp_path / "outside.yml"
     outside.write_bytes(CRLF.encode())
     root = make_repo({".github/ci-checks.yml": POLICY, ".github/workflows/real.yml": CRLF})
@@ -81,7 +82,7 @@ def test_fix_writes_only_regular_files_inside_the_repository(make_repo, tmp_path
     assert outside.read_bytes() == CRLF.encode()
 
 
-def test_unsafe_fixes_need_asking_and_zizmor_applies_its_own(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_unsafe_fixes_need_asking_and_zizmor_applies_its_own(make_repo: MakeRepo) -> None:
     workflow = (
         "on: push\npermissions: {}\njobs:\n  t:\n    runs-on: ubuntu-latest\n    steps:\n"
         "      - uses: actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683 # v4.2.2\n"
@@ -171,7 +172,7 @@ def test_fix_over_a_real_repository_changes_only_what_it_fixes(repository: Path,
     assert {p: p.read_bytes() for p in before} == after  # a second --fix changes nothing
 
 
-def test_a_self_hosted_job_gets_github_s_own_limit_safely_or_the_team_s_unsafely(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_self_hosted_job_gets_github_s_own_limit_safely_or_the_team_s_unsafely(make_repo: MakeRepo) -> None:
     workflow = (
         "on: push\npermissions: {}\njobs:\n  gpu:\n    # the MI300X pool\n    runs-on: [self-hosted, mi300x]\n"
         "    steps:\n      - run: echo ok\n"
@@ -198,9 +199,9 @@ INJECTION_FIXED = (
 )
 
 
-def test_zizmor_fixes_every_file_of_a_folder_and_each_keeps_its_layout(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_zizmor_fixes_every_file_of_a_folder_and_each_keeps_its_layout(make_repo: MakeRepo) -> None:
     """zizmor gets plain copies (it fails on a byte-order mark, and reads lines ending at a lone CR as one)."""
-    layouts = {
+    layouts: dict[str, Callable[[str], str]] = {
         "lf.yml": lambda text: text,
         "bom-crlf-no-final-newline.yml": lambda text: "\ufeff" + text.replace("\n", "\r\n").removesuffix("\r\n"),
         "cr.yml": lambda text: text.replace("\n", "\r"),
@@ -212,7 +213,7 @@ def test_zizmor_fixes_every_file_of_a_folder_and_each_keeps_its_layout(make_repo
         assert (root / ".github" / "workflows" / name).read_bytes() == layout(INJECTION_FIXED).encode(), name
 
 
-def test_a_deprecated_command_is_rewritten_in_the_quotes_it_was_written_in_or_none(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_deprecated_command_is_rewritten_in_the_quotes_it_was_written_in_or_none(make_repo: MakeRepo) -> None:
     """Unquoted, echo joins its words with one space, so the words are kept as written (an escaped quote too). Only
     a plain `echo` of the command is rewritten: one with a redirect is not."""
     steps = (
@@ -236,7 +237,7 @@ def test_a_deprecated_command_is_rewritten_in_the_quotes_it_was_written_in_or_no
     assert (root / ".github" / "workflows" / "ci.yml").read_text() == workflow.replace(steps, fixed)
 
 
-def test_diff_prints_a_unified_diff_of_each_file(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_diff_prints_a_unified_diff_of_each_file(make_repo: MakeRepo) -> None:
     workflow = (
         "on: push\njobs:\n  t:\n    runs-on: [self-hosted, mi300x]\n    steps:\n"
         '      - run: echo "::set-output name=v::1"'
@@ -262,7 +263,7 @@ def test_diff_prints_a_unified_diff_of_each_file(make_repo) -> None:  # type: ig
     assert (root / ".github" / "workflows" / "ci.yml").read_text() == workflow
 
 
-def test_a_fix_is_not_written_through_a_link_and_the_files_after_it_are_fixed(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_fix_is_not_written_through_a_link_and_the_files_after_it_are_fixed(make_repo: MakeRepo) -> None:
     workflow = "on: push\njobs:\n  t:\n    runs-on: [self-hosted, mi300x]\n    steps:\n      - run: make\n"
     root = make_repo({"real.yml": workflow, ".github/workflows/z.yml": workflow})
     (root / ".github" / "workflows" / "a.yml").symlink_to("../../real.yml")
@@ -273,7 +274,9 @@ def test_a_fix_is_not_written_through_a_link_and_the_files_after_it_are_fixed(ma
     assert "timeout-minutes: 360" in (root / ".github" / "workflows" / "z.yml").read_text()
 
 
-def test_the_new_file_is_made_beside_the_old_one(make_repo, monkeypatch, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_the_new_file_is_made_beside_the_old_one(
+    make_repo: MakeRepo, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     workflow = "on: push\njobs:\n  t:\n    runs-on: [self-hosted, mi300x]\n    steps:\n      - run: make\n"
     root = make_repo({".github/workflows/ci.yml": workflow})
     monkeypatch.setattr("tempfile.tempdir", str(tmp_path / "no-such-folder"))  # it is renamed over the old one
@@ -281,7 +284,7 @@ def test_the_new_file_is_made_beside_the_old_one(make_repo, monkeypatch, tmp_pat
     assert sorted(path.name for path in (root / ".github" / "workflows").iterdir()) == ["ci.yml"]
 
 
-def test_a_change_to_a_file_that_changed_since_it_was_read_is_not_written(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_change_to_a_file_that_changed_since_it_was_read_is_not_written(make_repo: MakeRepo) -> None:
     root = make_repo({"x.sh": "echo now\n"})
     change = fixes.Change("x.sh", b"echo then\n", b"echo fixed\n", ())
     assert fixes.write(Repository(root), change) is False
@@ -293,8 +296,8 @@ LINE = "# 0123456789\non: push\njobs: {}\n"
 
 
 def _fixed_line(
-    make_repo, *edits: tuple[int, int, str], path: str = ".github/workflows/ci.yml", end_line: int = 1
-) -> str | None:  # type: ignore[no-untyped-def]
+    make_repo: MakeRepo, *edits: tuple[int, int, str], path: str = ".github/workflows/ci.yml", end_line: int = 1
+) -> str | None:
     """The first line after the fixes of one finding per edit (from a column of line 1 to one of `end_line`), in
     this order; None when nothing is changed."""
     root = make_repo({path: LINE})
@@ -324,18 +327,20 @@ def _finding(path: str, order: int, start: int, end_line: int, end: int, replace
         ([(5, 5, "A"), (5, 5, "B")], "# 01A23456789"),  # two insertions at one place
     ],
 )
-def test_fixes_whose_edits_overlap_are_not_made_in_one_pass(make_repo, edits, line) -> None:  # type: ignore[no-untyped-def]
+def test_fixes_whose_edits_overlap_are_not_made_in_one_pass(
+    make_repo: MakeRepo, edits: list[tuple[int, int, str]], line: str
+) -> None:
     assert _fixed_line(make_repo, *edits) == line
 
 
-def test_a_fix_that_breaks_the_yaml_or_changes_nothing_is_not_made(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_fix_that_breaks_the_yaml_or_changes_nothing_is_not_made(make_repo: MakeRepo) -> None:
     assert _fixed_line(make_repo, (3, 12, "\njobs: {}\n#")) is None  # a duplicate key
     assert _fixed_line(make_repo, (1, 1, "# everything"), end_line=4) is None  # a document with nothing in it
     assert _fixed_line(make_repo, (3, 5, "01")) is None  # the same text
     assert _fixed_line(make_repo, (3, 12, "\njobs: {}\n#"), path="scripts/x.sh") == "# "  # not YAML: not parsed
 
 
-def test_a_file_that_is_not_utf8_is_left_alone_and_the_next_one_fixed(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_file_that_is_not_utf8_is_left_alone_and_the_next_one_fixed(make_repo: MakeRepo) -> None:
     root = make_repo({"a.sh": "echo caf\xe9\n".encode("latin-1"), "b.sh": LINE})
     found = [_finding("a.sh", 0, 1, 1, 5, "true"), _finding("b.sh", 0, 3, 1, 5, "A")]
     assert [change.relative for change in fixes.plan(Repository(root), found, unsafe=False)] == ["b.sh"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import stat
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -91,7 +92,9 @@ def test_the_changed_lines_are_those_of_a_shortest_edit(before: list[str], after
     assert len(changed) <= len(before) + len(after) - 2 * common
 
 
-def test_past_its_bound_the_diff_counts_every_line_between_the_differences_as_changed(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_past_its_bound_the_diff_counts_every_line_between_the_differences_as_changed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setattr(line_diff, "MAX_STEPS", 50)
     before = "head\n" + "# x\n" * 100 + "tail\n"
     after = "head\n" + "# x\n# y\n" * 50 + "tail\n"
@@ -132,7 +135,9 @@ def test_errors_about_the_new_since_ref_name_new_since_not_config_ref(tmp_path: 
     assert result.err == f"ci-checks: error: --new-since 'no-such-branch' names no commit of the repository at {root}\n"
 
 
-def test_a_baseline_read_from_the_config_ref_says_so_when_that_fails(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_a_baseline_read_from_the_config_ref_says_so_when_that_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The baseline lies in another checkout (the working directory's), where the ref names no commit."""
     root = tmp_path / "repo"
     (root / ".github" / "workflows").mkdir(parents=True)
@@ -262,7 +267,9 @@ def _tree(root: Path, *entries: tuple[str, str, str]) -> str:
     )
 
 
-def _written(tmp_path: Path, tree: str, max_bytes: int = 1 << 20, wanted=lambda relative: True) -> Path:  # type: ignore[no-untyped-def]
+def _written(
+    tmp_path: Path, tree: str, max_bytes: int = 1 << 20, wanted: Callable[[str], bool] = lambda relative: True
+) -> Path:
     root = tmp_path / "repo"
     commit = subprocess.run(
         ["git", "-c", "user.name=t", "-c", "user.email=t@e", "commit-tree", tree, "-m", "base"],
@@ -367,7 +374,9 @@ def test_a_path_of_the_base_is_written_only_inside_it_and_never_into_git(relativ
 
 
 @pytest.mark.parametrize("more", [False, True])
-def test_the_base_is_written_up_to_its_limits(tmp_path: Path, repo: Path, monkeypatch, more: bool) -> None:  # type: ignore[no-untyped-def]
+def test_the_base_is_written_up_to_its_limits(
+    tmp_path: Path, repo: Path, monkeypatch: pytest.MonkeyPatch, more: bool
+) -> None:
     monkeypatch.setattr(changes, "MAX_FILES", 2)
     monkeypatch.setattr(changes, "MAX_BYTES", 1 << 20)
     entries = [("100644", _object(repo, b"a" * (1 << 19)), "a"), ("100644", _object(repo, b"b" * (1 << 19)), "b")]

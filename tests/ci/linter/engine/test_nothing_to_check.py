@@ -6,13 +6,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.ci.linter.conftest import run_cli
+from tests.ci.linter.conftest import MakeRepo, run_cli
 
 WORKFLOW = "on: push\njobs:\n  t:\n    runs-on: ubuntu-latest\n    steps:\n      - run: echo ok\n"
 BROKEN = "on: push\njobs:\n  t:\n    runs-on: a\n    runs-on: b\n    steps:\n      - run: echo ok\n"
 
 
-def test_a_project_with_its_own_github_folder_inside_another_repository_is_its_own_root(make_repo, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_a_project_with_its_own_github_folder_inside_another_repository_is_its_own_root(
+    make_repo: MakeRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
     outer = make_repo({".github/workflows/outer.yml": WORKFLOW, "vendor/sub/.github/workflows/inner.yml": BROKEN})
     inner = outer / "vendor" / "sub"
     result = run_cli("check", inner)
@@ -33,7 +35,9 @@ def test_a_project_with_its_own_github_folder_inside_another_repository_is_its_o
         ({"docs/a.md": "x\n"}, "docs"),
     ],
 )
-def test_a_named_path_with_nothing_to_check_is_a_warning_and_exit_2(make_repo, files, named: str) -> None:  # type: ignore[no-untyped-def]
+def test_a_named_path_with_nothing_to_check_is_a_warning_and_exit_2(
+    make_repo: MakeRepo, files: dict[str, str], named: str
+) -> None:
     root = make_repo(files)
     path = root / named if named != "." else root
     result = run_cli("check", path)
@@ -44,7 +48,7 @@ def test_a_named_path_with_nothing_to_check_is_a_warning_and_exit_2(make_repo, f
     )
 
 
-def test_files_no_rule_reads_are_skipped_when_asked_as_the_pre_commit_hook_does(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_files_no_rule_reads_are_skipped_when_asked_as_the_pre_commit_hook_does(make_repo: MakeRepo) -> None:
     root = make_repo({".github/workflows/ci.yml": WORKFLOW, "tools/x.py": "x = 1\n"})
     assert run_cli("check", root / "tools" / "x.py").code == 2
     result = run_cli("check", "--skip-unread-files", root / "tools" / "x.py", root / ".github" / "workflows" / "ci.yml")
@@ -52,7 +56,7 @@ def test_files_no_rule_reads_are_skipped_when_asked_as_the_pre_commit_hook_does(
     assert result.out == "No problems found; 1 file checked.\n"
 
 
-def test_a_file_a_policy_rule_reads_is_checked(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_file_a_policy_rule_reads_is_checked(make_repo: MakeRepo) -> None:
     policy = (
         "rules:\n  - id: no-curl\n    kind: forbid\n    where: {files: 'tools/*.sh'}\n    forbid: [{command: curl}]\n"
     )
@@ -71,7 +75,9 @@ def test_several_repositories_list_their_files_by_root(tmp_path: Path) -> None:
     assert result.out.splitlines() == [str(tmp_path / name / ".github" / "workflows" / "ci.yml") for name in "ab"]
 
 
-def test_a_repository_named_through_a_symbolic_link_is_checked(make_repo, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_a_repository_named_through_a_symbolic_link_is_checked(
+    make_repo: MakeRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = make_repo({".github/workflows/ci.yml": BROKEN})
     link = tmp_path / "linked"
     link.symlink_to(root, target_is_directory=True)

@@ -19,7 +19,7 @@ import pytest
 
 from ci_checks.backends import tools
 from ci_checks.backends.cache import FILE_NAME, ResultCache
-from tests.ci.linter.conftest import FIXTURES, Result, copy_repository, run_cli
+from tests.ci.linter.conftest import FIXTURES, MakeRepo, Result, copy_repository, run_cli
 from tests.ci.linter.project.test_corpus import SHARED_CORPUS, _repositories
 from tests.ci.linter.security.test_untrusted import _copies, _stop, _stoppable
 from tests.ci.linter.stopping import HeldLinter
@@ -56,8 +56,17 @@ def corpus(tmp_path: Path) -> list[Path]:
 def test_every_finding_is_the_same_with_and_without_the_cache_serial_and_parallel(
     corpus: list[Path], tmp_path: Path
 ) -> None:
-    check = ["check", "--backends", "all", "--select", "CC,AL,SC,ZZ", "--output-format", "json", *corpus]
-    cache = ["--cache-dir", tmp_path / "cache"]
+    check: list[str | Path] = [
+        "check",
+        "--backends",
+        "all",
+        "--select",
+        "CC,AL,SC,ZZ",
+        "--output-format",
+        "json",
+        *corpus,
+    ]
+    cache: list[str | Path] = ["--cache-dir", tmp_path / "cache"]
     fresh = _json(run_cli(*check, "--no-cache", "--jobs", "1"))
     assert fresh == _json(run_cli(*check, *cache, "--jobs", "2"))  # parallel and cold: stores each repository's run
     # warm: no linter could finish in a millisecond, so these come from the stored runs
@@ -70,7 +79,7 @@ def test_every_finding_is_the_same_with_and_without_the_cache_serial_and_paralle
     assert "CC091" not in codes
 
 
-def test_a_warm_run_reports_as_a_fresh_one_in_every_format(make_repo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_warm_run_reports_as_a_fresh_one_in_every_format(make_repo: MakeRepo, tmp_path: Path) -> None:
     root = make_repo({WORKFLOW: CLEAN.replace("echo build", "echo $x").replace("    timeout-minutes: 10\n", "")})
     outputs = [f"{name}={tmp_path / name}" for name in ("sarif", "junit", "markdown")]
     first = run_cli("check", root, "--backends", "shellcheck", "--select", "SC,CC", *[f"--output={o}" for o in outputs])
@@ -144,8 +153,8 @@ MUTATIONS: dict[str, Callable[[Path], None]] = {
 
 @pytest.mark.parametrize("mutation", MUTATIONS, ids=list(MUTATIONS))
 def test_a_change_on_disk_that_changes_findings_is_never_hidden_by_the_cache(
-    make_repo, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, mutation: str
-) -> None:  # type: ignore[no-untyped-def]
+    make_repo: MakeRepo, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, mutation: str
+) -> None:
     root = make_repo(
         {
             WORKFLOW: DOCKER_WORKFLOW,
@@ -156,8 +165,8 @@ def test_a_change_on_disk_that_changes_findings_is_never_hidden_by_the_cache(
         }
     )
     monkeypatch.chdir(tmp_path)
-    check = ["check", root, "--output-format", "json"]
-    cached = [*check, "--cache-dir", tmp_path / "cache"]
+    check: list[str | Path] = ["check", root, "--output-format", "json"]
+    cached: list[str | Path] = [*check, "--cache-dir", tmp_path / "cache"]
     before = _json(run_cli(*cached))
     assert before == _json(run_cli(*cached))
     MUTATIONS[mutation](root)
@@ -166,11 +175,20 @@ def test_a_change_on_disk_that_changes_findings_is_never_hidden_by_the_cache(
     assert _json(run_cli(*cached)) == after
 
 
-def test_a_linter_binary_changed_is_another_key(make_repo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_linter_binary_changed_is_another_key(make_repo: MakeRepo, tmp_path: Path) -> None:
     root = make_repo({WORKFLOW: CLEAN.replace("echo build", "echo $x")})
     real = shutil.which("shellcheck") or ""
     assert real, "the linters extra installs shellcheck"
-    check = ["check", root, "--backends", "shellcheck", "--select", "SC", "--cache-dir", tmp_path / "cache"]
+    check: list[str | Path] = [
+        "check",
+        root,
+        "--backends",
+        "shellcheck",
+        "--select",
+        "SC",
+        "--cache-dir",
+        tmp_path / "cache",
+    ]
     first = run_cli(*check)
     assert "SC2086" in first.out
     copy = tmp_path / "bin" / "shellcheck"
@@ -182,10 +200,10 @@ def test_a_linter_binary_changed_is_another_key(make_repo, tmp_path: Path) -> No
 
 
 @pytest.mark.parametrize("damage", ["garbage", "rows of another shape", "rows cut short"])
-def test_a_damaged_cache_costs_a_check_and_changes_nothing(make_repo, tmp_path: Path, damage: str) -> None:  # type: ignore[no-untyped-def]
+def test_a_damaged_cache_costs_a_check_and_changes_nothing(make_repo: MakeRepo, tmp_path: Path, damage: str) -> None:
     root = make_repo({WORKFLOW: CLEAN.replace("    timeout-minutes: 10\n", ""), "x.patch": "--- a\n"})
     cache = tmp_path / "cache"
-    check = ["check", root, "--output-format", "json", "--cache-dir", cache]
+    check: list[str | Path] = ["check", root, "--output-format", "json", "--cache-dir", cache]
     fresh = run_cli(*check)
     database = cache / FILE_NAME
     if damage == "garbage":
@@ -202,10 +220,10 @@ def test_a_damaged_cache_costs_a_check_and_changes_nothing(make_repo, tmp_path: 
     assert "CC043" in fresh.out
 
 
-def test_a_stored_run_is_reused_only_for_the_same_question(make_repo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_stored_run_is_reused_only_for_the_same_question(make_repo: MakeRepo, tmp_path: Path) -> None:
     """Options that change findings are part of the key; those that only change reporting are not."""
     root = make_repo({WORKFLOW: CLEAN.replace("    timeout-minutes: 10\n", "").replace("echo build", "echo $x")})
-    check = ["check", root, "--backends", "shellcheck", "--cache-dir", tmp_path / "cache"]
+    check: list[str | Path] = ["check", root, "--backends", "shellcheck", "--cache-dir", tmp_path / "cache"]
     everything = run_cli(*check, "--select", "SC,CC")
     assert "SC2086" in everything.out and "CC043" in everything.out
     only_ours = run_cli(*check, "--select", "CC", "--backend-timeout", "0.001")
@@ -228,14 +246,16 @@ def test_repositories_checked_side_by_side_fail_as_they_do_one_after_another(tmp
 
 
 @pytest.mark.parametrize("jobs", ["0", "-1", "two", ""])
-def test_jobs_must_be_a_positive_whole_number(jobs: str, make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_jobs_must_be_a_positive_whole_number(jobs: str, make_repo: MakeRepo) -> None:
     root = make_repo({WORKFLOW: CLEAN})
     result = run_cli("check", root, "--jobs", jobs)
     assert result.code == 2 and "--jobs" in result.err
 
 
 @pytest.mark.parametrize(("stop", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
-def test_a_stopped_parallel_run_ends_its_workers_their_linters_and_copies(make_repo, tmp_path, stop, code) -> None:  # type: ignore[no-untyped-def]
+def test_a_stopped_parallel_run_ends_its_workers_their_linters_and_copies(
+    make_repo: MakeRepo, tmp_path: Path, stop: signal.Signals, code: int
+) -> None:
     first = make_repo({WORKFLOW: CLEAN})
     second = first.with_name("second")
     shutil.copytree(first, second)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.ci.linter.conftest import run_cli
+from tests.ci.linter.conftest import MakeRepo, run_cli
 
 POLICY = """version: 1
 rules:
@@ -14,7 +14,7 @@ rules:
 """
 
 
-def headers(make_repo, files: dict[str, str], *args: str) -> list[str]:  # type: ignore[no-untyped-def]
+def headers(make_repo: MakeRepo, files: dict[str, str], *args: str) -> list[str]:
     root = make_repo({".github/ci-checks.yml": POLICY, **files})
     return run_cli("check", root, "--select", "CC1", *args).headers
 
@@ -38,18 +38,18 @@ jobs:
 """
 
 
-def test_ignores_on_the_job_the_step_and_the_line_of_a_workflow(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_ignores_on_the_job_the_step_and_the_line_of_a_workflow(make_repo: MakeRepo) -> None:
     assert headers(make_repo, {".github/workflows/ci.yml": WORKFLOW}) == [
         ".github/workflows/ci.yml:16:26: CC101 'amd_patch' is forbidden here [no-amd-patch]"
     ]
 
 
-def test_an_ignore_for_another_rule_suppresses_nothing(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_an_ignore_for_another_rule_suppresses_nothing(make_repo: MakeRepo) -> None:
     text = "jobs: {}\n# amd_patch  # ci-checks: ignore[CC031]\n"
     assert len(headers(make_repo, {".github/workflows/x.yml": text})) == 1
 
 
-def test_dockerfile_ignores_cover_the_whole_instruction(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_dockerfile_ignores_cover_the_whole_instruction(make_repo: MakeRepo) -> None:
     dockerfile = (
         "FROM base\n"
         "# ci-checks: ignore[no-amd-patch] on its own line covers nothing below it\n"
@@ -68,7 +68,7 @@ def test_dockerfile_ignores_cover_the_whole_instruction(make_repo) -> None:  # t
     assert "docker/Dockerfile:6:10" not in " ".join(headers(make_repo, {"docker/Dockerfile": continued}))
 
 
-def test_shell_script_and_python_comments(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_shell_script_and_python_comments(make_repo: MakeRepo) -> None:
     files = {
         "scripts/build.sh": "git apply amd_patch.diff  # ci-checks: ignore[no-amd-patch]\necho amd_patch\n",
         "tools/patch.py": (
@@ -82,7 +82,7 @@ def test_shell_script_and_python_comments(make_repo) -> None:  # type: ignore[no
     ]
 
 
-def test_unused_ignores_are_reported_only_when_asked(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_unused_ignores_are_reported_only_when_asked(make_repo: MakeRepo) -> None:
     files = {"tools/patch.py": 'PATCH = "x"  # ci-checks: ignore[no-amd-patch]\n'}
     assert headers(make_repo, files) == []
     assert headers(make_repo, files, "--report-unused-ignores") == [
@@ -90,7 +90,7 @@ def test_unused_ignores_are_reported_only_when_asked(make_repo) -> None:  # type
     ]
 
 
-def test_an_ignore_inside_a_quoted_yaml_string_is_text(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_an_ignore_inside_a_quoted_yaml_string_is_text(make_repo: MakeRepo) -> None:
     workflow = (
         "on: push\n"
         "jobs:\n"
@@ -112,7 +112,7 @@ def test_an_ignore_inside_a_quoted_yaml_string_is_text(make_repo) -> None:  # ty
     ]
 
 
-def test_an_ignore_next_line_comment_covers_the_next_line_that_is_code(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_an_ignore_next_line_comment_covers_the_next_line_that_is_code(make_repo: MakeRepo) -> None:
     """Docker reads a trailing `#` in an instruction as an argument: the own-line form is the one it accepts."""
     policy = (
         "rules:\n  - id: no-amd-patch\n    kind: forbid\n    where: {files: 'docker/Dockerfile*'}\n"
@@ -142,7 +142,7 @@ def test_an_ignore_next_line_comment_covers_the_next_line_that_is_code(make_repo
     assert run_cli("check", root, "--report-unused-ignores").headers == []
 
 
-def test_an_ignore_next_line_comment_covers_the_line_right_below_it_and_no_other(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_an_ignore_next_line_comment_covers_the_line_right_below_it_and_no_other(make_repo: MakeRepo) -> None:
     dockerfile = (
         "FROM base\n"
         "# ci-checks: ignore-next-line[no-amd-patch]\n"
@@ -156,7 +156,7 @@ def test_an_ignore_next_line_comment_covers_the_line_right_below_it_and_no_other
     ]
 
 
-def test_an_ignore_on_the_first_line_covers_the_last_line_of_a_step_and_of_an_instruction(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_an_ignore_on_the_first_line_covers_the_last_line_of_a_step_and_of_an_instruction(make_repo: MakeRepo) -> None:
     workflow = (
         "on: push\njobs:\n  build:\n    runs-on: ubuntu-latest\n    steps:\n"
         "      - name: Patch  # ci-checks: ignore[no-amd-patch]\n"
@@ -166,7 +166,7 @@ def test_an_ignore_on_the_first_line_covers_the_last_line_of_a_step_and_of_an_in
     assert headers(make_repo, {".github/workflows/ci.yml": workflow, "docker/Dockerfile": dockerfile}) == []
 
 
-def test_a_linter_failure_is_never_suppressed(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_linter_failure_is_never_suppressed(make_repo: MakeRepo) -> None:
     workflow = "on: push  # ci-checks: ignore[CC091, zizmor]\njobs:\n  t:\n    runs-on: ubuntu-latest\n"
     result = run_cli(
         "check", make_repo({".github/workflows/ci.yml": workflow}), "--backends", "zizmor", "--backend-timeout", "0.001"
@@ -174,7 +174,7 @@ def test_a_linter_failure_is_never_suppressed(make_repo) -> None:  # type: ignor
     assert [header.split(" ", 2)[:2] for header in result.headers] == [[".github/workflows/ci.yml:1:1:", "CC091"]]
 
 
-def test_codes_are_matched_in_any_case_and_a_linters_code_is_a_name_not_a_misspelling(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_codes_are_matched_in_any_case_and_a_linters_code_is_a_name_not_a_misspelling(make_repo: MakeRepo) -> None:
     workflow = (
         "on: push\n"
         "env:\n"

@@ -14,6 +14,7 @@ import pytest
 
 from ci_checks.engine.live import Workbench
 from ci_checks.engine.options import Options
+from tests.ci.linter.conftest import MakeRepo
 
 CALLER = "on: push\npermissions: {}\njobs:\n  call:\n    uses: ./.github/workflows/callee.yml\n"
 CALLEE = """\
@@ -30,7 +31,7 @@ CALLER_PATH, CALLEE_PATH = ".github/workflows/ci.yml", ".github/workflows/callee
 
 
 @pytest.fixture
-def bench(make_repo) -> Workbench:  # type: ignore[no-untyped-def]
+def bench(make_repo: MakeRepo) -> Workbench:
     root = make_repo({CALLER_PATH: CALLER, CALLEE_PATH: CALLEE})
     return Workbench(root, Options(backends=[]))
 
@@ -72,7 +73,7 @@ def test_a_file_changed_on_disk_is_read_again_when_asked_to_look(bench: Workbenc
     assert bench.settings is not None and bench.settings.ignore == ["CC041"]
 
 
-def test_an_open_document_that_is_not_on_disk_is_part_of_the_repository(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_an_open_document_that_is_not_on_disk_is_part_of_the_repository(make_repo: MakeRepo) -> None:
     root = make_repo({CALLER_PATH: CALLER})
     bench = Workbench(root, Options(backends=[]))
     bench.update(CALLER_PATH, CALLER.encode())

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from ci_checks.model.evaluation import UNKNOWN, Scope, Value, evaluate, same_text, written
-from tests.ci.linter.conftest import run_cli
+from tests.ci.linter.conftest import MakeRepo, run_cli
 
 PULL_REQUEST = Scope("pull_request", "CUDA", ".github/workflows/cuda.yml")
 PUSH = Scope("push", "CUDA", ".github/workflows/cuda.yml")
@@ -80,7 +80,7 @@ def _findings(root: Path) -> list[tuple[str, int, str]]:
     return [(d["path"], d["line"], d["message"]) for d in json.loads(result.out)["diagnostics"]]
 
 
-def test_cuda_and_rocm_workflows_of_one_pull_request_cancel_each_other(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_cuda_and_rocm_workflows_of_one_pull_request_cancel_each_other(make_repo: MakeRepo) -> None:
     rocm = CUDA.replace("CUDA", "ROCm").replace("pull_request\n", "pull_request_target\n", 1)
     root = make_repo({".github/workflows/cuda.yml": CUDA, ".github/workflows/rocm.yml": rocm})
     # The same pull request starts both, `pull_request` beside `pull_request_target`.
@@ -98,7 +98,7 @@ def test_cuda_and_rocm_workflows_of_one_pull_request_cancel_each_other(make_repo
     assert _findings(root) == []
 
 
-def test_the_events_both_run_for_are_listed_each_once_and_a_pair_of_events_as_one(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_the_events_both_run_for_are_listed_each_once_and_a_pair_of_events_as_one(make_repo: MakeRepo) -> None:
     """For `push` the group is `gpu-` in both (no pull request number): the first event whose groups meet names it."""
     cuda = CUDA.replace("on: pull_request", "on: [push, pull_request, pull_request_review]").replace(
         "${{ github.event_name == 'pull_request' }}", "true"
@@ -116,7 +116,7 @@ def test_the_events_both_run_for_are_listed_each_once_and_a_pair_of_events_as_on
     ]
 
 
-def test_a_reusable_workflow_takes_its_callers_workflow_name(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_reusable_workflow_takes_its_callers_workflow_name(make_repo: MakeRepo) -> None:
     called = (
         CUDA.replace("on: pull_request", "on:\n  pull_request:\n  workflow_call:")
         .replace("gpu-${{ github.event.pull_request.number }}", "${{ github.workflow }}-${{ github.ref }}")
@@ -136,7 +136,9 @@ def test_a_reusable_workflow_takes_its_callers_workflow_name(make_repo) -> None:
     assert _findings(root) == []  # one after the other: nothing is cancelled
 
 
-def test_two_workflows_that_collide_on_their_own_and_in_one_callers_run_are_told_both_in_one_finding(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_two_workflows_that_collide_on_their_own_and_in_one_callers_run_are_told_both_in_one_finding(
+    make_repo: MakeRepo,
+) -> None:
     """Two events are listed as `a and b`; the group of the caller's run is shown as computed there."""
     called = (
         "on: [push, pull_request, workflow_call]\n"
@@ -209,7 +211,7 @@ def _findings_with_notes(root: Path) -> list[tuple[str, int, int, str, list[tupl
     ],
 )
 def test_two_jobs_of_one_run_collide_where_they_run_side_by_side_and_one_cancels(
-    make_repo,  # type: ignore[no-untyped-def]
+    make_repo: MakeRepo,
     cancels: tuple[str, str],
     needs: dict[str, str],
     found: bool,
@@ -233,7 +235,7 @@ def test_two_jobs_of_one_run_collide_where_they_run_side_by_side_and_one_cancels
     assert _findings_with_notes(root) == (expected if found else [])
 
 
-def test_jobs_of_other_groups_before_the_colliding_ones_do_not_hide_them(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_jobs_of_other_groups_before_the_colliding_ones_do_not_hide_them(make_repo: MakeRepo) -> None:
     lint = '  lint:\n    runs-on: ubuntu-latest\n    concurrency: {group: "lint-${{ github.ref }}"}\n'
     lint += "    steps: [{run: x}]\n"
     workflow = JOBS.replace("CUDA", "true").replace("ROCM", "true").replace("jobs:\n", "jobs:\n" + lint, 1)
@@ -241,7 +243,7 @@ def test_jobs_of_other_groups_before_the_colliding_ones_do_not_hide_them(make_re
     assert [(path, line) for path, line, *_ in _findings_with_notes(root)] == [(".github/workflows/gpu.yml", 17)]
 
 
-def test_a_job_that_asks_for_the_group_its_run_holds_waits_for_itself(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_job_that_asks_for_the_group_its_run_holds_waits_for_itself(make_repo: MakeRepo) -> None:
     """A job's group that its own workflow holds, and a called workflow's job's group that its caller holds (neither
     job cancels: the two wait, side by side, for each other's turn, and for the workflow's)."""
     caller = JOBS.replace("name: GPU\n", 'name: GPU\nconcurrency: "gpu-${{ github.ref }}"\n')
@@ -273,7 +275,7 @@ def test_a_job_that_asks_for_the_group_its_run_holds_waits_for_itself(make_repo)
     ]
 
 
-def test_a_pair_of_groups_met_through_several_calls_is_one_finding_that_names_its_run_once(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_pair_of_groups_met_through_several_calls_is_one_finding_that_names_its_run_once(make_repo: MakeRepo) -> None:
     """`lint`'s group meets the called job's through `one` and through `two`: one finding for the two places, naming
     the run once (with the first call); the two calls of one workflow also collide with each other."""
     caller = (

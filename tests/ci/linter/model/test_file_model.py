@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import warnings
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -25,7 +24,7 @@ from ci_checks.model.references import docker_run_mounts
 from ci_checks.rules.context import RepositoryContext
 from ci_checks.syntax import dockerfile, yamlpos
 from ci_checks.syntax.shell import Command, parse_fragment
-from tests.ci.linter.conftest import run_cli
+from tests.ci.linter.conftest import MakeRepo, run_cli
 
 W = Place(WORKSPACE)
 
@@ -588,7 +587,7 @@ def test_a_step_of_unknown_effect_makes_only_the_workspace_unknown() -> None:
 
 
 @pytest.fixture
-def seed_shape(make_repo: Callable[[dict[str, str | bytes]], Path]) -> Path:
+def seed_shape(make_repo: MakeRepo) -> Path:
     return make_repo(
         {
             ".github/workflows/image.yml": (
@@ -703,7 +702,7 @@ def test_a_function_is_followed_a_bounded_number_of_times() -> None:
     assert 1 <= len(reads) <= 16
 
 
-def test_a_python_string_that_is_no_valid_glob_leaves_orphan_patch_judging(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_python_string_that_is_no_valid_glob_leaves_orphan_patch_judging(make_repo: MakeRepo) -> None:
     """A docstring or message holding `[n-m]` (a range that runs backwards) is no glob: orphan-patch passes over it
     and still reports the copy nothing applies (it failed with an internal error, reporting nothing)."""
     root = make_repo(
@@ -857,7 +856,7 @@ def test_each_known_action_writes_its_places_in_its_step_at_its_uses_line() -> N
     )
     assert [
         (
-            event.effect.kind,
+            event.effect.kind if isinstance(event.effect, Write) else None,
             str(event.effect.place) if isinstance(event.effect, Write) else None,
             event.step.index if event.step is not None else None,
             event.span.line,
@@ -889,7 +888,7 @@ def test_build_push_builds_the_dockerfile_of_its_context_or_an_unknown_one() -> 
     ]
 
 
-def test_a_composite_action_starts_with_this_repository_in_the_workspace_and_its_folder(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_composite_action_starts_with_this_repository_in_the_workspace_and_its_folder(make_repo: MakeRepo) -> None:
     root = make_repo(
         {
             "tools/act/action.yml": "runs:\n  using: composite\n  steps:\n"
@@ -972,7 +971,7 @@ def test_a_subshell_keeps_the_variables_of_its_parent() -> None:
     ],
 )
 def test_a_copy_source_missing_from_the_repository_is_reported_unless_the_job_made_it_in_the_context(
-    make_repo: Callable[[dict[str, str | bytes]], Path], steps: str, builds: list[tuple[str, str]], reported: bool
+    make_repo: MakeRepo, steps: str, builds: list[tuple[str, str]], reported: bool
 ) -> None:
     root = make_repo(
         {
@@ -989,7 +988,7 @@ def test_a_copy_source_missing_from_the_repository_is_reported_unless_the_job_ma
 
 
 @pytest.fixture
-def fetching(make_repo: Callable[[dict[str, str | bytes]], Path]) -> Path:
+def fetching(make_repo: MakeRepo) -> Path:
     job = "    runs-on: ubuntu-latest\n    steps:\n      - uses: actions/checkout@v4\n      - run: {}\n"
     action = "runs:\n  using: composite\n  steps:\n    - run: {}\n      shell: bash\n"
     return make_repo(
@@ -1038,7 +1037,7 @@ def test_a_jobs_flow_is_made_once_and_the_whole_one_stands_for_its_first_steps(f
 
 
 def test_env_sets_variables_in_either_form_and_an_exec_form_run_reads_what_it_names(
-    make_repo: Callable[[dict[str, str | bytes]], Path],
+    make_repo: MakeRepo,
 ) -> None:
     """`ENV A=value B="value"` (quotes stripped), the old `ENV NAME value` (however spaced) and a value naming an
     earlier variable all set what a `RUN` reads; `RUN ["bash", "x.sh"]` reads its script like a shell line."""
@@ -1131,7 +1130,7 @@ def test_a_checkout_is_of_this_repository_or_another_at_a_workspace_path_or_an_u
 
 
 def test_a_job_is_asked_about_when_its_steps_scripts_hold_a_word_of_each_group(
-    make_repo: Callable[[dict[str, str | bytes]], Path],
+    make_repo: MakeRepo,
 ) -> None:
     """Each group's word may be in any step, and nothing but the scripts' own text holds it."""
     root = make_repo(
@@ -1151,7 +1150,7 @@ def test_a_job_is_asked_about_when_its_steps_scripts_hold_a_word_of_each_group(
 
 
 def test_a_bind_mount_copies_a_path_of_the_context_or_of_a_stage_and_another_mount_may_hold_anything(
-    make_repo: Callable[[dict[str, str | bytes]], Path],
+    make_repo: MakeRepo,
 ) -> None:
     """A bind mount's `source` (or `src`) is a path of the context, or with `from=` of that stage's file system
     (by name or index), with or without a leading slash; without one, the whole context or stage. Its `target`
@@ -1190,7 +1189,7 @@ def test_a_bind_mount_copies_a_path_of_the_context_or_of_a_stage_and_another_mou
 
 
 def test_copy_and_add_put_each_source_at_its_destination_or_in_it(
-    make_repo: Callable[[dict[str, str | bytes]], Path],
+    make_repo: MakeRepo,
 ) -> None:
     """A folder of the context is copied whole at the destination, a file into a destination ending in `/` (or given
     with other sources) under its name, else as the destination; `ADD` of a local archive unpacks it there, of a URL
@@ -1444,7 +1443,7 @@ def test_docker_build_and_build_push_pass_their_build_arguments_or_ones_that_can
 
 
 def test_a_dockerfile_is_read_once_per_context_and_build_arguments_and_a_loose_build_argument_is_unknown(
-    make_repo: Callable[[dict[str, str | bytes]], Path],
+    make_repo: MakeRepo,
 ) -> None:
     """Each pair of context and build arguments the builds of a Dockerfile give is one reading of it; a build
     whose Dockerfile cannot be told (`-f "$DOCKERFILE"`) may build any, so what it passes is unknown in all."""
@@ -1479,7 +1478,7 @@ def test_a_dockerfile_is_read_once_per_context_and_build_arguments_and_a_loose_b
 
 
 def test_past_eight_sets_of_build_arguments_a_context_is_read_once_with_arguments_that_cannot_be_known(
-    make_repo: Callable[[dict[str, str | bytes]], Path],
+    make_repo: MakeRepo,
 ) -> None:
     builds = "".join(
         f"      - run: docker build -f docker/Dockerfile --build-arg PATCH_DIR=p{index} {context}\n"
@@ -1531,7 +1530,7 @@ def test_past_eight_sets_of_build_arguments_a_context_is_read_once_with_argument
     ],
 )
 def test_a_copy_source_named_by_an_arg_is_judged_with_the_value_each_build_gives(
-    make_repo: Callable[[dict[str, str | bytes]], Path], steps: str, reported: list[str]
+    make_repo: MakeRepo, steps: str, reported: list[str]
 ) -> None:
     root = make_repo(
         {
@@ -1547,7 +1546,7 @@ def test_a_copy_source_named_by_an_arg_is_judged_with_the_value_each_build_gives
 
 
 def test_a_patch_applied_from_a_folder_an_arg_names_is_read_where_the_copy_put_it(
-    make_repo: Callable[[dict[str, str | bytes]], Path],
+    make_repo: MakeRepo,
 ) -> None:
     """`RUN git apply /tmp/${PATCH}`: the `ARG`'s value names the file a `COPY` put there, or one that nothing
     put there while the repository has a file of that name."""
@@ -1641,7 +1640,7 @@ jobs:
 """
 
 
-def test_an_install_between_a_fetch_and_its_checkout_names_the_tree_and_both_commands(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_an_install_between_a_fetch_and_its_checkout_names_the_tree_and_both_commands(make_repo: MakeRepo) -> None:
     """CC047 names the tree installed (the workspace itself, a folder in it, a folder elsewhere) and shows each
     command whole up to 60 characters (the fetch of `sub` has 60), cut to 57 and `...` beyond (the install of `here`
     has 61)."""
@@ -1687,7 +1686,7 @@ def test_an_install_between_a_fetch_and_its_checkout_names_the_tree_and_both_com
     ]
 
 
-def test_a_fetch_spelt_with_quotes_is_still_a_fetch(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_fetch_spelt_with_quotes_is_still_a_fetch(make_repo: MakeRepo) -> None:
     """The shell reads `git fe""tch` and `pip inst'al'l` as `git fetch` and `pip install`, and so does CC047."""
     script = '          git fe""tch origin "$PR"\n          pip inst\'al\'l -e .\n          git checkout FETCH_HEAD\n'
     steps = f"      - uses: actions/checkout@v4\n      - run: |\n{script}"
@@ -1713,7 +1712,7 @@ FETCHED_REFS = (
 
 
 def test_an_install_in_another_trees_checkout_is_stale_when_the_later_checkout_names_what_was_fetched(
-    make_repo,  # type: ignore[no-untyped-def]
+    make_repo: MakeRepo,
 ) -> None:
     """In a tree that is not this repository's checkout, a plain `git fetch origin` is checked out as `origin/X`
     (not as a local branch), a fetched ref as itself, as `origin/REF` or as the destination of its `SRC:DST`
@@ -1742,7 +1741,9 @@ def test_an_install_in_another_trees_checkout_is_stale_when_the_later_checkout_n
     ]
 
 
-def test_a_pull_after_the_install_is_a_fetch_of_its_own_not_the_checkout_of_the_earlier_one(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_pull_after_the_install_is_a_fetch_of_its_own_not_the_checkout_of_the_earlier_one(
+    make_repo: MakeRepo,
+) -> None:
     lines = (
         "          git clone https://example.com/k /opt/k\n          git -C /opt/k fetch origin feature\n"
         "          pip install -e /opt/k\n          git -C /opt/k pull origin feature\n"
@@ -1759,7 +1760,7 @@ def _shown(command: str) -> str:
 
 
 def test_a_checkout_of_no_ref_leaves_the_fetch_pending_and_a_write_to_an_unknown_place_leaves_the_checkout_own(
-    make_repo,  # type: ignore[no-untyped-def]
+    make_repo: MakeRepo,
 ) -> None:
     """`git checkout -- setup.py` restores a file: the fetch is still not checked out at the install. In this
     repository's own checkout only `FETCH_HEAD` checks a fetch out, even after a copy to a place ci-checks cannot
@@ -1786,7 +1787,7 @@ def test_a_checkout_of_no_ref_leaves_the_fetch_pending_and_a_write_to_an_unknown
 
 
 def test_a_path_outside_the_repository_is_reported_only_after_the_step_that_checks_the_repository_out(
-    make_repo: Callable[[dict[str, str | bytes]], Path],
+    make_repo: MakeRepo,
 ) -> None:
     """Before this repository's checkout (or after another repository's) `../` leads where nothing is known."""
     steps = (
@@ -1856,8 +1857,8 @@ RUN git apply fix.patch && git apply $RUNNER_TEMP/fix.patch && git apply $HOME/f
 
 
 def test_a_file_read_from_a_scratch_folder_that_nothing_put_there_is_named_by_the_repository_file_it_may_be(
-    make_repo,
-) -> None:  # type: ignore[no-untyped-def]
+    make_repo: MakeRepo,
+) -> None:
     """CC048 judges patches, scripts and requirements read from /tmp, /var/tmp or $RUNNER_TEMP in a job, and patches
     anywhere outside the context in an image (not what another image puts there, but what this one copies only
     later), once however often the image is built; a name no repository file has, a glob, a path in the workspace
@@ -2123,7 +2124,7 @@ def _dangling(root: Path) -> list[str]:
 
 
 def test_a_local_action_or_file_that_leaves_the_checkout_is_named_and_not_followed_and_a_glob_is_not_judged(
-    make_repo: Callable[[dict[str, str | bytes]], Path], tmp_path: Path
+    make_repo: MakeRepo, tmp_path: Path
 ) -> None:
     """`./../x` leaves the repository only once it is checked out at the workspace root; before, nothing is known."""
     checked_out = (
@@ -2146,7 +2147,7 @@ def test_a_local_action_or_file_that_leaves_the_checkout_is_named_and_not_follow
 
 
 def test_a_path_inside_a_git_submodule_is_not_judged_however_gitmodules_writes_it(
-    make_repo: Callable[[dict[str, str | bytes]], Path],
+    make_repo: MakeRepo,
 ) -> None:
     """A submodule's files are not in this repository's tree: `path = x/` and a folder ending in `X` are its."""
     gitmodules = (
@@ -2167,7 +2168,7 @@ def test_a_path_inside_a_git_submodule_is_not_judged_however_gitmodules_writes_i
 
 
 def test_build_push_file_is_judged_in_the_checkout_given_a_context_else_at_the_commit_unless_a_glob_or_elsewhere(
-    make_repo: Callable[[dict[str, str | bytes]], Path],
+    make_repo: MakeRepo,
 ) -> None:
     """With no `context:`, docker/build-push-action builds the repository at the commit: no checkout needed."""
     build = "      - uses: docker/build-push-action@v6\n        with: {context: docker, file: docker/Dockerfile.gone}\n"
@@ -2185,7 +2186,7 @@ def test_build_push_file_is_judged_in_the_checkout_given_a_context_else_at_the_c
 
 
 def test_a_composite_actions_own_uses_and_its_action_path_files_are_judged_unless_it_made_them(
-    make_repo: Callable[[dict[str, str | bytes]], Path],
+    make_repo: MakeRepo,
 ) -> None:
     steps = (
         "    - uses: $/.github/actions/nothere\n"
@@ -2207,7 +2208,7 @@ def test_a_composite_actions_own_uses_and_its_action_path_files_are_judged_unles
 
 
 def test_a_copy_source_named_twice_is_reported_at_each_copy_and_none_in_a_context_not_known(
-    make_repo: Callable[[dict[str, str | bytes]], Path],
+    make_repo: MakeRepo,
 ) -> None:
     job = "  a:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: actions/checkout@v4\n      - run: {}\n"
     root = make_repo(
@@ -2227,7 +2228,7 @@ def test_a_copy_source_named_twice_is_reported_at_each_copy_and_none_in_a_contex
 
 
 def test_only_a_git_command_that_puts_a_ref_in_the_tree_settles_a_fetch_before_an_install(
-    make_repo: Callable[[dict[str, str | bytes]], Path],
+    make_repo: MakeRepo,
 ) -> None:
     """`git stash` changes the tree but checks no ref out: the fetch is still pending at the install. `git pull`
     merges what it fetches itself (and FETCH_HEAD is then its own): the install after it is of that tree. A git
@@ -2255,7 +2256,7 @@ def test_only_a_git_command_that_puts_a_ref_in_the_tree_settles_a_fetch_before_a
 
 
 def test_a_glob_or_outside_copy_source_is_skipped_a_missing_one_offered_a_close_name_and_dot_is_the_context(
-    make_repo: Callable[[dict[str, str | bytes]], Path],
+    make_repo: MakeRepo,
 ) -> None:
     """A missing source is offered a file of a close name in its own folder of the context. `COPY .` names the
     context itself: there in the repository root or a folder that exists, missing from a folder that does not."""
@@ -2286,9 +2287,7 @@ def test_a_glob_or_outside_copy_source_is_skipped_a_missing_one_offered_a_close_
     ]
 
 
-def test_a_symbolic_link_leading_outside_is_a_warning_not_an_error(
-    make_repo: Callable[[dict[str, str | bytes]], Path], tmp_path: Path
-) -> None:
+def test_a_symbolic_link_leading_outside_is_a_warning_not_an_error(make_repo: MakeRepo, tmp_path: Path) -> None:
     steps = "      - uses: actions/checkout@v4\n      - run: bash link-out/x.sh\n"
     root = make_repo(
         {".github/workflows/ci.yml": f"on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n{steps}"}
@@ -2302,7 +2301,7 @@ def test_a_symbolic_link_leading_outside_is_a_warning_not_an_error(
 
 
 def test_commands_are_shown_on_one_line_and_cut_after_60_characters_and_an_unknown_action_hides_no_file(
-    make_repo: Callable[[dict[str, str | bytes]], Path],
+    make_repo: MakeRepo,
 ) -> None:
     """An action ci-checks does not know is taken to write the paths it is given (its `with:` values), so a
     script it is not given is still the repository's; its `file:` input is the action's own, not judged here."""
@@ -2326,7 +2325,7 @@ def test_commands_are_shown_on_one_line_and_cut_after_60_characters_and_an_unkno
 
 
 def test_every_job_is_judged_after_a_reusable_workflow_call_but_not_a_submodules_files_nor_a_folder_entered(
-    make_repo: Callable[[dict[str, str | bytes]], Path],
+    make_repo: MakeRepo,
 ) -> None:
     """A submodule's files are not in this repository's tree; the rule judges files read, not a folder `cd` enters."""
     jobs = (
@@ -2477,7 +2476,9 @@ def test_docker_exec_runs_its_command_in_the_file_system_of_the_container_it_nam
     ]
 
 
-def test_an_install_is_stale_on_one_path_through_the_branches_but_not_across_exclusive_arms(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_an_install_is_stale_on_one_path_through_the_branches_but_not_across_exclusive_arms(
+    make_repo: MakeRepo,
+) -> None:
     """A checkout in a loop's body or in an arm the install is not in leaves the fetch pending for it; one in an
     arm exclusive to the install's (`elif`, another `case` arm) is not after it on its path; a checkout in both arms
     of an `if` with an `else` is on every path."""

@@ -10,7 +10,7 @@ import pytest
 from ci_checks.core import source
 from ci_checks.model.contexts import reads
 from ci_checks.syntax import yamlpos
-from tests.ci.linter.conftest import run_cli
+from tests.ci.linter.conftest import MakeRepo, run_cli
 
 READING = """on: {workflow_call: {inputs: {upload: {type: boolean, default: false}}}}
 jobs:
@@ -58,7 +58,7 @@ def _findings(root: Path) -> list[tuple[str, int]]:
     return [(d["path"], d["line"]) for d in json.loads(result.out)["diagnostics"]]
 
 
-def test_a_secret_read_only_where_the_call_turns_it_off_need_not_be_passed(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_secret_read_only_where_the_call_turns_it_off_need_not_be_passed(make_repo: MakeRepo) -> None:
     caller = """on: push
 jobs:
   plain: {uses: ./.github/workflows/callee.yml}
@@ -115,8 +115,8 @@ def _whole_findings(path: Path) -> list[tuple[str, str, str, list[str]]]:
 
 
 def test_each_input_no_call_gives_and_each_secret_a_call_does_not_pass_is_said_where_the_files_checked_hold_it(
-    make_repo,
-) -> None:  # type: ignore[no-untyped-def]
+    make_repo: MakeRepo,
+) -> None:
     """Input and secret names compare without case; an input only dispatch declares, one a dispatched caller
     passes in its event, GITHUB_TOKEN and `secrets: inherit` need nothing; a caller with no `on:` never runs. A
     callee's own findings are kept only where it is checked, a call's only where its caller is."""
@@ -134,7 +134,7 @@ def test_each_input_no_call_gives_and_each_secret_a_call_does_not_pass_is_said_w
     )
     callee, caller = ".github/workflows/callee.yml", ".github/workflows/caller.yml"
     empty = "in a reusable workflow reads the event of the caller's run, and no workflow that runs it is dispatched"
-    own = [
+    own: list[tuple[str, str, str, list[str]]] = [
         (
             f"{callee}:15:24",
             "error",
@@ -186,7 +186,7 @@ def test_each_input_no_call_gives_and_each_secret_a_call_does_not_pass_is_said_w
     assert _whole_findings(root / ".github/workflows/never.yml") == []
 
 
-def test_workflows_that_call_each_other_are_followed_once_for_the_inputs_a_dispatch_gives(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_workflows_that_call_each_other_are_followed_once_for_the_inputs_a_dispatch_gives(make_repo: MakeRepo) -> None:
     looping = """on:
   workflow_call:
   workflow_dispatch:
@@ -215,7 +215,7 @@ jobs:
     ]
 
 
-def test_a_secret_read_under_an_input_a_dispatched_caller_passes_on_must_be_passed(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_secret_read_under_an_input_a_dispatched_caller_passes_on_must_be_passed(make_repo: MakeRepo) -> None:
     """`with: {upload: ${{ inputs.upload }}}` passes on what the dispatch is given, which the call cannot tell: the
     read of UPLOAD_KEY under `if: inputs.upload` may happen."""
     caller = """on:
@@ -229,7 +229,7 @@ jobs:
     assert _findings(root) == [(".github/workflows/caller.yml", 6)]
 
 
-def test_every_workflow_whose_run_may_call_a_reusable_one_gives_it_its_dispatch_inputs(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_every_workflow_whose_run_may_call_a_reusable_one_gives_it_its_dispatch_inputs(make_repo: MakeRepo) -> None:
     """`b.yml` calls the callee twice and `a.yml` once: `a.yml`'s dispatch input `x` counts however the callers
     are listed; `y`, which no workflow declares, is always empty."""
     callee = """on: workflow_call
@@ -282,7 +282,7 @@ def _calls(root: Path) -> list[tuple[int, str, str, list[str]]]:
     ]
 
 
-def test_an_optional_secret_a_call_does_not_pass_is_a_warning_that_says_it_is_optional(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_an_optional_secret_a_call_does_not_pass_is_a_warning_that_says_it_is_optional(make_repo: MakeRepo) -> None:
     """`required: false` and a declaration without `required` are both optional; a required one stays an error."""
     caller = "on: push\njobs:\n  call: {uses: ./.github/workflows/callee.yml}\n"
     root = make_repo({".github/workflows/callee.yml": FORK_CALLEE, ".github/workflows/caller.yml": caller})
@@ -310,7 +310,7 @@ def test_an_optional_secret_a_call_does_not_pass_is_a_warning_that_says_it_is_op
         "workflow_run",
     ],
 )
-def test_where_a_fork_can_start_the_caller_secrets_inherit_is_never_advised(make_repo, trigger: str) -> None:  # type: ignore[no-untyped-def]
+def test_where_a_fork_can_start_the_caller_secrets_inherit_is_never_advised(make_repo: MakeRepo, trigger: str) -> None:
     caller = f"on:\n  push:\n  {trigger}:\njobs:\n  call: {{uses: ./.github/workflows/callee.yml}}\n"
     root = make_repo({".github/workflows/callee.yml": FORK_CALLEE, ".github/workflows/caller.yml": caller})
     fork = f"`{trigger}` lets a fork start this workflow, so"
@@ -328,7 +328,9 @@ def test_where_a_fork_can_start_the_caller_secrets_inherit_is_never_advised(make
     assert not any("(nor `secrets: inherit`)" in message for message in messages)
 
 
-def test_a_fork_that_starts_the_callers_own_caller_counts_and_an_undeclared_secret_is_to_be_declared(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_fork_that_starts_the_callers_own_caller_counts_and_an_undeclared_secret_is_to_be_declared(
+    make_repo: MakeRepo,
+) -> None:
     """`pr.yml` (pull_request) calls `caller.yml`, which calls the callee: the fork reaches the call through it;
     `nightly.yml` calls the callee too, and no fork starts it."""
     middle = (
@@ -368,7 +370,7 @@ def test_a_fork_that_starts_the_callers_own_caller_counts_and_an_undeclared_secr
     ]
 
 
-def test_a_caller_that_decides_what_forks_get_may_withhold_an_optional_secret(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_caller_that_decides_what_forks_get_may_withhold_an_optional_secret(make_repo: MakeRepo) -> None:
     """A job whose `if:` tests the head repository withholds on purpose; one that passes the secret only in
     trusted runs passes it; a required secret withheld still fails the call."""
     caller = """on: pull_request_target

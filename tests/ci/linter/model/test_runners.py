@@ -13,7 +13,7 @@ from ci_checks.model import inventory
 from ci_checks.model.loading import Workspace
 from ci_checks.model.runners import RunnerInventory
 from ci_checks.rules.context import RepositoryContext
-from tests.ci.linter.conftest import run_cli
+from tests.ci.linter.conftest import MakeRepo, run_cli
 
 INVENTORY = """runners:
   mi300x:
@@ -56,14 +56,14 @@ def test_the_inventory_is_read_with_labels_compared_without_case(tmp_path: Path)
         ),
     ],
 )
-def test_a_bad_inventory_is_a_positioned_error_with_exit_2(make_repo, content: str, expected: str) -> None:  # type: ignore[no-untyped-def]
+def test_a_bad_inventory_is_a_positioned_error_with_exit_2(make_repo: MakeRepo, content: str, expected: str) -> None:
     root = make_repo({".github/ci-checks.yml": content, ".github/workflows/a.yml": "on: push\njobs: {}\n"})
     result = run_cli("check", root)
     assert result.code == 2
     assert result.err.startswith(f".github/ci-checks.yml:{expected}")
 
 
-def test_a_bad_inventory_in_pyproject_is_placed_at_its_table(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_bad_inventory_in_pyproject_is_placed_at_its_table(make_repo: MakeRepo) -> None:
     pyproject = '[tool.ci-checks]\nversion = 1\n\n[tool.ci-checks.runners.mi300x]\nvendor = "amd"\nlabels = "mi300x"\n'
     root = make_repo({"pyproject.toml": pyproject, ".github/workflows/a.yml": "on: push\njobs: {}\n"})
     result = run_cli("check", root)
@@ -106,12 +106,12 @@ jobs:
 """
 
 
-def _context(make_repo) -> RepositoryContext:  # type: ignore[no-untyped-def]
+def _context(make_repo: MakeRepo) -> RepositoryContext:
     root = make_repo({".github/workflows/caller.yml": CALLER, ".github/workflows/callee.yml": CALLEE})
     return RepositoryContext(Workspace(Repository(root)), [], lambda path: True)
 
 
-def test_runs_on_is_followed_through_matrices_expressions_and_callers(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_runs_on_is_followed_through_matrices_expressions_and_callers(make_repo: MakeRepo) -> None:
     context = _context(make_repo)
     jobs = {(w.path.rsplit("/", 1)[1], j.id): j for w in context.workflows for j in w.jobs.values()}
     values = {key: [c.values for c in context.resolver.runners(job).choices] for key, job in jobs.items()}
@@ -128,7 +128,7 @@ def test_runs_on_is_followed_through_matrices_expressions_and_callers(make_repo)
     assert not context.resolver.runners(jobs[("caller.yml", "unknown")]).complete
 
 
-def test_a_label_from_a_json_input_is_placed_inside_the_callers_string(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_label_from_a_json_input_is_placed_inside_the_callers_string(make_repo: MakeRepo) -> None:
     context = _context(make_repo)
     callee = next(w for w in context.workflows if w.path.endswith("callee.yml"))
     choice = context.resolver.runners(callee.jobs["run"]).choices[0]
@@ -148,7 +148,7 @@ WORKFLOW = "on: push\njobs:\n  t:\n    runs-on: [self-hosted, mi300x]\n    timeo
 )
 
 
-def test_the_inventory_is_given_to_actionlint_as_its_self_hosted_labels(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_the_inventory_is_given_to_actionlint_as_its_self_hosted_labels(make_repo: MakeRepo) -> None:
     hosted_typo = WORKFLOW.replace("[self-hosted, mi300x]", "ubuntu-lates")
     root = make_repo({".github/workflows/a.yml": WORKFLOW, ".github/workflows/b.yml": hosted_typo})
     inferred = run_cli("check", root, "--backends", "actionlint")
@@ -212,7 +212,7 @@ def _inferred(root: Path) -> dict[str, tuple[str | None, bool]]:
     return {runner.name: (runner.vendor, runner.self_hosted) for runner in context.runners.runners}
 
 
-def test_with_no_configuration_the_workflows_imply_the_inventory(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_with_no_configuration_the_workflows_imply_the_inventory(make_repo: MakeRepo) -> None:
     root = make_repo(NO_CONFIG)
     assert _inferred(root) == {
         "linux-mi300x-gpu-8": ("amd", True),
@@ -229,7 +229,7 @@ def test_with_no_configuration_the_workflows_imply_the_inventory(make_repo) -> N
     }
 
 
-def test_a_configured_runner_wins_over_the_inferred_one_it_carries(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_configured_runner_wins_over_the_inferred_one_it_carries(make_repo: MakeRepo) -> None:
     configured = "runners:\n  big:\n    vendor: nvidia\n    labels: [self-hosted, linux-mi300x-gpu-8]\n"
     root = make_repo({**NO_CONFIG, ".github/ci-checks.yml": configured})
     inventory = _inferred(root)
@@ -327,7 +327,7 @@ jobs:
 """
 
 
-def test_a_label_written_once_one_edit_from_a_label_written_elsewhere_is_a_typo(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_label_written_once_one_edit_from_a_label_written_elsewhere_is_a_typo(make_repo: MakeRepo) -> None:
     root = make_repo({".github/workflows/a.yml": TYPOS})
     result = run_cli("check", root, "--select", "CC044")
     assert result.headers == [
@@ -342,7 +342,9 @@ def test_a_label_written_once_one_edit_from_a_label_written_elsewhere_is_a_typo(
     assert not context.runners.knows("mi300") and context.runners.knows("amd") and context.runners.knows("box-onee")
 
 
-def test_a_label_one_edit_from_another_vendors_or_class_of_machine_is_another_machine_not_a_typo(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_label_one_edit_from_another_vendors_or_class_of_machine_is_another_machine_not_a_typo(
+    make_repo: MakeRepo,
+) -> None:
     """`linux-cpu-8` beside three `linux-gpu-8` jobs, `mi300a` beside `mi300x`: other machines, not reported and
     taken as runners; `linux-gpuu-8` is still a typo of `linux-gpu-8`."""
     jobs = "".join(
@@ -368,7 +370,7 @@ def test_a_label_one_edit_from_another_vendors_or_class_of_machine_is_another_ma
     assert context.runners.knows("linux-cpu-8") and context.runners.knows("mi300a")
 
 
-def test_with_an_inventory_the_hint_is_a_label_of_the_same_vendor_and_class(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_with_an_inventory_the_hint_is_a_label_of_the_same_vendor_and_class(make_repo: MakeRepo) -> None:
     """The closest inventory label of another vendor (`linux-mi300x-8` for `linux-h100-8`), class (`linux-cpu-16`
     for `linux-gpu-16`) or GPU model (`linux-mi300x-8` for `linux-mi325x-8`) is not offered; one of the same is
     (`linux-mi300x-8` for `linux-mi300x8`)."""
@@ -396,7 +398,7 @@ def test_with_an_inventory_the_hint_is_a_label_of_the_same_vendor_and_class(make
     ]
 
 
-def test_a_typo_witnessed_by_one_other_job_says_that_one_job_asks_for_the_label(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_typo_witnessed_by_one_other_job_says_that_one_job_asks_for_the_label(make_repo: MakeRepo) -> None:
     """`mi305` beside `mi350`: one job each, and the model number that reads as less is the typo."""
     jobs = (
         "  a: {runs-on: [self-hosted, mi350], steps: [{run: a}]}\n"
@@ -425,7 +427,7 @@ jobs:
 """
 
 
-def test_with_an_inventory_a_label_no_runner_has_is_reported_once_where_it_is_written(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_with_an_inventory_a_label_no_runner_has_is_reported_once_where_it_is_written(make_repo: MakeRepo) -> None:
     """Labels compare without case, with the inventory's and those every self-hosted runner has; a
     GitHub-hosted one is known; the hint is the closest inventory label at least 0.6 alike (`mi3` is 0.67 alike
     `mi300x`, `mi` 0.5); a label written once is reported once, for the first job that asks for it (a YAML alias
@@ -450,7 +452,7 @@ def test_with_an_inventory_a_label_no_runner_has_is_reported_once_where_it_is_wr
     ]
 
 
-def test_a_workflow_with_no_trigger_is_not_judged(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_workflow_with_no_trigger_is_not_judged(make_repo: MakeRepo) -> None:
     never = "jobs:\n  t:\n    runs-on: [self-hosted, mi300]\n    container: rocm/pytorch\n    steps: [{run: a}]\n"
     # a call and a job limited in each step come first: the jobs after them are still judged
     first = (
@@ -496,7 +498,7 @@ jobs:
 """
 
 
-def test_only_the_callers_that_pass_a_self_hosted_runner_expose_it(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_only_the_callers_that_pass_a_self_hosted_runner_expose_it(make_repo: MakeRepo) -> None:
     root = make_repo({".github/workflows/pr.yml": PULL_REQUEST_CALLS, ".github/workflows/_run.yml": RUN})
     result = run_cli("check", root, "--select", "CC045", "--output-format", "json")
     found = [(d["line"], [r["line"] for r in d["related"]]) for d in json.loads(result.out)["diagnostics"]]
@@ -509,7 +511,7 @@ ALIASED_CALLS = PULL_REQUEST_CALLS.replace("""'["h100", "8gpu"]'""", """&gpus '[
 )
 
 
-def test_a_caller_that_passes_a_self_hosted_runner_through_a_yaml_alias_exposes_it(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_caller_that_passes_a_self_hosted_runner_through_a_yaml_alias_exposes_it(make_repo: MakeRepo) -> None:
     """`*gpus` is the value written in another job: the caller that passes it is still told by its `with:`, and the
     note names it."""
     root = make_repo({".github/workflows/pr.yml": ALIASED_CALLS, ".github/workflows/_run.yml": RUN})
@@ -579,7 +581,7 @@ jobs:
 }
 
 
-def test_a_chain_of_calls_exposes_a_runner_only_where_each_caller_passes_it_down(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_chain_of_calls_exposes_a_runner_only_where_each_caller_passes_it_down(make_repo: MakeRepo) -> None:
     """`through` passes a self-hosted runner down through `_middle.yml`; `hosted` passes `ubuntu-latest` down the
     same call, and exposes nothing; `_fixed.yml` passes one of its own, `_own.yml` runs on one. `_middle.yml`'s own
     pull requests pass no input: the labels `through` passes are not theirs. Each caller of `_pair.yml` is shown
@@ -629,7 +631,7 @@ def test_a_chain_of_calls_exposes_a_runner_only_where_each_caller_passes_it_down
     assert [d["path"] for d in json.loads(result.out)["diagnostics"]] == [".github/workflows/pr.yml"] * 5
 
 
-def test_the_repositorys_own_actionlint_labels_are_kept(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_the_repositorys_own_actionlint_labels_are_kept(make_repo: MakeRepo) -> None:
     workflow = WORKFLOW.replace("mi300x]", "mi300x, legacy-box]")
     root = make_repo(
         {
@@ -642,7 +644,7 @@ def test_the_repositorys_own_actionlint_labels_are_kept(make_repo) -> None:  # t
     assert (result.code, result.headers) == (0, [])
 
 
-def test_labels_declared_to_actionlint_are_self_hosted_runners(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_labels_declared_to_actionlint_are_self_hosted_runners(make_repo: MakeRepo) -> None:
     workflow = "on: push\njobs:\n" + "".join(
         f"  {job}:\n    runs-on: [{label}]\n    steps: [{{run: make}}]\n"
         for job, label in (("legacy", "legacy-box"), ("pool", "pool-17"), ("other", "other-box"))
@@ -656,7 +658,7 @@ def test_labels_declared_to_actionlint_are_self_hosted_runners(make_repo) -> Non
     ]
 
 
-def test_a_self_hosted_job_is_timed_out_only_by_its_own_limit_or_one_on_every_step(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_self_hosted_job_is_timed_out_only_by_its_own_limit_or_one_on_every_step(make_repo: MakeRepo) -> None:
     # A job with no steps, or one step without a limit, is reported; a flow-mapping job gets no fix (no line to put
     # the key on); a reusable call (even one that also names a runner) runs its callee's jobs, judged there.
     workflow = """on: push
@@ -772,7 +774,7 @@ jobs:
 """
 
 
-def test_each_container_a_gpu_job_starts_is_given_the_gpus_of_each_vendor_it_may_run_on(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_each_container_a_gpu_job_starts_is_given_the_gpus_of_each_vendor_it_may_run_on(make_repo: MakeRepo) -> None:
     # docker and podman (by any path), `run` and `container run`, each once per vendor the job may run on (named by
     # its first choice of that vendor, the matrix leg named), an image only known at run time included (no image
     # brings the devices); passed over: a script in PowerShell, other docker commands, options from an expression
@@ -819,7 +821,7 @@ def test_each_container_a_gpu_job_starts_is_given_the_gpus_of_each_vendor_it_may
 
 
 def test_a_container_started_through_sudo_time_or_env_is_judged_and_shown_as_the_command_that_starts_it(
-    make_repo,  # type: ignore[no-untyped-def]
+    make_repo: MakeRepo,
 ) -> None:
     script = (
         "          sudo -E docker run --rm img a\n          time docker container run --rm img b\n"
@@ -839,7 +841,7 @@ def test_a_container_started_through_sudo_time_or_env_is_judged_and_shown_as_the
     ]
 
 
-def test_a_typo_no_other_job_shares_is_told_what_makes_its_label_real(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_typo_no_other_job_shares_is_told_what_makes_its_label_real(make_repo: MakeRepo) -> None:
     # Without an inventory, a label one edit from `self-hosted` is a typo even where no other job asks for that
     # label; `mi300`, which nothing else is near, is a runner's.
     workflow = (
@@ -855,7 +857,7 @@ def test_a_typo_no_other_job_shares_is_told_what_makes_its_label_real(make_repo)
     ]
 
 
-def test_a_job_whose_if_turns_pull_requests_away_is_not_exposed_by_them(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_job_whose_if_turns_pull_requests_away_is_not_exposed_by_them(make_repo: MakeRepo) -> None:
     workflow = """on: [push, pull_request]
 jobs:
   skips-pr:
@@ -877,7 +879,7 @@ jobs:
     ]
 
 
-def test_a_job_after_a_reusable_call_is_exposed_too(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_job_after_a_reusable_call_is_exposed_too(make_repo: MakeRepo) -> None:
     """A call job does not end the search of its workflow's jobs."""
     gpu = "runs-on: [self-hosted, gpu]\n    timeout-minutes: 5\n    steps: [{run: a}]\n"
     files = {
@@ -897,7 +899,7 @@ def test_a_job_after_a_reusable_call_is_exposed_too(make_repo) -> None:  # type:
 
 
 def test_a_call_cycle_exposes_a_job_once_by_its_own_workflows_trigger_not_again_by_the_call_back_to_it(
-    make_repo,  # type: ignore[no-untyped-def]
+    make_repo: MakeRepo,
 ) -> None:
     """`a.yml` calls `b.yml`, which calls `a.yml` back: `gpu` is exposed by `a.yml`'s own pull requests, not again
     as called by `call-b` (the cycle's way round to it); `gpu-b` is exposed through `call-b`."""
@@ -925,7 +927,7 @@ EXPOSED_BY_PULL_REQUESTS = (
 )
 
 
-def test_what_keeps_a_self_hosted_job_out_of_reach_of_a_pull_request_is_read_whole(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_what_keeps_a_self_hosted_job_out_of_reach_of_a_pull_request_is_read_whole(make_repo: MakeRepo) -> None:
     """`pull_request_target` without the head checked out exposes no job, but the `pull_request` after it still does;
     an event test after another term of the `if:` counts, two that no event passes at once let none through, and a gate
     on a needed job counts though another needed job is reached by two paths (`build`, directly and through `lint`)."""
@@ -944,7 +946,7 @@ def test_what_keeps_a_self_hosted_job_out_of_reach_of_a_pull_request_is_read_who
     assert result.headers == [f".github/workflows/ci.yml:3:3: CC045 job 'plain' {EXPOSED_BY_PULL_REQUESTS}"]
 
 
-def test_a_call_exposes_a_self_hosted_job_only_when_it_can_run_it_ungated(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_call_exposes_a_self_hosted_job_only_when_it_can_run_it_ungated(make_repo: MakeRepo) -> None:
     """A job gated in the called workflow is gated in every call; a workflow that is not `on: workflow_call` never
     runs as called (GitHub fails the caller's run), whatever its own jobs are."""
     job = "runs-on: [self-hosted, gpu]\n    timeout-minutes: 5\n    steps: [{run: a}]\n"
@@ -963,7 +965,9 @@ def test_a_call_exposes_a_self_hosted_job_only_when_it_can_run_it_ungated(make_r
     ]
 
 
-def test_a_chain_of_calls_is_followed_four_calls_up_from_the_self_hosted_job_and_no_further(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_chain_of_calls_is_followed_four_calls_up_from_the_self_hosted_job_and_no_further(
+    make_repo: MakeRepo,
+) -> None:
     """`w4.yml`'s pull requests reach the job through four calls, and expose it; `w5.yml`'s would through five, past
     the bound of the search."""
     files = {
@@ -981,7 +985,7 @@ def test_a_chain_of_calls_is_followed_four_calls_up_from_the_self_hosted_job_and
     ]
 
 
-def test_a_container_started_after_other_docker_commands_of_a_script_is_judged(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_container_started_after_other_docker_commands_of_a_script_is_judged(make_repo: MakeRepo) -> None:
     script = "          docker pull img\n          docker run img a\n"
     workflow = (
         "on: push\njobs:\n  cuda:\n    runs-on: [self-hosted, nvidia, h100]\n    timeout-minutes: 60\n"
@@ -1016,7 +1020,9 @@ jobs:
 LIST = "self-hosted-runner:\n  labels: [gpu-mi300x-8, GPU-H100-8, 'pool-*']\n"
 
 
-def _declared_repo(make_repo, config: str = ".github/actionlint.yaml", listed: str = LIST, **more: str) -> Path:  # type: ignore[no-untyped-def]
+def _declared_repo(
+    make_repo: MakeRepo, config: str = ".github/actionlint.yaml", listed: str = LIST, **more: str
+) -> Path:
     return make_repo(
         {
             ".github/workflows/a.yml": DECLARED,
@@ -1029,7 +1035,9 @@ def _declared_repo(make_repo, config: str = ".github/actionlint.yaml", listed: s
 
 
 @pytest.mark.parametrize("config", [".github/actionlint.yaml", ".github/actionlint.yml"])
-def test_a_label_the_repositorys_own_list_lacks_is_reported_where_it_is_written(make_repo, config: str) -> None:  # type: ignore[no-untyped-def]
+def test_a_label_the_repositorys_own_list_lacks_is_reported_where_it_is_written(
+    make_repo: MakeRepo, config: str
+) -> None:
     """Declared labels compare without case, globs match; labels every self-hosted runner has and GitHub's (or
     ones that look it) are known; a label is reported once for each place it is written (`again`'s, not again
     for the alias of it); matrix values and a caller's JSON input are placed where written; a workflow with no
@@ -1065,7 +1073,7 @@ def test_a_label_the_repositorys_own_list_lacks_is_reported_where_it_is_written(
     ]
 
 
-def test_with_an_inventory_its_labels_are_known_too_and_the_message_says_so(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_with_an_inventory_its_labels_are_known_too_and_the_message_says_so(make_repo: MakeRepo) -> None:
     configured = "runners:\n  b200:\n    vendor: nvidia\n    labels: [self-hosted, gpu-b200-8]\n"
     root = _declared_repo(make_repo, **{".github/ci-checks.yml": configured})
     result = run_cli("check", root, "--select", "CC044,CC054", "--output-format", "concise")
@@ -1082,7 +1090,7 @@ def test_with_an_inventory_its_labels_are_known_too_and_the_message_says_so(make
     ]
 
 
-def test_without_a_list_of_labels_nothing_is_undeclared_and_an_empty_list_declares_nothing(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_without_a_list_of_labels_nothing_is_undeclared_and_an_empty_list_declares_nothing(make_repo: MakeRepo) -> None:
     """No `labels` under `self-hosted-runner` (or no usable file) is no list: unknown-runner-label judges alone. An
     empty list says no self-hosted label exists: every custom label is undeclared."""
     for listed in ("self-hosted-runner:\n  config-variables: [GPU]\n", "self-hosted-runner: [[[\n", "labels: [x]\n"):
@@ -1104,8 +1112,8 @@ def test_without_a_list_of_labels_nothing_is_undeclared_and_an_empty_list_declar
 
 
 def test_with_a_list_a_declared_label_is_never_a_typo_and_unknown_runner_label_leaves_every_label_to_it(
-    make_repo,
-) -> None:  # type: ignore[no-untyped-def]
+    make_repo: MakeRepo,
+) -> None:
     """`mi300` one edit from `mi300x`, which three jobs ask for: a typo without a list; with one that declares it,
     a runner's label (the inventory counts its job as a runner's); with one that does not, CC054's."""
     jobs = "".join(
@@ -1126,7 +1134,7 @@ def test_with_a_list_a_declared_label_is_never_a_typo_and_unknown_runner_label_l
     assert codes() == ["CC054"]
 
 
-def test_actionlints_finding_of_the_same_label_is_one_finding_with_ours(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_actionlints_finding_of_the_same_label_is_one_finding_with_ours(make_repo: MakeRepo) -> None:
     """actionlint reports the literal labels and matrix values the list lacks; each is ours with its note. It does
     not follow a caller's JSON input, and compares with case (`gpu-MI300X-8`, `gpu-h100-8` against the list's
     `gpu-mi300x-8`, `GPU-H100-8`): those it reports alone."""

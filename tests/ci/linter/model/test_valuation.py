@@ -16,10 +16,10 @@ from ci_checks.model.loading import Workspace
 from ci_checks.model.valuation import Leg
 from ci_checks.model.valuation.legs import MAX_LEGS
 from ci_checks.model.valuation.runners import runners
-from ci_checks.model.valuation.shell import MAX_LENGTH, walk
+from ci_checks.model.valuation.shell import MAX_LENGTH, Env, walk
 from ci_checks.rules.context import RepositoryContext
 from ci_checks.syntax.shell import parse_fragment
-from tests.ci.linter.conftest import run_cli
+from tests.ci.linter.conftest import MakeRepo, run_cli
 
 
 def _context(root: Path) -> RepositoryContext:
@@ -64,7 +64,7 @@ jobs:
 """
 
 
-def test_a_matrix_expands_as_githubs_documentation_says(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_matrix_expands_as_githubs_documentation_says(make_repo: MakeRepo) -> None:
     """The example of GitHub's `matrix.include` documentation, with its stated result; `exclude` removes before."""
     context = _context(make_repo({".github/workflows/m.yml": MATRIX}))
     assert _matrices(context, _job(context, "m.yml", "docs")) == [
@@ -105,7 +105,9 @@ jobs:
 """
 
 
-def test_a_reusable_workflow_runs_once_for_each_leg_of_each_caller_with_what_that_leg_passes(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_reusable_workflow_runs_once_for_each_leg_of_each_caller_with_what_that_leg_passes(
+    make_repo: MakeRepo,
+) -> None:
     context = _context(make_repo({".github/workflows/_test.yml": CALLS, ".github/workflows/ci.yml": CALLER}))
     legs = context.valuation.legs(_job(context, "_test.yml", "test")).legs
     # two events of the caller's workflow, two matrix legs each; the image is the default the call leaves
@@ -139,7 +141,7 @@ jobs:
 """
 
 
-def test_a_dispatch_gives_each_option_and_both_booleans_and_a_push_no_inputs(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_dispatch_gives_each_option_and_both_booleans_and_a_push_no_inputs(make_repo: MakeRepo) -> None:
     context = _context(make_repo({".github/workflows/d.yml": DISPATCH}))
     dispatch, push = context.valuation.legs(_job(context, "d.yml", "run")).legs
     assert (dispatch.event, push.event) == ("workflow_dispatch", "push")
@@ -197,7 +199,7 @@ def _runs(context: RepositoryContext, job: str, event: str, fork: bool | None = 
     return context.valuation.runs(legs[0], fork=fork)
 
 
-def test_a_job_runs_for_an_event_as_its_if_its_needs_and_a_forks_pull_request_decide(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_job_runs_for_an_event_as_its_if_its_needs_and_a_forks_pull_request_decide(make_repo: MakeRepo) -> None:
     context = _context(make_repo({".github/workflows/c.yml": CONDITIONS}))
     assert (_runs(context, "never", "push"), _runs(context, "never", "pull_request")) == (False, False)
     # a pull request's ref is refs/pull/N/merge; a push's may be main
@@ -244,7 +246,9 @@ jobs:
 """
 
 
-def test_a_needed_jobs_output_is_each_value_its_step_writes_and_unknown_where_a_program_writes_it(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_needed_jobs_output_is_each_value_its_step_writes_and_unknown_where_a_program_writes_it(
+    make_repo: MakeRepo,
+) -> None:
     context = _context(make_repo({".github/workflows/o.yml": OUTPUTS}))
     legs = context.valuation.legs(_job(context, "o.yml", "test")).legs
     assert [choice.values for choice in runners(legs[0]).choices] == [["linux-mi300x-8"], ["linux-mi300x-1"]]
@@ -264,12 +268,12 @@ def test_an_undecided_condition_gives_each_operand_and_a_known_one_gives_its_own
     assert evaluate("${{ fromJSON('[1, 2]') }}", scope) == Data(items=(1.0, 2.0))
 
 
-def _leg(make_repo, workflow: str, job: str = "run") -> Leg:  # type: ignore[no-untyped-def]
+def _leg(make_repo: MakeRepo, workflow: str, job: str = "run") -> Leg:
     context = _context(make_repo({".github/workflows/w.yml": workflow}))
     return context.valuation.legs(_job(context, "w.yml", job)).legs[0]
 
 
-def _at(script: str, program: str, env: dict[str, frozenset[str] | None] | None = None):  # type: ignore[no-untyped-def]
+def _at(script: str, program: str, env: dict[str, frozenset[str] | None] | None = None) -> Env:
     """The variables where the first command running `program` runs."""
     block = parse_fragment(script)
     values = walk(block, env or {}, lambda body: None)
@@ -303,7 +307,7 @@ def test_defaults_and_step_variables_are_expanded_and_what_doubles_past_the_boun
     assert MAX_LENGTH < 2**14 and _at(doubling, "make")["a"] is None
 
 
-def test_a_sourced_repository_script_sets_what_it_assigns(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_sourced_repository_script_sets_what_it_assigns(make_repo: MakeRepo) -> None:
     workflow = (
         "on: push\njobs:\n  run:\n    runs-on: ubuntu-latest\n    steps:\n"
         "      - run: |\n          source ci/env.sh\n          docker run $GPU_FLAGS img\n"
@@ -345,7 +349,7 @@ jobs:
 """
 
 
-def test_a_call_to_another_repositorys_workflow_asks_for_the_runner_an_input_names(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_call_to_another_repositorys_workflow_asks_for_the_runner_an_input_names(make_repo: MakeRepo) -> None:
     """`runner:` (or `runs-on:`, `runs_on:` as a JSON list) given to a reusable workflow of another repository is the
     runner a job there asks for: a typo in it is one; a local call's inputs are followed into the workflow instead."""
     root = make_repo({".github/workflows/w.yml": REMOTE})
@@ -363,7 +367,7 @@ def test_a_call_to_another_repositorys_workflow_asks_for_the_runner_an_input_nam
     assert [header.split(" asks")[0] for header in result.headers] == [".github/workflows/w.yml:8:37: CC044 job 'h100'"]
 
 
-def test_what_a_hostile_workflow_asks_for_is_cut_at_the_bounds_not_followed_without_end(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_what_a_hostile_workflow_asks_for_is_cut_at_the_bounds_not_followed_without_end(make_repo: MakeRepo) -> None:
     """A matrix of 30 axes of 30 values (30**30 combinations), 10,000 `include` entries and an `if:` nested 5,000
     parentheses deep: the legs stop at their bound and say so, the condition is unknown, nothing raises."""
     axes = "".join(f"        a{axis}: [{', '.join(str(value) for value in range(30))}]\n" for axis in range(30))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ci_checks.query import CIRepository
+from tests.ci.linter.conftest import MakeRepo
 
 WORKFLOW = """on:
   schedule:
@@ -37,7 +38,7 @@ jobs:
 
 
 @pytest.fixture
-def repo(make_repo):  # type: ignore[no-untyped-def]
+def repo(make_repo: MakeRepo) -> CIRepository:
     return CIRepository(
         make_repo(
             {".github/workflows/ci.yml": WORKFLOW, ".github/workflows/list.yml": "on: [push, pull_request]\njobs: {}\n"}

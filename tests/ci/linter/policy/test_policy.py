@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 import time
 import warnings
+from collections.abc import Mapping
 
 import pytest
 
 from ci_checks.core import source
 from ci_checks.syntax import pysource
-from tests.ci.linter.conftest import run_cli
+from tests.ci.linter.conftest import MakeRepo, Result, run_cli
 
 WORKFLOW = """on: push
 jobs:
@@ -41,7 +42,7 @@ jobs:
 """
 
 
-def check(make_repo, policy: str, files: dict[str, str] | None = None, *args: str):  # type: ignore[no-untyped-def]
+def check(make_repo: MakeRepo, policy: str, files: Mapping[str, str | bytes] | None = None, *args: str) -> Result:
     root = make_repo({".github/workflows/ci.yml": WORKFLOW, ".github/ci-checks.yml": policy, **(files or {})})
     return run_cli("check", root, "--select", "CC1", *args)
 
@@ -237,13 +238,13 @@ def rule(kind: str, body: str, where: str = "{workflow: .github/workflows/ci.yml
     # (mutmut's), where the escaped id then names no test.
     ids=lambda value: value.replace("\n", " ")[:40] if isinstance(value, str) else value,
 )
-def test_a_bad_policy_is_a_positioned_error_with_exit_2(make_repo, policy: str, expected: str) -> None:  # type: ignore[no-untyped-def]
+def test_a_bad_policy_is_a_positioned_error_with_exit_2(make_repo: MakeRepo, policy: str, expected: str) -> None:
     result = check(make_repo, policy)
     assert (result.code, result.out) == (2, "")
     assert result.err == f".github/ci-checks.yml:{expected}\n"
 
 
-def test_a_where_that_matches_nothing_is_a_finding_not_a_crash(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_where_that_matches_nothing_is_a_finding_not_a_crash(make_repo: MakeRepo) -> None:
     result = check(make_repo, rule("forbid", "    forbid: [{text: x}]\n", "{workflow: ci.yml, job: deploy}"))
     assert result.code == 1
     assert result.headers == [
@@ -256,7 +257,7 @@ def test_a_where_that_matches_nothing_is_a_finding_not_a_crash(make_repo) -> Non
     ]
 
 
-def test_commands_in_conditions_loops_pipelines_and_nested_branches_are_found(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_commands_in_conditions_loops_pipelines_and_nested_branches_are_found(make_repo: MakeRepo) -> None:
     body = "    forbid:\n" + "".join(
         f"      - command: {pattern}\n" for pattern in ("python -c", "pip install -e .", "pytest", "tee log.txt")
     )
@@ -269,7 +270,7 @@ def test_commands_in_conditions_loops_pipelines_and_nested_branches_are_found(ma
     ]
 
 
-def test_order_is_checked_job_by_job_and_skips_jobs_without_steps(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_order_is_checked_job_by_job_and_skips_jobs_without_steps(make_repo: MakeRepo) -> None:
     body = "    order:\n      - step: {uses: actions/checkout}\n      - step: Install\n      - command: pytest\n"
     assert check(make_repo, rule("order", body)).code == 0
     swapped = "    order:\n      - command: pytest\n      - step: {id: install}\n"
@@ -280,7 +281,7 @@ def test_order_is_checked_job_by_job_and_skips_jobs_without_steps(make_repo) -> 
     assert "  = note: `pytest` is first written here at 23:13" in result.out.splitlines()
 
 
-def test_missing_items_are_findings_unless_ignored(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_missing_items_are_findings_unless_ignored(make_repo: MakeRepo) -> None:
     body = "    order:\n      - command: make\n      - command: pytest\n"
     result = check(make_repo, rule("order", body))
     assert result.headers == [".github/workflows/ci.yml:3:3: CC100 `make` is missing from job 'build' [r]"]
@@ -291,7 +292,7 @@ def test_missing_items_are_findings_unless_ignored(make_repo) -> None:  # type: 
     assert check(make_repo, rule("order", across + "    missing: ignore\n")).code == 0
 
 
-def test_require_with_values_compare_as_github_reads_them(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_require_with_values_compare_as_github_reads_them(make_repo: MakeRepo) -> None:
     where = "{workflow: .github/workflows/ci.yml, step: {uses: 'actions/*'}}"
     assert check(make_repo, rule("require", "    require: [{with: {persist-credentials: false}}]\n", where)).code == 0
     quoted = rule("require", "    require: [{with: {persist-credentials: 'false'}}]\n", where)
@@ -304,7 +305,7 @@ def test_require_with_values_compare_as_github_reads_them(make_repo) -> None:  #
     assert env.code == 0
 
 
-def test_regex_matches_are_positioned_and_multiline(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_regex_matches_are_positioned_and_multiline(make_repo: MakeRepo) -> None:
     result = check(make_repo, rule("forbid", "    forbid: [{regex: '^ +pytest .*$'}]\n"))
     assert result.headers == [
         ".github/workflows/ci.yml:23:1: CC101 /^ +pytest .*$/ is forbidden here "
@@ -312,13 +313,13 @@ def test_regex_matches_are_positioned_and_multiline(make_repo) -> None:  # type:
     ]
 
 
-def test_a_regex_that_also_matches_empty_text_reports_only_its_non_empty_matches(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_regex_that_also_matches_empty_text_reports_only_its_non_empty_matches(make_repo: MakeRepo) -> None:
     policy = rule("forbid", "    forbid: [{regex: 'x*'}]\n", "{files: notes.txt}")
     result = check(make_repo, policy, {"notes.txt": "ab\nxx\n"})
     assert result.headers == ["notes.txt:2:1: CC101 /x*/ is forbidden here (found 'xx') [r]"]
 
 
-def test_a_catastrophic_regex_times_out_instead_of_hanging(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_catastrophic_regex_times_out_instead_of_hanging(make_repo: MakeRepo) -> None:
     text = "a" * 40 + "!"
     started = time.monotonic()
     result = check(
@@ -330,7 +331,7 @@ def test_a_catastrophic_regex_times_out_instead_of_hanging(make_repo) -> None:  
     ]
 
 
-def test_dockerfile_copy_and_run_heredoc(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_dockerfile_copy_and_run_heredoc(make_repo: MakeRepo) -> None:
     dockerfile = (
         "FROM rocm/pytorch\n"
         "COPY --chown=1000 docker/patches/megatron.patch /tmp/\n"
@@ -348,14 +349,14 @@ def test_dockerfile_copy_and_run_heredoc(make_repo) -> None:  # type: ignore[no-
     ]
 
 
-def test_policy_ids_work_in_select_and_ignore(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_policy_ids_work_in_select_and_ignore(make_repo: MakeRepo) -> None:
     policy = rule("forbid", "    forbid: [{command: pytest}]\n")
     root = make_repo({".github/workflows/ci.yml": WORKFLOW, ".github/ci-checks.yml": policy})
     assert [h.split()[1] for h in run_cli("check", root, "--select", "r").headers] == ["CC101"]
     assert run_cli("check", root, "--select", "CC1", "--ignore", "r").code == 0
 
 
-def test_a_policy_in_pyproject_toml_points_at_its_table(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_policy_in_pyproject_toml_points_at_its_table(make_repo: MakeRepo) -> None:
     pyproject = '[tool.ci-checks]\nversion = 1\n\n[[tool.ci-checks.rules]]\nid = "r"\nkind = "forbd"\n'
     root = make_repo({".github/workflows/ci.yml": WORKFLOW, "pyproject.toml": pyproject})
     result = run_cli("check", root)
@@ -363,7 +364,7 @@ def test_a_policy_in_pyproject_toml_points_at_its_table(make_repo) -> None:  # t
     assert result.err.startswith("pyproject.toml:6:8: error: rules.0.kind: unknown value 'forbd' (did you mean")
 
 
-def test_a_file_the_rule_cannot_read_is_reported_as_such_not_as_matching_nothing(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_file_the_rule_cannot_read_is_reported_as_such_not_as_matching_nothing(make_repo: MakeRepo) -> None:
     policy = rule("forbid", "    forbid: [{text: x}]\n")
     root = make_repo({".github/workflows/ci.yml": WORKFLOW, ".github/ci-checks.yml": policy})
     result = run_cli("check", root, "--select", "CC0,CC1", "--max-file-size", "100")
@@ -401,7 +402,7 @@ jobs:
 """
 
 
-def parity(make_repo, body: str, files: dict[str, str] | None = None, *paths: str):  # type: ignore[no-untyped-def]
+def parity(make_repo: MakeRepo, body: str, files: Mapping[str, str | bytes] | None = None, *paths: str) -> Result:
     """Run a `parity` rule over `a.yml` and `b.yml` (whose output is `image`, not `digest`), or over `paths`."""
     root = make_repo(
         {
@@ -428,13 +429,13 @@ def parity(make_repo, body: str, files: dict[str, str] | None = None, *paths: st
         ),
     ],
 )
-def test_a_bad_parity_path_or_allowed_name_is_a_positioned_error(make_repo, body: str, expected: str) -> None:  # type: ignore[no-untyped-def]
+def test_a_bad_parity_path_or_allowed_name_is_a_positioned_error(make_repo: MakeRepo, body: str, expected: str) -> None:
     result = parity(make_repo, body)
     assert result.code == 2
     assert result.err.startswith(f".github/ci-checks.yml:{expected}"), result.err
 
 
-def test_parity_compares_outputs_of_workflows_written_with_a_leading_dot_slash(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_parity_compares_outputs_of_workflows_written_with_a_leading_dot_slash(make_repo: MakeRepo) -> None:
     result = parity(
         make_repo, "    workflows: [./.github/workflows/a.yml, ./.github/workflows/b.yml]\n    compare: [outputs]\n"
     )
@@ -446,7 +447,9 @@ def test_parity_compares_outputs_of_workflows_written_with_a_leading_dot_slash(m
     ]
 
 
-def test_parity_reads_workflows_outside_the_workflows_folder_and_names_every_one_that_lacks_a_name(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_parity_reads_workflows_outside_the_workflows_folder_and_names_every_one_that_lacks_a_name(
+    make_repo: MakeRepo,
+) -> None:
     files = {"ci/a.yml": CALLED, "ci/b.yml": CALLED.replace("digest", "image"), "ci/c.yml": CALLED}
     result = parity(make_repo, "    workflows: [ci/b.yml, ci/a.yml, ci/c.yml]\n    compare: [outputs]\n", files)
     assert result.headers == [
@@ -456,7 +459,7 @@ def test_parity_reads_workflows_outside_the_workflows_folder_and_names_every_one
     ]
 
 
-def test_parity_reports_every_workflow_it_cannot_find_or_read(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_parity_reports_every_workflow_it_cannot_find_or_read(make_repo: MakeRepo) -> None:
     workflows = "    workflows: [.github/workflows/x.yml, .github/workflows/y.yml, .github/workflows/a.yml]\n"
     result = parity(make_repo, workflows + "    compare: [outputs]\n")
     assert result.headers == [
@@ -472,7 +475,7 @@ def test_parity_reports_every_workflow_it_cannot_find_or_read(make_repo) -> None
     ]
 
 
-def test_parity_checked_on_one_workflow_reports_that_workflow_only(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_parity_checked_on_one_workflow_reports_that_workflow_only(make_repo: MakeRepo) -> None:
     body = "    workflows: [.github/workflows/a.yml, .github/workflows/b.yml]\n    compare: [outputs]\n"
     result = parity(make_repo, body, None, ".github/workflows/b.yml")
     assert result.headers == [
@@ -481,7 +484,7 @@ def test_parity_checked_on_one_workflow_reports_that_workflow_only(make_repo) ->
     ]
 
 
-def test_parity_reads_a_workflow_template_as_a_workflow_whichever_rule_reads_it_first(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_parity_reads_a_workflow_template_as_a_workflow_whichever_rule_reads_it_first(make_repo: MakeRepo) -> None:
     """`ci/rocm.yml.in` is text to a `files:` scope; a rule that read it so first made parity find it unreadable."""
     body = "    workflows: [.github/workflows/a.yml, ci/rocm.yml.in]\n    compare: [outputs]\n"
     as_text = "  - id: t\n    kind: forbid\n    where: {files: 'ci/*'}\n    forbid: [{text: nothing-here}]\n"
@@ -523,7 +526,7 @@ jobs:
 """
 
 
-def test_a_with_fix_sets_each_missing_or_different_pair_where_the_mapping_is_written(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_with_fix_sets_each_missing_or_different_pair_where_the_mapping_is_written(make_repo: MakeRepo) -> None:
     where = "{workflow: .github/workflows/ci.yml, step: {uses: 'actions/*'}}"
     policy = rule("require", "    require: [{with: {persist-credentials: false, ref: main}}]\n", where)
     root = make_repo({".github/workflows/ci.yml": CHECKOUTS, ".github/ci-checks.yml": policy})
@@ -562,7 +565,7 @@ def test_a_with_fix_sets_each_missing_or_different_pair_where_the_mapping_is_wri
     ]
 
 
-def test_a_fix_writes_each_value_plain_only_where_it_reads_back_the_same(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_fix_writes_each_value_plain_only_where_it_reads_back_the_same(make_repo: MakeRepo) -> None:
     values = {
         "WORD": ("Xylo", "Xylo"),
         "DASH": ("'-y'", '"-y"'),
@@ -587,7 +590,7 @@ def test_a_fix_writes_each_value_plain_only_where_it_reads_back_the_same(make_re
     assert result.code == 0, result.out
 
 
-def test_a_file_that_is_not_utf8_is_reported_at_its_first_bad_byte(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_file_that_is_not_utf8_is_reported_at_its_first_bad_byte(make_repo: MakeRepo) -> None:
     policy = rule("forbid", "    forbid: [{text: x}]\n", "{files: notes.txt}")
     result = check(make_repo, policy, {"notes.txt": b"ok\nab\xffc\n"})
     assert result.headers == [
@@ -595,7 +598,7 @@ def test_a_file_that_is_not_utf8_is_reported_at_its_first_bad_byte(make_repo) ->
     ]
 
 
-def test_a_linked_folder_a_files_glob_could_reach_into_is_reported_as_unread(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_linked_folder_a_files_glob_could_reach_into_is_reported_as_unread(make_repo: MakeRepo) -> None:
     policy = rule("forbid", "    forbid: [{text: FROM}]\n", "{files: 'docker/*/Dockerfile'}")
     root = make_repo(
         {".github/ci-checks.yml": policy, "shared/Dockerfile": "FROM a\n", "docker/cuda/Dockerfile": "x\n"}
@@ -641,7 +644,7 @@ def test_a_python_file_python_warns_of_is_read_all_the_same() -> None:
     ]
 
 
-def test_an_invalid_glob_of_a_python_item_is_told_where_it_is_written(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_an_invalid_glob_of_a_python_item_is_told_where_it_is_written(make_repo: MakeRepo) -> None:
     policy = "version: 1\nrules:\n  - id: r\n    kind: forbid\n    where: {files: t.py}\n    forbid:\n"
     policy += '      - python: {import: "[a"}\n'
     result = run_cli("check", make_repo({".github/ci-checks.yml": policy, "t.py": "import os\n"}))
@@ -651,7 +654,7 @@ def test_an_invalid_glob_of_a_python_item_is_told_where_it_is_written(make_repo)
     )
 
 
-def _forbidden(make_repo, item: str, where: str, files: dict[str, str]) -> list[str]:  # type: ignore[no-untyped-def]
+def _forbidden(make_repo: MakeRepo, item: str, where: str, files: dict[str, str]) -> list[str]:
     policy = f"version: 1\nrules:\n  - id: r\n    kind: forbid\n    where: {where}\n    forbid:\n      - {item}\n"
     return run_cli("check", make_repo({".github/ci-checks.yml": policy, **files}), "--select", "CC1").headers
 
@@ -665,7 +668,9 @@ def _forbidden(make_repo, item: str, where: str, files: dict[str, str]) -> list[
         ("{files: ci.yml}", ["7:19", "11:19", "11:32", "13:19"]),
     ],
 )
-def test_a_text_item_finds_each_occurrence_within_its_scope_only(make_repo, where: str, found: list[str]) -> None:  # type: ignore[no-untyped-def]
+def test_a_text_item_finds_each_occurrence_within_its_scope_only(
+    make_repo: MakeRepo, where: str, found: list[str]
+) -> None:
     headers = _forbidden(make_repo, "text: marker", where, {"ci.yml": STEPS})
     assert headers == [f"ci.yml:{at}: CC101 'marker' is forbidden here [r]" for at in found]
 
@@ -689,7 +694,7 @@ def test_a_text_item_finds_each_occurrence_within_its_scope_only(make_repo, wher
     ],
 )
 def test_a_step_item_selects_by_name_id_or_uses_and_is_found_at_the_steps_first_line(
-    make_repo,  # type: ignore[no-untyped-def]
+    make_repo: MakeRepo,
     selector: str,
     found: list[str],
 ) -> None:
@@ -697,7 +702,7 @@ def test_a_step_item_selects_by_name_id_or_uses_and_is_found_at_the_steps_first_
     assert [header.split(": CC101 ")[0] for header in headers] == [f"ci.yml:{at}" for at in found]
 
 
-def test_a_step_item_is_named_by_each_part_of_its_selector(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_step_item_is_named_by_each_part_of_its_selector(make_repo: MakeRepo) -> None:
     named = "{uses: actions/*, name: {literal: 'a*'}, id: x}"
     headers = _forbidden(make_repo, "step: {name: Inside, id: ins*}", "{workflow: ci.yml}", {"ci.yml": STEPS})
     assert headers == ["ci.yml:9:9: CC101 a step {name: Inside, id: ins*} is forbidden here [r]"]
@@ -740,7 +745,7 @@ class K(base.Parent):
     ],
 )
 def test_a_python_item_matches_a_whole_dotted_name_or_a_last_part_or_an_imports_module(
-    make_repo,  # type: ignore[no-untyped-def]
+    make_repo: MakeRepo,
     item: str,
     found: list[str],
 ) -> None:

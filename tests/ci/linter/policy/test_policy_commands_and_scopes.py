@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Mapping
 
 import jsonschema
 import pytest
@@ -13,7 +14,7 @@ from ci_checks.core import own_schemas
 from ci_checks.policy.items.regex import expansion
 from ci_checks.syntax.shell import split_words
 from tests.ci.conftest import PROJECT
-from tests.ci.linter.conftest import FIXTURES, run_cli
+from tests.ci.linter.conftest import FIXTURES, MakeRepo, Result, run_cli
 
 WORKFLOW = """on:
   push:
@@ -49,7 +50,9 @@ jobs:
 """
 
 
-def check(make_repo, rules: str, workflow: str = WORKFLOW, files: dict[str, str] | None = None):  # type: ignore[no-untyped-def]
+def check(
+    make_repo: MakeRepo, rules: str, workflow: str = WORKFLOW, files: Mapping[str, str | bytes] | None = None
+) -> Result:
     root = make_repo(
         {".github/workflows/ci.yml": workflow, ".github/ci-checks.yml": f"version: 1\nrules:\n{rules}", **(files or {})}
     )
@@ -67,7 +70,7 @@ def rule(
     return f"{head}    {kind}:\n{items}"
 
 
-def test_a_command_pattern_without_words_tells_a_dry_run_from_the_real_thing(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_command_pattern_without_words_tells_a_dry_run_from_the_real_thing(make_repo: MakeRepo) -> None:
     """The checked patch is applied after the install: `git apply "$PATCH"` alone matched `--check` first."""
     loose = '      - command: git apply "$PATCH"\n      - command: pip install -e .\n'
     assert check(make_repo, rule("order", loose, extra="    across: jobs\n")).code == 0  # fooled by the dry run
@@ -84,7 +87,7 @@ def test_a_command_pattern_without_words_tells_a_dry_run_from_the_real_thing(mak
     assert '  = note: `git apply "$PATCH"` without --check, --reverse, -R is first written here at 30:11' in result.out
 
 
-def test_an_exact_command_pattern_wants_exactly_its_arguments(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_an_exact_command_pattern_wants_exactly_its_arguments(make_repo: MakeRepo) -> None:
     result = check(make_repo, rule("forbid", "      - command: pip install .\n        exact: true\n"))
     assert [h.split(": CC101")[0] for h in result.headers] == [".github/workflows/ci.yml:28:16"]
     assert split_words("git apply \"a b\" 'c' d\\ e") == ["git", "apply", "a b", "c", "d e"]
@@ -98,7 +101,7 @@ def test_a_very_long_word_in_a_pattern_is_split_in_linear_time() -> None:
     assert time.perf_counter() - started < 30
 
 
-def test_order_across_jobs_follows_the_needs_graph(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_order_across_jobs_follows_the_needs_graph(make_repo: MakeRepo) -> None:
     ordered = "      - command: make\n      - command: pytest\n"
     assert check(make_repo, rule("order", ordered, extra="    across: jobs\n")).code == 0
     reversed_ = "      - command: pytest\n      - command: make\n"
@@ -134,7 +137,9 @@ def test_order_across_jobs_follows_the_needs_graph(make_repo) -> None:  # type: 
         ),
     ],
 )
-def test_order_across_jobs_refuses_a_where_narrower_than_a_workflow_at_that_key(make_repo, where, at, key) -> None:  # type: ignore[no-untyped-def]
+def test_order_across_jobs_refuses_a_where_narrower_than_a_workflow_at_that_key(
+    make_repo: MakeRepo, where: str, at: str, key: str
+) -> None:
     ordered = "      - command: make\n      - command: pytest\n"
     result = check(make_repo, rule("order", ordered, where=where, extra="    across: jobs\n"))
     assert (result.code, result.out) == (2, "")
@@ -165,7 +170,7 @@ MAKE_THEN_PYTEST = "      - command: make\n      - command: pytest\n"
 ACROSS = "    across: jobs\n"
 
 
-def test_order_across_jobs_names_every_unordered_job_and_points_at_the_earlier_item(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_order_across_jobs_names_every_unordered_job_and_points_at_the_earlier_item(make_repo: MakeRepo) -> None:
     result = check(make_repo, rule("order", MAKE_THEN_PYTEST, extra=ACROSS), UNORDERED_JOBS)
     assert result.headers == [
         ".github/workflows/ci.yml:14:14: CC100 `pytest` comes before `make` in job 'test' [r]",
@@ -179,7 +184,7 @@ def test_order_across_jobs_names_every_unordered_job_and_points_at_the_earlier_i
     ]
 
 
-def test_order_across_jobs_passes_over_an_absent_item_and_orders_the_next_pair(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_order_across_jobs_passes_over_an_absent_item_and_orders_the_next_pair(make_repo: MakeRepo) -> None:
     items = "      - command: cmake\n" + MAKE_THEN_PYTEST
     extra = ACROSS + "    missing: ignore\n"
     where = "{workflow: .github/workflows/ci.yml, job: [build, e2e]}"
@@ -190,7 +195,7 @@ def test_order_across_jobs_passes_over_an_absent_item_and_orders_the_next_pair(m
     ]
 
 
-def test_order_across_jobs_checks_every_workflow_a_glob_selects(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_order_across_jobs_checks_every_workflow_a_glob_selects(make_repo: MakeRepo) -> None:
     where = "{workflow: '.github/workflows/*.yml'}"
     files = {".github/workflows/a.yml": UNORDERED_JOBS.replace("pytest && make", "make && pytest")}
     result = check(make_repo, rule("order", MAKE_THEN_PYTEST, where, extra=ACROSS), UNORDERED_JOBS, files)
@@ -201,7 +206,7 @@ def test_order_across_jobs_checks_every_workflow_a_glob_selects(make_repo) -> No
     ]
 
 
-def test_one_command_that_satisfies_two_items_in_a_row_is_in_order(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_one_command_that_satisfies_two_items_in_a_row_is_in_order(make_repo: MakeRepo) -> None:
     """`pip install -e .` is both a `pip install` and a `pip install -e .`: neither comes before the other."""
     items = "      - command: pip install\n      - command: pip install -e .\n"
     assert check(make_repo, rule("order", items, extra=ACROSS), UNORDERED_JOBS).code == 0
@@ -209,7 +214,7 @@ def test_one_command_that_satisfies_two_items_in_a_row_is_in_order(make_repo) ->
     assert check(make_repo, rule("order", items, where), UNORDERED_JOBS).code == 0
 
 
-def test_order_within_a_job_passes_over_an_absent_item_and_orders_the_next_pair(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_order_within_a_job_passes_over_an_absent_item_and_orders_the_next_pair(make_repo: MakeRepo) -> None:
     items = "      - command: make\n      - command: cmake\n      - command: pytest\n"
     where = "{workflow: .github/workflows/ci.yml, job: test}"
     result = check(make_repo, rule("order", items, where), UNORDERED_JOBS)
@@ -227,7 +232,9 @@ def test_order_within_a_job_passes_over_an_absent_item_and_orders_the_next_pair(
         ("{files: '.github/workflows/*.yml'}", "a composite action or a job"),
     ],
 )
-def test_the_paths_of_an_order_rule_over_whole_files_or_jobs_are_relative_to_a_job(make_repo, where, keys_of) -> None:  # type: ignore[no-untyped-def]
+def test_the_paths_of_an_order_rule_over_whole_files_or_jobs_are_relative_to_a_job(
+    make_repo: MakeRepo, where: str, keys_of: str
+) -> None:
     """A whole workflow is ordered job by job; a file that is not known to be a workflow may be an action."""
     result = check(make_repo, rule("order", "      - key: runz\n      - key: steps\n", where))
     assert result.code == 2
@@ -236,7 +243,7 @@ def test_the_paths_of_an_order_rule_over_whole_files_or_jobs_are_relative_to_a_j
     )
 
 
-def test_the_paths_of_an_order_rule_in_a_workflow_step_or_trigger_are_relative_to_it(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_the_paths_of_an_order_rule_in_a_workflow_step_or_trigger_are_relative_to_it(make_repo: MakeRepo) -> None:
     job_keys = "      - key: runs-on\n      - key: steps\n"
     assert check(make_repo, rule("order", job_keys)).code == 0
     step = "{workflow: .github/workflows/ci.yml, step: {literal: 'Test [fast] *'}}"
@@ -252,7 +259,7 @@ def test_the_paths_of_an_order_rule_in_a_workflow_step_or_trigger_are_relative_t
     ]
 
 
-def test_a_trigger_scope_addresses_keys_relative_to_the_trigger(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_trigger_scope_addresses_keys_relative_to_the_trigger(make_repo: MakeRepo) -> None:
     where = "{workflow: .github/workflows/ci.yml, trigger: schedule}"
     assert check(make_repo, rule("require", "      - key: '[*].cron'\n        count: 1\n", where)).code == 0
     result = check(
@@ -269,7 +276,7 @@ def test_a_trigger_scope_addresses_keys_relative_to_the_trigger(make_repo) -> No
     ]
 
 
-def test_a_job_list_a_literal_step_name_an_else_branch_and_a_case_arm_are_scopes(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_job_list_a_literal_step_name_an_else_branch_and_a_case_arm_are_scopes(make_repo: MakeRepo) -> None:
     jobs = "{workflow: .github/workflows/ci.yml, job: [build, lint]}"
     result = check(make_repo, rule("require", "      - step: {uses: actions/checkout}\n", jobs))
     assert result.headers == [
@@ -292,7 +299,7 @@ def test_a_job_list_a_literal_step_name_an_else_branch_and_a_case_arm_are_scopes
     )
 
 
-def test_file_items_need_no_where(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_file_items_need_no_where(make_repo: MakeRepo) -> None:
     files = {"docker/amd_patch/latest/megatron.patch": "diff\n", "docker/amd_patch/sglv0.5.10/megatron.patch": "diff\n"}
     one = rule("require", "      - file: docker/amd_patch/**/*.patch\n        count: {max: 1}\n", where=None)
     result = check(make_repo, one, files=files)
@@ -311,7 +318,7 @@ def test_file_items_need_no_where(make_repo) -> None:  # type: ignore[no-untyped
     assert result.code == 2 and "the rule's `where`, which is missing" in result.err
 
 
-def test_findings_of_different_rules_at_one_span_with_one_message_are_all_kept(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_findings_of_different_rules_at_one_span_with_one_message_are_all_kept(make_repo: MakeRepo) -> None:
     same = rule("forbid", "      - command: make\n", rule_id="first") + rule(
         "forbid", "      - command: make\n", rule_id="second"
     )
@@ -319,7 +326,7 @@ def test_findings_of_different_rules_at_one_span_with_one_message_are_all_kept(m
     assert [h.rsplit(" ", 1)[1] for h in result.headers] == ["[first]", "[second]"]
 
 
-def test_a_rule_that_cannot_read_a_workflow_is_an_error_for_each_rule(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_rule_that_cannot_read_a_workflow_is_an_error_for_each_rule(make_repo: MakeRepo) -> None:
     both = rule("forbid", "      - command: make\n", rule_id="first") + rule(
         "require", "      - command: make\n", rule_id="second"
     )
@@ -332,7 +339,7 @@ def test_a_rule_that_cannot_read_a_workflow_is_an_error_for_each_rule(make_repo)
     assert "3 errors" in result.out.splitlines()[-1]
 
 
-def test_step_and_job_names_with_glob_characters_are_selected_literally(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_step_and_job_names_with_glob_characters_are_selected_literally(make_repo: MakeRepo) -> None:
     literal = "{workflow: .github/workflows/ci.yml, step: {literal: 'Test [fast] *'}}"
     assert check(make_repo, rule("require", "      - command: pytest\n", literal)).code == 0
     by_name = "{workflow: .github/workflows/ci.yml, step: {name: {literal: 'Test [fast] *'}}}"
@@ -352,7 +359,9 @@ def test_step_and_job_names_with_glob_characters_are_selected_literally(make_rep
         ("x" * 5000, "is longer than 4096 characters"),
     ],
 )
-def test_a_regular_expression_that_would_take_unbounded_memory_to_compile_is_refused(make_repo, pattern, error) -> None:  # type: ignore[no-untyped-def]
+def test_a_regular_expression_that_would_take_unbounded_memory_to_compile_is_refused(
+    make_repo: MakeRepo, pattern: str, error: str
+) -> None:
     started = time.perf_counter()
     result = check(make_repo, rule("forbid", f"      - regex: '{pattern}'\n"))
     assert result.code == 2
@@ -361,7 +370,7 @@ def test_a_regular_expression_that_would_take_unbounded_memory_to_compile_is_ref
     assert time.perf_counter() - started < 30
 
 
-def test_a_regular_expression_of_exactly_the_most_pieces_is_taken_and_one_more_is_refused(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_regular_expression_of_exactly_the_most_pieces_is_taken_and_one_more_is_refused(make_repo: MakeRepo) -> None:
     assert check(make_repo, rule("forbid", "      - regex: 'a{50000}'\n")).code == 0
     result = check(make_repo, rule("forbid", "      - regex: 'a{50001}'\n"))
     assert result.code == 2 and "(about 50,001 pieces when compiled; at most 50,000)" in result.err
@@ -398,7 +407,7 @@ def test_a_regular_expression_is_sized_by_what_its_fixed_repetitions_copy(patter
 
 
 @pytest.mark.parametrize("pattern", ["[ab", "a)b", "(a", "[^"])
-def test_an_unclosed_set_or_group_is_a_positioned_invalid_regular_expression(make_repo, pattern: str) -> None:  # type: ignore[no-untyped-def]
+def test_an_unclosed_set_or_group_is_a_positioned_invalid_regular_expression(make_repo: MakeRepo, pattern: str) -> None:
     result = check(make_repo, rule("forbid", f"      - regex: '{pattern}'\n"))
     assert result.code == 2
     assert result.err.startswith(f".github/ci-checks.yml:7:16: error: invalid regular expression {pattern!r}: ")
@@ -419,7 +428,7 @@ def test_every_policy_this_project_ships_validates_against_the_precise_schema() 
         assert errors == [], f"{path.name}: {errors[0].message if errors else ''}"
 
 
-def test_a_yaml_syntax_error_names_where_its_construct_starts_in_a_note_not_in_the_message(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_yaml_syntax_error_names_where_its_construct_starts_in_a_note_not_in_the_message(make_repo: MakeRepo) -> None:
     root = make_repo({".github/workflows/ci.yml": "on: push\njobs:\n  a: [b, c\n  d: e\n"})
     result = run_cli("check", root)
     assert result.headers == [
@@ -447,7 +456,9 @@ jobs:
 """
 
 
-def test_a_where_without_globs_reads_workflows_and_actions_for_a_step_and_workflows_for_a_job(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_where_without_globs_reads_workflows_and_actions_for_a_step_and_workflows_for_a_job(
+    make_repo: MakeRepo,
+) -> None:
     files = {"setup/action.yml": ACTION, "broken/action.yml": "runs: [\n"}
     steps = rule("forbid", "      - command: pip install\n", "{step: Install}", rule_id="steps")
     jobs = rule("forbid", "      - command: pip install\n", "{job: build}", rule_id="jobs")
@@ -462,7 +473,9 @@ def test_a_where_without_globs_reads_workflows_and_actions_for_a_step_and_workfl
     ]
 
 
-def test_an_action_is_a_whole_file_scope_and_has_no_jobs_in_a_where_that_also_names_workflows(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_an_action_is_a_whole_file_scope_and_has_no_jobs_in_a_where_that_also_names_workflows(
+    make_repo: MakeRepo,
+) -> None:
     files = {"setup/action.yml": ACTION}
     whole = rule("require", "      - text: 'using: composite'\n", "{action: setup/action.yml}", rule_id="whole")
     both = "{workflow: .github/workflows/ci.yml, action: setup/action.yml, job: {literal: build}}"
@@ -476,7 +489,7 @@ def test_an_action_is_a_whole_file_scope_and_has_no_jobs_in_a_where_that_also_na
     assert result.headers == ["setup/action.yml:1:1: CC102 setup/action.yml lacks 'using: composite' [whole]"]
 
 
-def test_a_missing_else_branch_says_so_and_lists_the_branches_of_every_step_with_a_script(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_missing_else_branch_says_so_and_lists_the_branches_of_every_step_with_a_script(make_repo: MakeRepo) -> None:
     else_ = "{workflow: .github/workflows/ci.yml, job: build, branch: {if: '[ -n \"$PATCH\" ]', else: true}}"
     result = check(make_repo, rule("forbid", "      - command: make\n", else_))
     assert result.headers == [
@@ -493,7 +506,7 @@ def test_a_missing_else_branch_says_so_and_lists_the_branches_of_every_step_with
     ]
 
 
-def test_a_listed_trigger_that_is_not_there_is_named(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_listed_trigger_that_is_not_there_is_named(make_repo: MakeRepo) -> None:
     triggers = "{workflow: .github/workflows/ci.yml, trigger: [push, pull_request]}"
     result = check(make_repo, rule("require", "      - key: branches\n", triggers))
     assert result.headers[0] == (
@@ -502,7 +515,7 @@ def test_a_listed_trigger_that_is_not_there_is_named(make_repo) -> None:  # type
     )
 
 
-def test_a_where_in_a_repository_without_workflows_or_actions_says_so(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_where_in_a_repository_without_workflows_or_actions_says_so(make_repo: MakeRepo) -> None:
     policy = "version: 1\nrules:\n" + rule("require", "      - command: make\n", "{job: build}")
     result = run_cli("check", make_repo({".github/ci-checks.yml": policy}), "--select", "CC1")
     assert result.headers == [
@@ -540,7 +553,9 @@ jobs:
         ("command: git   am", []),
     ],
 )
-def test_a_command_item_finds_each_command_its_pattern_matches(make_repo, item: str, found: list[str]) -> None:  # type: ignore[no-untyped-def]
+def test_a_command_item_finds_each_command_its_pattern_matches(
+    make_repo: MakeRepo, item: str, found: list[str]
+) -> None:
     result = check(make_repo, rule("forbid", f"      - {item}\n"), SCRIPT)
     assert [
         header.removeprefix(".github/workflows/ci.yml:").replace(": CC101", "").removesuffix(" is forbidden here [r]")

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import pytest
 
 from ci_checks.syntax.pysource import ConstantError, constant
-from tests.ci.linter.conftest import run_cli
+from tests.ci.linter.conftest import MakeRepo, Result, run_cli
 
 CI = """on:
   schedule:
@@ -54,7 +55,7 @@ LOADED = load_policies()
 '''
 
 
-def check(make_repo, rules: str, files: dict[str, str] | None = None):  # type: ignore[no-untyped-def]
+def check(make_repo: MakeRepo, rules: str, files: Mapping[str, str | bytes] | None = None) -> Result:
     tree = {
         ".github/workflows/ci.yml": CI,
         ".github/ci-checks.yml": f"version: 1\nrules:\n{rules}",
@@ -65,7 +66,7 @@ def check(make_repo, rules: str, files: dict[str, str] | None = None):  # type: 
     return run_cli("check", make_repo(tree), "--select", "CC1")
 
 
-def _reader(files: dict[str, str]):  # type: ignore[no-untyped-def]
+def _reader(files: dict[str, str]) -> Callable[[str], str | None]:
     return files.get
 
 
@@ -145,7 +146,7 @@ def _crons_in(rule_id: str, name: str) -> str:
     )
 
 
-def test_constants_from_a_dict_a_frozenset_and_an_imported_tuple_compare_in_the_policy(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_constants_from_a_dict_a_frozenset_and_an_imported_tuple_compare_in_the_policy(make_repo: MakeRepo) -> None:
     rules = (
         _crons_in("crons", "SCHEDULE_POLICIES")
         + """  - id: arches
@@ -167,7 +168,7 @@ def test_constants_from_a_dict_a_frozenset_and_an_imported_tuple_compare_in_the_
     ]
 
 
-def test_an_unreadable_constant_is_a_finding_of_each_rule_that_uses_it_and_the_others_run(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_an_unreadable_constant_is_a_finding_of_each_rule_that_uses_it_and_the_others_run(make_repo: MakeRepo) -> None:
     rules = (
         _crons_in("first", "LOADED")
         + """  - id: second
@@ -195,7 +196,7 @@ def test_an_unreadable_constant_is_a_finding_of_each_rule_that_uses_it_and_the_o
     assert result.code == 1
 
 
-def test_a_constant_file_is_read_from_the_repository_only(make_repo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_constant_file_is_read_from_the_repository_only(make_repo: MakeRepo, tmp_path: Path) -> None:
     outside = tmp_path / "outside.py"
     outside.write_text("X = ['gfx942']\n", encoding="utf-8")
     rules = """  - id: r
@@ -228,7 +229,7 @@ DECIDE = (
 )
 
 
-def test_a_double_star_path_finds_a_name_at_any_depth(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_double_star_path_finds_a_name_at_any_depth(make_repo: MakeRepo) -> None:
     nowhere = """  - id: no-decide
     kind: forbid
     where: {workflow: .github/workflows/*.yml}
@@ -260,7 +261,7 @@ def test_a_double_star_path_finds_a_name_at_any_depth(make_repo) -> None:  # typ
         ("- key: 'jobs.**'\n  contains: mi300x\n  count: {min: 1}", True),
     ],
 )
-def test_a_double_star_path_descends_any_depth_none_included(make_repo, item: str, holds: bool) -> None:  # type: ignore[no-untyped-def]
+def test_a_double_star_path_descends_any_depth_none_included(make_repo: MakeRepo, item: str, holds: bool) -> None:
     indented = "".join(f"      {line}\n" for line in item.split("\n"))
     rules = f"  - id: r\n    kind: require\n    where: {{workflow: .github/workflows/ci.yml}}\n    require:\n{indented}"
     result = check(make_repo, rules)
@@ -308,7 +309,7 @@ NEWER_FILES = {
 }
 
 
-def test_the_keys_github_accepts_today_are_known_to_paths_and_found_by_items(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_the_keys_github_accepts_today_are_known_to_paths_and_found_by_items(make_repo: MakeRepo) -> None:
     rules = """  - id: newer
     kind: require
     where: {workflow: .github/workflows/ci.yml}
@@ -343,7 +344,7 @@ def test_the_keys_github_accepts_today_are_known_to_paths_and_found_by_items(mak
     assert (result.code, result.headers, result.err) == (0, [], ""), result.out
 
 
-def test_no_rule_flags_the_keys_github_accepts_today(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_no_rule_flags_the_keys_github_accepts_today(make_repo: MakeRepo) -> None:
     """CC020 (the schema), CC030 (`uses`), CC040 (the workspace before a checkout) and CC041 (dangling `$/` paths)."""
     root = make_repo(NEWER_FILES)
     result = run_cli("check", root, "--select", "CC0")
@@ -393,7 +394,9 @@ jobs:
 }
 
 
-def _files_that(make_repo, condition: str, glob: str = "**", more: dict[str, str | bytes] | None = None) -> list[str]:  # type: ignore[no-untyped-def]
+def _files_that(
+    make_repo: MakeRepo, condition: str, glob: str = "**", more: Mapping[str, str | bytes] | None = None
+) -> list[str]:
     rules = f"  - id: r\n    kind: forbid\n    forbid:\n      - file: '{glob}'\n        referenced_by: {condition}\n"
     root = make_repo({**ORPHANS, **(more or {}), ".github/ci-checks.yml": f"version: 1\nrules:\n{rules}"})
     result = run_cli("check", root, "--select", "CC1")
@@ -401,7 +404,7 @@ def _files_that(make_repo, condition: str, glob: str = "**", more: dict[str, str
     return [h.split(":", 1)[0] for h in result.headers]
 
 
-def test_referenced_by_false_finds_the_files_nothing_in_the_repository_refers_to(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_referenced_by_false_finds_the_files_nothing_in_the_repository_refers_to(make_repo: MakeRepo) -> None:
     assert _files_that(make_repo, "false") == [
         ".github/actions/unused/action.yml",
         ".github/ci-checks.yml",
@@ -413,7 +416,7 @@ def test_referenced_by_false_finds_the_files_nothing_in_the_repository_refers_to
     ]
 
 
-def test_a_script_refers_to_a_file_beside_it_and_a_copy_from_another_stage_to_none(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_script_refers_to_a_file_beside_it_and_a_copy_from_another_stage_to_none(make_repo: MakeRepo) -> None:
     more = {
         "scripts/nightly.sh": "#!/bin/sh\nbash lib.sh\n",
         "scripts/lib.sh": "#!/bin/sh\n",
@@ -423,8 +426,10 @@ def test_a_script_refers_to_a_file_beside_it_and_a_copy_from_another_stage_to_no
     assert _files_that(make_repo, "docker/Dockerfile.multi", more=more) == []
 
 
-def test_a_dockerfile_refers_to_its_copy_and_add_sources_and_a_python_file_to_its_path_literals(make_repo) -> None:  # type: ignore[no-untyped-def]
-    more = {
+def test_a_dockerfile_refers_to_its_copy_and_add_sources_and_a_python_file_to_its_path_literals(
+    make_repo: MakeRepo,
+) -> None:
+    more: dict[str, str | bytes] = {
         "docker/Dockerfile.copy": "FROM a\nLABEL notes/label.txt notes/other.txt x\nCOPY --chown=1 notes/a.txt /a\n"
         "ADD notes/b.txt https://example.com/c.txt $HOME/d ${X}/e /opt/\nCOPY notes/[ab.txt /x\nCOPY . /src\n",
         "tools/paths.py": 'A = "./notes/c.txt"\nB = " ./scripts/stale.sh "\n'
@@ -448,7 +453,7 @@ def test_a_dockerfile_refers_to_its_copy_and_add_sources_and_a_python_file_to_it
     assert _files_that(make_repo, "scripts/unreadable.sh", more=more) == []
 
 
-def test_referenced_by_a_glob_or_true_finds_the_files_those_refer_to(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_referenced_by_a_glob_or_true_finds_the_files_those_refer_to(make_repo: MakeRepo) -> None:
     assert _files_that(make_repo, ".github/workflows/*.yml") == [
         ".github/actions/setup/action.yml",
         "docker/Dockerfile.cuda",
@@ -468,7 +473,7 @@ def test_referenced_by_a_glob_or_true_finds_the_files_those_refer_to(make_repo) 
     ]
 
 
-def test_a_file_item_says_who_refers_to_what_it_finds(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_file_item_says_who_refers_to_what_it_finds(make_repo: MakeRepo) -> None:
     rules = """  - id: built
     kind: forbid
     forbid:
@@ -506,7 +511,7 @@ def test_a_file_item_says_who_refers_to_what_it_finds(make_repo) -> None:  # typ
     ]
 
 
-def test_a_file_referred_to_by_many_names_the_first_three_and_counts_the_rest(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_file_referred_to_by_many_names_the_first_three_and_counts_the_rest(make_repo: MakeRepo) -> None:
     rules = (
         "  - id: many\n    kind: forbid\n    forbid:\n      - file: docker/Dockerfile.x\n        referenced_by: true\n"
     )
@@ -524,7 +529,9 @@ def test_a_file_referred_to_by_many_names_the_first_three_and_counts_the_rest(ma
     ]
 
 
-def test_text_and_regex_items_find_only_what_is_inside_their_scope_and_count_each_occurrence(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_text_and_regex_items_find_only_what_is_inside_their_scope_and_count_each_occurrence(
+    make_repo: MakeRepo,
+) -> None:
     """`sudo` is only in job a, `make docs` and `||` only in job b: a search in one job does not reach into the other,
     before it or after it; a one-character text is counted at each place, next to each other too."""
     workflow = (
@@ -556,7 +563,7 @@ def test_text_and_regex_items_find_only_what_is_inside_their_scope_and_count_eac
 
 
 def test_a_python_string_refers_to_a_path_with_a_slash_or_a_dot_and_only_build_push_file_names_a_dockerfile(
-    make_repo,  # type: ignore[no-untyped-def]
+    make_repo: MakeRepo,
 ) -> None:
     """`bin/launch` and `setup.cfg` are each named by a Python string; the `file:` input of an action other than
     docker/build-push-action names nothing ci-checks knows to be read."""
@@ -587,7 +594,9 @@ def test_a_python_string_refers_to_a_path_with_a_slash_or_a_dot_and_only_build_p
     ]
 
 
-def test_a_script_too_deep_to_read_is_reported_to_a_rule_of_commands_where_it_goes_too_deep(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_script_too_deep_to_read_is_reported_to_a_rule_of_commands_where_it_goes_too_deep(
+    make_repo: MakeRepo,
+) -> None:
     """A text item reads the text, which is there; a command item would need the commands, which are not."""
     deep = "if true; then " * 101 + "git apply amd.patch" + "; fi" * 101
     workflow = f"on: push\njobs:\n  t:\n    runs-on: ubuntu-latest\n    steps:\n      - run: {deep}\n"
@@ -604,13 +613,13 @@ def test_a_script_too_deep_to_read_is_reported_to_a_rule_of_commands_where_it_go
     ]
 
 
-def _headers(make_repo, rules: str, files: dict[str, str] | None = None) -> list[str]:  # type: ignore[no-untyped-def]
+def _headers(make_repo: MakeRepo, rules: str, files: dict[str, str] | None = None) -> list[str]:
     result = check(make_repo, rules, files)
     assert result.err == "", result.err
     return [h.split(": ", 1)[1] if h.startswith(".github/workflows") else h for h in result.headers]
 
 
-def test_one_rule_holds_several_scopes_and_items_each_with_its_own_where(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_one_rule_holds_several_scopes_and_items_each_with_its_own_where(make_repo: MakeRepo) -> None:
     rules = """  - id: gpu-ci
     kind: require
     where: {workflow: .github/workflows/ci.yml}
@@ -635,7 +644,7 @@ def test_one_rule_holds_several_scopes_and_items_each_with_its_own_where(make_re
     ]
 
 
-def test_a_where_may_list_several_scopes_and_a_list_of_names_must_all_exist(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_where_may_list_several_scopes_and_a_list_of_names_must_all_exist(make_repo: MakeRepo) -> None:
     other = "on: push\njobs:\n  test:\n    runs-on: [self-hosted, mi300x]\n    steps:\n      - run: pytest\n"
     rules = """  - id: gpu-jobs
     kind: require
@@ -668,7 +677,7 @@ def test_a_where_may_list_several_scopes_and_a_list_of_names_must_all_exist(make
     ]
 
 
-def test_a_listed_path_written_with_a_leading_dot_slash_names_the_file_without_it(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_listed_path_written_with_a_leading_dot_slash_names_the_file_without_it(make_repo: MakeRepo) -> None:
     rules = """  - id: both
     kind: forbid
     where: {workflow: [./.github/workflows/ci.yml, ./gone.yml]}
@@ -686,7 +695,7 @@ def test_a_listed_path_written_with_a_leading_dot_slash_names_the_file_without_i
     ]
 
 
-def test_the_items_of_an_order_rule_take_no_where_of_their_own(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_the_items_of_an_order_rule_take_no_where_of_their_own(make_repo: MakeRepo) -> None:
     rules = """  - id: o
     kind: order
     where: {workflow: .github/workflows/ci.yml}
@@ -714,14 +723,14 @@ def test_the_items_of_an_order_rule_take_no_where_of_their_own(make_repo) -> Non
         ("key: '[*].cron'\n  set: ['0 1 * * *', '0 15 * * 6', '0 2 * * *']", False),
     ],
 )
-def test_a_set_is_what_the_selected_values_are_together(make_repo, item: str, holds: bool) -> None:  # type: ignore[no-untyped-def]
+def test_a_set_is_what_the_selected_values_are_together(make_repo: MakeRepo, item: str, holds: bool) -> None:
     rules = "  - id: r\n    kind: require\n    where: {workflow: .github/workflows/ci.yml, trigger: schedule}\n"
     indented = item.replace("\n", "\n      ")
     result = check(make_repo, rules + f"    require:\n      - {indented}\n")
     assert (result.code, result.err) == (0 if holds else 1, ""), result.out
 
 
-def test_a_set_names_what_is_extra_and_what_is_missing(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_set_names_what_is_extra_and_what_is_missing(make_repo: MakeRepo) -> None:
     rules = """  - id: crons
     kind: require
     where: {workflow: .github/workflows/ci.yml, trigger: schedule}
@@ -747,7 +756,7 @@ def test_a_set_names_what_is_extra_and_what_is_missing(make_repo) -> None:  # ty
     assert "`set` judges the values a PATH selects together, in a `require` rule without `count`" in result.err
 
 
-def test_a_large_constant_against_many_values_is_judged_without_comparing_every_pair(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_large_constant_against_many_values_is_judged_without_comparing_every_pair(make_repo: MakeRepo) -> None:
     """Not a speed goal: a constant and a workflow both come from a pull request; 20,000 by 2,000 comparisons of
     GitHub readings one by one took minutes."""
     crons = "".join(f'    - cron: "{i % 60} {i % 24} * * *"\n' for i in range(2000))

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import pytest
 
 from ci_checks.config import load as config
-from ci_checks.config.load import ConfigError
+from ci_checks.core.config_files import ConfigError
 from ci_checks.core.source import SourceFile
-from tests.ci.linter.conftest import run_cli
+from tests.ci.linter.conftest import MakeRepo, Result, run_cli
 
 WORKFLOW = """name: CI
 on:
@@ -47,19 +49,19 @@ jobs:
 
 
 def check(
-    make_repo,
+    make_repo: MakeRepo,
     items: str,
     kind: str = "require",
     where: str = "{workflow: .github/workflows/ci.yml}",
     workflow: str = WORKFLOW,
-    files: dict[str, str] | None = None,
-):  # type: ignore[no-untyped-def]
+    files: Mapping[str, str | bytes] | None = None,
+) -> Result:
     policy = f"version: 1\nrules:\n  - id: r\n    kind: {kind}\n    where: {where}\n    {kind}:\n{items}"
     root = make_repo({".github/workflows/ci.yml": workflow, ".github/ci-checks.yml": policy, **(files or {})})
     return run_cli("check", root, "--select", "CC1")
 
 
-def headers(result) -> list[str]:  # type: ignore[no-untyped-def]
+def headers(result: Result) -> list[str]:
     return [line.removeprefix(".github/workflows/ci.yml:") for line in result.headers]
 
 
@@ -98,13 +100,13 @@ def headers(result) -> list[str]:  # type: ignore[no-untyped-def]
         ("- key: jobs.*.timeout-minutes\n        count: {min: 0, max: 1}", True),
     ],
 )
-def test_each_comparator_holds_or_fails_as_github_reads_the_value(make_repo, item: str, holds: bool) -> None:  # type: ignore[no-untyped-def]
+def test_each_comparator_holds_or_fails_as_github_reads_the_value(make_repo: MakeRepo, item: str, holds: bool) -> None:
     result = check(make_repo, f"      {item}\n")
     assert result.err == ""
     assert result.code == (0 if holds else 1), result.out
 
 
-def test_on_written_as_a_string_a_list_or_a_mapping_reads_the_same(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_on_written_as_a_string_a_list_or_a_mapping_reads_the_same(make_repo: MakeRepo) -> None:
     body = "jobs:\n  a:\n    runs-on: x\n    steps: [{run: make}]\n"
     for on in ("on: push\n", "on: [push]\n", "on:\n  push:\n"):
         for item, holds in (("equals: [push]", True), ("equals: push", True), ("keys: [push]", True)):
@@ -114,7 +116,7 @@ def test_on_written_as_a_string_a_list_or_a_mapping_reads_the_same(make_repo) ->
         assert check(make_repo, "      - key: on.pull_request\n", workflow=on + body).code == 1
 
 
-def test_require_reports_each_value_that_fails_at_the_value(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_require_reports_each_value_that_fails_at_the_value(make_repo: MakeRepo) -> None:
     workflow = WORKFLOW.replace("    - cron: '0 13 * * *'\n", "    - cron: '0 13 * * *'\n    - cron: 0 5 * * *\n")
     items = '      - key: "[*].cron"\n        in: ["0 1 * * *", "0 13 * * *"]\n'
     where = "{workflow: .github/workflows/ci.yml, trigger: schedule}"
@@ -138,13 +140,15 @@ SCHEDULE = "{workflow: .github/workflows/ci.yml, trigger: schedule}"
         ("- key: '[*].cron'\n  count: 2", True),
     ],
 )
-def test_a_count_with_a_comparator_counts_the_nodes_that_satisfy_it(make_repo, items: str, holds: bool) -> None:  # type: ignore[no-untyped-def]
+def test_a_count_with_a_comparator_counts_the_nodes_that_satisfy_it(
+    make_repo: MakeRepo, items: str, holds: bool
+) -> None:
     indented = "".join(f"      {line}\n" for line in items.split("\n"))
     result = check(make_repo, indented, where=SCHEDULE)
     assert result.code == (0 if holds else 1), result.out
 
 
-def test_a_count_that_fails_names_what_it_counted_and_what_else_was_selected(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_count_that_fails_names_what_it_counted_and_what_else_was_selected(make_repo: MakeRepo) -> None:
     none = "      - key: '[*].cron'\n        equals: '0 15 * * 6'\n        count: 1\n"
     assert headers(check(make_repo, none, where=SCHEDULE)) == [
         "5:3: CC102 trigger 'schedule' has `[*].cron` equals '0 15 * * 6' 0 times, not exactly 1 (selected: "
@@ -160,7 +164,7 @@ def test_a_count_that_fails_names_what_it_counted_and_what_else_was_selected(mak
     assert "  = note: `[1].cron` is counted here at 7:13" in result.out
 
 
-def test_a_count_that_fails_with_values_counted_and_not_says_what_else_was_also_selected(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_count_that_fails_with_values_counted_and_not_says_what_else_was_also_selected(make_repo: MakeRepo) -> None:
     one = "      - key: '[*].cron'\n        equals: '0 1 * * *'\n        count: 2\n"
     assert headers(check(make_repo, one, where=SCHEDULE)) == [
         "5:3: CC102 trigger 'schedule' has `[*].cron` equals '0 1 * * *' 1 time, not exactly 2: `[0].cron` = "
@@ -168,7 +172,7 @@ def test_a_count_that_fails_with_values_counted_and_not_says_what_else_was_also_
     ]
 
 
-def test_a_count_that_fails_names_five_of_what_it_counted_and_how_many_more(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_count_that_fails_names_five_of_what_it_counted_and_how_many_more(make_repo: MakeRepo) -> None:
     def jobs(count: int) -> str:
         return "on: push\njobs:\n" + "".join(
             f"  j{i}:\n    runs-on: r{i}\n    steps:\n      - run: make\n" for i in range(count)
@@ -186,14 +190,14 @@ def test_a_count_that_fails_names_five_of_what_it_counted_and_how_many_more(make
     assert "  = note: `jobs.j6.runs-on` is counted here at 28:5" in result.out
 
 
-def test_the_items_after_a_counted_one_are_checked_too(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_the_items_after_a_counted_one_are_checked_too(make_repo: MakeRepo) -> None:
     items = "      - key: '[*].cron'\n        count: 2\n      - key: '[*].timezone'\n"
     assert headers(check(make_repo, items, where=SCHEDULE)) == [
         "5:3: CC102 trigger 'schedule' lacks `[*].timezone` [r]"
     ]
 
 
-def test_one_step_script_among_several_holding_a_command_is_a_count_of_one(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_one_step_script_among_several_holding_a_command_is_a_count_of_one(make_repo: MakeRepo) -> None:
     one = "      - key: 'jobs.*.steps[*].run'\n        contains: pytest\n        count: 1\n"
     result = check(make_repo, one)
     assert headers(result) == [
@@ -203,7 +207,7 @@ def test_one_step_script_among_several_holding_a_command_is_a_count_of_one(make_
     assert check(make_repo, one.replace("count: 1", "count: {min: 1}")).code == 0
 
 
-def test_forbid_reports_each_selected_value_that_satisfies_at_its_exact_span(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_forbid_reports_each_selected_value_that_satisfies_at_its_exact_span(make_repo: MakeRepo) -> None:
     items = "      - key: jobs.*.runs-on\n        has: [self-hosted]\n      - key: jobs.*.continue-on-error\n"
     result = check(make_repo, items, kind="forbid")
     assert headers(result) == [
@@ -216,7 +220,7 @@ def test_forbid_reports_each_selected_value_that_satisfies_at_its_exact_span(mak
     assert "26 |     runs-on: [self-hosted, mi300x]\n   |              ^^^^^^^^^^^^^^^^^^^^^" in result.out
 
 
-def test_values_can_be_read_from_a_python_constant_never_run(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_values_can_be_read_from_a_python_constant_never_run(make_repo: MakeRepo) -> None:
     config = "import os\nos.system('exit 3')\nSUPPORTED_ARCHES = ('gfx942', 'gfx950')\nLATER: list[str] = ['gfx950']\n"
     files = {"tools/ci_config.py": config}
     item = "      - key: on.workflow_dispatch.inputs.arch.options\n        equals: {from: {python: tools/ci_config.py, name: %s}}\n"  # noqa: E501
@@ -234,7 +238,9 @@ def test_values_can_be_read_from_a_python_constant_never_run(make_repo) -> None:
         (b"X = [1]\n\xff\n", "X", "8:29: CC106 cannot read X: tools/ci_config.py: file is not valid UTF-8 (byte"),
     ],
 )
-def test_a_value_that_cannot_be_read_from_python_is_a_finding_of_its_rule(make_repo, config, name, error) -> None:  # type: ignore[no-untyped-def]
+def test_a_value_that_cannot_be_read_from_python_is_a_finding_of_its_rule(
+    make_repo: MakeRepo, config: str | bytes | None, name: str, error: str
+) -> None:
     files = {"tools/ci_config.py": config} if config is not None else {}
     item = f"      - key: on.workflow_dispatch.inputs.arch.options\n        in: {{from: {{python: tools/ci_config.py, name: {name}}}}}\n"  # noqa: E501
     result = check(make_repo, item + "      - key: jobs.build.timeout-minutes\n", files=files)
@@ -272,13 +278,15 @@ def test_a_value_that_cannot_be_read_from_python_is_a_finding_of_its_rule(make_r
         ("[0]", "7:14: error: invalid PATH '[0]': the scope is a mapping, not a list; [0] selects nothing there\n"),
     ],
 )
-def test_a_path_that_can_never_select_anything_is_an_error(make_repo, key: str, error: str) -> None:  # type: ignore[no-untyped-def]
+def test_a_path_that_can_never_select_anything_is_an_error(make_repo: MakeRepo, key: str, error: str) -> None:
     result = check(make_repo, f"      - key: '{key}'\n")
     assert result.code == 2
     assert result.err.startswith(f".github/ci-checks.yml:{error}"), result.err
 
 
-def test_forbidding_what_does_not_exist_holds_and_a_required_name_that_drifted_says_what_is_there(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_forbidding_what_does_not_exist_holds_and_a_required_name_that_drifted_says_what_is_there(
+    make_repo: MakeRepo,
+) -> None:
     """`forbid` of an absent job, input or setting is satisfied, not a policy that selects nothing."""
     for absent in ("jobs.docker-decide", "jobs.stage-*-cpu-*.needs", "jobs.*.environment", "on.pull_request_target"):
         result = check(make_repo, f"      - key: {absent}\n", kind="forbid")
@@ -301,7 +309,7 @@ def test_forbidding_what_does_not_exist_holds_and_a_required_name_that_drifted_s
     ]
 
 
-def test_a_comparator_needs_the_right_shape_and_count_only_in_require(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_comparator_needs_the_right_shape_and_count_only_in_require(make_repo: MakeRepo) -> None:
     result = check(make_repo, "      - key: on\n        equals: push\n        in: [push]\n")
     assert result.err.startswith(
         ".github/ci-checks.yml:9:9: error: a `key` item takes one comparator; found equals, in"
@@ -316,14 +324,14 @@ def test_a_comparator_needs_the_right_shape_and_count_only_in_require(make_repo)
     assert result.code == 2 and "in" in result.err
 
 
-def test_a_branch_scope_has_no_keys(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_branch_scope_has_no_keys(make_repo: MakeRepo) -> None:
     where = "{workflow: .github/workflows/ci.yml, step: x, branch: 'true'}"
     result = check(make_repo, "      - key: on\n", where=where)
     assert result.err.startswith(".github/ci-checks.yml:7:9: error: a branch of a script has no keys")
 
 
 @pytest.mark.parametrize("source", ["null", "tools/values.py", "{python: tools/values.py}", "{python: 1, name: X}"])
-def test_equals_from_that_is_not_a_python_constant_is_a_positioned_error(make_repo, source: str) -> None:  # type: ignore[no-untyped-def]
+def test_equals_from_that_is_not_a_python_constant_is_a_positioned_error(make_repo: MakeRepo, source: str) -> None:
     """`equals` takes any value, so the schema lets a malformed `from` through: the policy says what it takes."""
     policy = (
         "version: 1\nrules:\n  - id: v\n    kind: require\n    where: {workflow: .github/workflows/ci.yml}\n"
@@ -349,13 +357,15 @@ def test_equals_from_that_is_not_a_python_constant_is_a_positioned_error(make_re
         ("- key: on.workflow_dispatch.inputs.arch.options\n        has: [gfx950, gfx942]", True),
     ],
 )
-def test_in_and_has_compare_booleans_lists_and_mappings_as_github_reads_them(make_repo, item: str, holds: bool) -> None:  # type: ignore[no-untyped-def]
+def test_in_and_has_compare_booleans_lists_and_mappings_as_github_reads_them(
+    make_repo: MakeRepo, item: str, holds: bool
+) -> None:
     result = check(make_repo, f"      {item}\n")
     assert result.err == ""
     assert result.code == (0 if holds else 1), result.out
 
 
-def test_an_empty_value_is_one_of_an_empty_text_and_a_null(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_an_empty_value_is_one_of_an_empty_text_and_a_null(make_repo: MakeRepo) -> None:
     workflow = WORKFLOW.replace("  LOG: |\n    verbose\n", "  LOG:\n  EMPTY: ''\n")
     assert check(make_repo, "      - key: env.LOG\n        in: ['']\n", workflow=workflow).code == 0
     assert check(make_repo, "      - key: env.EMPTY\n        in: [null]\n", workflow=workflow).code == 0
@@ -364,7 +374,7 @@ def test_an_empty_value_is_one_of_an_empty_text_and_a_null(make_repo) -> None:  
     ]
 
 
-def test_a_comparator_of_text_or_keys_on_a_value_of_another_shape_says_what_the_value_is(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_comparator_of_text_or_keys_on_a_value_of_another_shape_says_what_the_value_is(make_repo: MakeRepo) -> None:
     items = (
         "      - key: jobs.build.runs-on\n        keys: [label]\n"
         "      - key: permissions\n        matches: read\n"
@@ -392,7 +402,9 @@ def test_a_comparator_of_text_or_keys_on_a_value_of_another_shape_says_what_the_
         ),
     ],
 )
-def test_a_comparator_that_cannot_judge_anything_is_a_positioned_error(make_repo, comparator: str, error) -> None:  # type: ignore[no-untyped-def]
+def test_a_comparator_that_cannot_judge_anything_is_a_positioned_error(
+    make_repo: MakeRepo, comparator: str, error: str | None
+) -> None:
     files = {"tools/values.py": "TIMEOUT = 60\n"}
     result = check(make_repo, f"      - key: jobs.*.timeout-minutes\n        {comparator}\n", files=files)
     if error is None:  # `has` reads a single value as a list of one
@@ -401,7 +413,9 @@ def test_a_comparator_that_cannot_judge_anything_is_a_positioned_error(make_repo
         assert (result.code, result.err) == (2, f".github/ci-checks.yml:{error}\n")
 
 
-def test_a_key_that_matches_too_slowly_is_reported_not_judged(make_repo, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+def test_a_key_that_matches_too_slowly_is_reported_not_judged(
+    make_repo: MakeRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from ci_checks.policy.items import key
 
     monkeypatch.setattr(key, "TIMEOUT_S", 0.01)
@@ -413,7 +427,7 @@ def test_a_key_that_matches_too_slowly_is_reported_not_judged(make_repo, monkeyp
     ]
 
 
-def test_a_path_that_stops_at_a_list_says_there_are_no_keys_there(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_path_that_stops_at_a_list_says_there_are_no_keys_there(make_repo: MakeRepo) -> None:
     result = check(make_repo, "      - key: steps[3]\n", where="{workflow: .github/workflows/ci.yml, job: build}")
     assert headers(result) == [
         "20:3: CC102 job 'build' lacks `steps[3]`: nothing matches '[3]' under `steps` (keys there: none) [r]"
@@ -431,7 +445,9 @@ def test_a_policy_read_without_a_repository_cannot_take_values_from_python() -> 
     assert (raised.value.span.line, raised.value.span.column) == (8, 20)
 
 
-def test_keys_names_what_is_lacking_and_what_is_extra_and_keys_include_only_what_is_lacking(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_keys_names_what_is_lacking_and_what_is_extra_and_keys_include_only_what_is_lacking(
+    make_repo: MakeRepo,
+) -> None:
     arch = "      - key: on.workflow_dispatch.inputs.arch\n"
     assert headers(check(make_repo, arch + "        keys: [type, default]\n")) == [
         "10:7: CC102 `on.workflow_dispatch.inputs.arch` has the keys options, type: it lacks default and also has "
@@ -452,7 +468,7 @@ def test_keys_names_what_is_lacking_and_what_is_extra_and_keys_include_only_what
     ]
 
 
-def test_a_trigger_scope_reads_its_keys_as_github_reads_them_under_on(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_trigger_scope_reads_its_keys_as_github_reads_them_under_on(make_repo: MakeRepo) -> None:
     push = "{workflow: .github/workflows/ci.yml, trigger: push}"
     assert check(make_repo, "      - key: branches\n        equals: [main]\n", where=push).code == 0
     assert headers(check(make_repo, "      - key: branches\n        equals: [dev]\n", where=push)) == [

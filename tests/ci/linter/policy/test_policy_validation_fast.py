@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 from ci_checks.config import load as config
+from ci_checks.core.config_files import ConfigError
 from ci_checks.core.repository import Repository
 from ci_checks.core.source import SourceFile
 from ci_checks.policy import validation
@@ -51,7 +52,7 @@ def _variants(data: object) -> Iterator[object]:
 def _verdict(text: str, repository: Repository) -> object:
     try:
         parsed = config.parse(SourceFile(".github/ci-checks.yml", text), repository)
-    except config.ConfigError as error:
+    except ConfigError as error:
         return ("rejected", error.message, error.span)
     return ("accepted", [rule.id for rule in parsed.rules])
 

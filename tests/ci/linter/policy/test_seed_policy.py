@@ -12,12 +12,13 @@ text, not taken from ci-checks.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from ci_checks.query import CIRepository
-from tests.ci.linter.conftest import FIXTURES, run_cli
+from tests.ci.linter.conftest import FIXTURES, MakeRepo, run_cli
 from tests.ci.linter.variants import VARIANTS, line_of
 
 AFTER = (FIXTURES / "seed" / "_run-ci-rocm.yml").read_text(encoding="utf-8")
@@ -42,9 +43,9 @@ POLICY = """rules:
 """
 
 
-# The seed test as query-API lines (3 lines).
+# The seed test as query-API lines (3 lines); a step without a script fails it, as it would a project's test.
 def seed_assertions(repo: CIRepository) -> None:
-    override = repo.workflow("_run-ci-rocm.yml").step("Install Megatron").script.branch('[ -n "$MEGATRON_PR" ]')
+    override = repo.workflow("_run-ci-rocm.yml").step("Install Megatron").script.branch('[ -n "$MEGATRON_PR" ]')  # type: ignore[union-attr]
     assert override.comes_before("git checkout -f FETCH_HEAD", "pip install -e .")
     assert override.occurrences("amd_patch") == []
 
@@ -56,7 +57,7 @@ def test_each_way_is_at_most_ten_lines() -> None:
     assert len(inspect.getsource(seed_assertions).splitlines()) <= 10
 
 
-def repository(make_repo, text: str) -> Path:  # type: ignore[no-untyped-def]
+def repository(make_repo: MakeRepo, text: str) -> Path:
     return make_repo({WORKFLOW: text, ".github/ci-checks.yml": POLICY})
 
 
@@ -67,14 +68,14 @@ def policy_findings(root: Path) -> tuple[int, list[str]]:
 
 
 @pytest.mark.parametrize("variant", VARIANTS.values(), ids=VARIANTS.keys())
-def test_after_the_change_both_ways_pass(make_repo, variant) -> None:  # type: ignore[no-untyped-def]
+def test_after_the_change_both_ways_pass(make_repo: MakeRepo, variant: Callable[[str], str]) -> None:
     root = repository(make_repo, variant(AFTER))
     assert policy_findings(root) == (0, [])
     seed_assertions(CIRepository(root))
 
 
 @pytest.mark.parametrize("variant", VARIANTS.values(), ids=VARIANTS.keys())
-def test_before_the_change_both_ways_report_each_amd_patch(make_repo, variant) -> None:  # type: ignore[no-untyped-def]
+def test_before_the_change_both_ways_report_each_amd_patch(make_repo: MakeRepo, variant: Callable[[str], str]) -> None:
     text = variant(BEFORE)
     root = repository(make_repo, text)
     branch_start = text.index(BRANCH)
@@ -94,7 +95,7 @@ def test_before_the_change_both_ways_report_each_amd_patch(make_repo, variant) -
 
 
 @pytest.mark.parametrize("variant", VARIANTS.values(), ids=VARIANTS.keys())
-def test_install_above_the_checkout_fails_both_ways(make_repo, variant) -> None:  # type: ignore[no-untyped-def]
+def test_install_above_the_checkout_fails_both_ways(make_repo: MakeRepo, variant: Callable[[str], str]) -> None:
     text = variant(MOVED)
     root = repository(make_repo, text)
     install = line_of(text, "pip install -e . --no-deps --break-system-packages", after=BRANCH)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import jsonschema
@@ -21,7 +22,8 @@ import pytest
 
 from ci_checks.core import own_schemas
 from ci_checks.core.repository import FileKind, Repository
-from ci_checks.model.loading import load
+from ci_checks.model import Step
+from ci_checks.model.loading import LoadedFile, load
 from ci_checks.syntax.yamlpos import ScalarMap
 from tests.ci.expectations import expected, printed
 from tests.ci.linter.conftest import FIXTURES, run_cli
@@ -61,7 +63,7 @@ def test_the_corpus_is_there() -> None:
         assert _repositories(SHARED_CORPUS), f"CI_CHECKS_CORPUS={SHARED_CORPUS} holds no repository"
 
 
-def _steps(repo: Path):  # type: ignore[no-untyped-def]
+def _steps(repo: Path) -> Iterator[tuple[str, LoadedFile, list[Step]]]:
     """Each workflow and action of the repository, loaded, with its steps."""
     repository = Repository(repo)
     for path in repository.workflows + repository.actions:

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.ci.linter.conftest import MakeRepo
+
 PROBE = (
     "import sys\n"
     "from ci_checks.cli.main import main\n"
@@ -75,7 +77,7 @@ def _loaded(modules: set[str], name: str) -> bool:
 
 
 @pytest.mark.parametrize("workflow", [STEPS_ONLY, WITH_A_SCRIPT], ids=["steps only", "with a script"])
-def test_one_file_imports_no_linter_policy_engine_or_slow_validator(make_repo, workflow: str) -> None:  # type: ignore[no-untyped-def]
+def test_one_file_imports_no_linter_policy_engine_or_slow_validator(make_repo: MakeRepo, workflow: str) -> None:
     root = make_repo({".github/workflows/ci.yml": workflow, "tools/build.sh": "echo build\n"})
     code, modules = _imported(root, "--no-cache")
     assert code == 0
@@ -85,7 +87,7 @@ def test_one_file_imports_no_linter_policy_engine_or_slow_validator(make_repo, w
     assert _loaded(modules, "tree_sitter") == (workflow is WITH_A_SCRIPT)
 
 
-def test_a_schema_error_or_a_policy_imports_what_explains_it(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_schema_error_or_a_policy_imports_what_explains_it(make_repo: MakeRepo) -> None:
     root = make_repo(
         {
             ".github/workflows/ci.yml": STEPS_ONLY.replace("runs-on", "runs-onn"),
@@ -113,7 +115,7 @@ CHECKING = (
 """What checking a file takes: a run reused from the cache needs none of it."""
 
 
-def test_a_kept_run_imports_nothing_that_checks(make_repo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_kept_run_imports_nothing_that_checks(make_repo: MakeRepo, tmp_path: Path) -> None:
     root = make_repo(
         {".github/workflows/ci.yml": WITH_A_SCRIPT + "      - run: curl x\n", ".github/ci-checks.yml": POLICY}
     )
@@ -127,7 +129,7 @@ def test_a_kept_run_imports_nothing_that_checks(make_repo, tmp_path: Path) -> No
     assert [name for name in (*CHECKING, *NEVER) if _loaded(kept, name)] == []
 
 
-def test_a_run_with_exclusions_is_kept_and_they_still_hold(make_repo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_run_with_exclusions_is_kept_and_they_still_hold(make_repo: MakeRepo, tmp_path: Path) -> None:
     skipped = ".github/workflows/skipped.yml"
     root = make_repo({".github/workflows/ci.yml": STEPS_ONLY, skipped: STEPS_ONLY.replace("runs-on", "runs-onn")})
     (root / ".github/ci-checks.yml").write_text(f"exclude: [{skipped}]\n")

@@ -111,7 +111,9 @@ def test_a_sample_is_the_same_on_every_run_and_a_larger_one_contains_a_smaller()
     assert int(elsewhere.stdout) == len(fifth)
 
 
-def test_a_sample_of_a_group_passes_over_a_module_without_mutants(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_a_sample_of_a_group_passes_over_a_module_without_mutants(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(MUTATION, "WORK", tmp_path)
     folder = tmp_path / "policy" / "mutants" / "ci_checks" / "policy"
     folder.mkdir(parents=True)
@@ -125,8 +127,8 @@ def test_a_sample_of_a_group_passes_over_a_module_without_mutants(tmp_path: Path
         MUTATION._sampled("policy", modules[:1], 50)
 
 
-def test_a_sample_takes_at_least_a_number_of_each_modules_mutants_and_all_of_a_smaller_module(  # type: ignore[no-untyped-def]
-    tmp_path: Path, monkeypatch
+def test_a_sample_takes_at_least_a_number_of_each_modules_mutants_and_all_of_a_smaller_module(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(MUTATION, "WORK", tmp_path)
     folder = tmp_path / "policy" / "mutants" / "ci_checks" / "policy"
@@ -159,7 +161,9 @@ def test_survivors_are_judged_again_with_a_test_map_made_anew(tmp_path: Path) ->
     MUTATION._forget_test_map(tmp_path)  # none to forget: nothing happens
 
 
-def test_a_floor_without_a_sample_is_refused_before_anything_runs(tmp_path: Path, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_a_floor_without_a_sample_is_refused_before_anything_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setattr(MUTATION, "WORK", tmp_path)
     with pytest.raises(SystemExit) as refused:
         MUTATION.main(["run", "--at-least", "40", "fixes"])

@@ -15,6 +15,7 @@ import pytest
 from ci_checks.core import source
 from ci_checks.model import Workflow
 from ci_checks.syntax import yamlpos
+from ci_checks.syntax.shell import Block
 from tests.ci.linter.conftest import FIXTURES, copy_repository, run_cli
 from tests.ci.linter.variants import reindent
 
@@ -25,7 +26,7 @@ CHECKOUT = "git checkout -f FETCH_HEAD"
 INSTALL = "pip install -e ."
 
 
-def override(text: str):  # type: ignore[no-untyped-def]
+def override(text: str) -> Block:
     doc = yamlpos.parse(source.decode(".github/workflows/_run-ci-rocm.yml", text.encode()))
     workflow = Workflow.from_document(doc)
     assert workflow is not None, doc.issues

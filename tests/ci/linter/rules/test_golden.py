@@ -31,7 +31,7 @@ import pytest
 
 from tests.ci.conftest import PROJECT
 from tests.ci.expectations import expected, printed
-from tests.ci.linter.conftest import FIXTURES, copy_repository, is_repository_fixture, run_cli
+from tests.ci.linter.conftest import FIXTURES, Result, copy_repository, is_repository_fixture, run_cli
 
 
 def _fixtures(folder: str) -> list[Path]:
@@ -47,7 +47,7 @@ def _fixtures(folder: str) -> list[Path]:
     return sorted([*found, *repositories])
 
 
-def _run(fixture: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+def _run(fixture: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Result:
     args_file = fixture.with_suffix(".args")
     extra = args_file.read_text().replace("{fixtures}", str(FIXTURES)).split() if args_file.exists() else []
     env_file = fixture.with_suffix(".env")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.ci.linter.conftest import run_cli
+from tests.ci.linter.conftest import MakeRepo, run_cli
 
 
 def _found(root: Path) -> list[tuple[str, int, int, int, str, str]]:
@@ -35,7 +35,7 @@ jobs:
 """
 
 
-def test_only_a_comparison_of_the_event_name_itself_with_a_literal_is_judged(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_only_a_comparison_of_the_event_name_itself_with_a_literal_is_judged(make_repo: MakeRepo) -> None:
     assert _found(make_repo({".github/workflows/ci.yml": NOT_TESTS})) == []
 
 
@@ -55,7 +55,7 @@ jobs:
 """
 
 
-def test_workflows_that_call_each_other_receive_what_their_own_triggers_give(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_workflows_that_call_each_other_receive_what_their_own_triggers_give(make_repo: MakeRepo) -> None:
     root = make_repo(
         {
             ".github/workflows/a.yml": LOOP.replace("{other}", "b"),
@@ -73,7 +73,7 @@ def test_workflows_that_call_each_other_receive_what_their_own_triggers_give(mak
 
 
 def test_a_reusable_workflow_no_workflow_here_calls_may_receive_any_event_but_never_a_misspelt_one(
-    make_repo,  # type: ignore[no-untyped-def]
+    make_repo: MakeRepo,
 ) -> None:
     library = LOOP.replace("  push:\n", "").replace("  other:\n    uses: ./.github/workflows/{other}.yml\n", "")
     root = make_repo({".github/workflows/library.yml": library.replace("'release'", "'psuh'")})
@@ -89,7 +89,7 @@ def test_a_reusable_workflow_no_workflow_here_calls_may_receive_any_event_but_ne
     ]
 
 
-def test_an_entry_of_a_list_whose_literal_escapes_a_quote_is_reported_at_the_literal(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_an_entry_of_a_list_whose_literal_escapes_a_quote_is_reported_at_the_literal(make_repo: MakeRepo) -> None:
     workflow = """\
 on: push
 jobs:

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from tests.ci.linter.conftest import run_cli
+from tests.ci.linter.conftest import MakeRepo, run_cli
 
 Finding = tuple[str, int, int, str, list[tuple[str, int, int, str]]]
-MakeRepo = Callable[[dict[str, str | bytes]], Path]
 
 CI = ".github/workflows/ci.yml"
 FAILS = "no earlier step makes: the step fails before its script runs"

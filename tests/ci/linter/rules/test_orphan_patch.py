@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from ci_checks.core.own_output import written_by_ci_checks
-from tests.ci.linter.conftest import run_cli
+from tests.ci.linter.conftest import MakeRepo, run_cli
 
 PATCH = "diff --git a/x b/x\n"
 
@@ -22,9 +21,6 @@ def _workflow(run: str) -> dict[str, str]:
 def _python(root: str, *lines: str) -> str:
     """A Python file that sets `ROOT` to `root` (a path built from `__file__`), then says these lines."""
     return f"from pathlib import Path\nROOT = {root}\n" + "".join(line + "\n" for line in lines)
-
-
-MakeRepo = Callable[[dict[str, str | bytes]], Path]
 
 
 def _orphans(make_repo: MakeRepo, files: dict[str, str]) -> list[str]:

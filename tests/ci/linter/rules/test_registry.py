@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import re
+from pathlib import Path
 
 import pytest
 
@@ -93,7 +94,7 @@ def test_rule_has_error_and_clean_fixtures(rule: Rule) -> None:
         assert f": {rule.code} " in golden.read_text(encoding="utf-8"), f"{golden.name} never reports {rule.code}"
 
 
-def _fixture_name(path):  # type: ignore[no-untyped-def]
+def _fixture_name(path: Path) -> str:
     """A fixture is named by its file, by its folder when the file must be called action.yml, or by the
     repository fixture (a folder with its own `.github`) it is part of."""
     inside = [folder for folder in path.parents if FIXTURES in folder.parents]

@@ -4,15 +4,16 @@ the text GitHub makes of a number."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
-from tests.ci.linter.conftest import run_cli
+from tests.ci.linter.conftest import MakeRepo, run_cli
 
 SET_OUTPUT = '      - id: v\n        run: echo "::set-output name=v::1"\n'
 
 
-def _findings(make_repo, workflow: str) -> list[dict[str, object]]:  # type: ignore[no-untyped-def]
+def _findings(make_repo: MakeRepo, workflow: str) -> list[dict[str, object]]:
     root = make_repo({".github/workflows/ci.yml": workflow})
     result = run_cli("check", root, "--output-format", "json", "--select", "CC031")
     return list(json.loads(result.out)["diagnostics"])
@@ -44,8 +45,8 @@ def _findings(make_repo, workflow: str) -> list[dict[str, object]]:  # type: ign
     ],
 )
 def test_the_github_output_rewrite_is_offered_only_where_the_step_runs_in_bash_or_sh(
-    make_repo, runs_on: str, shell: str, fixed: bool
-) -> None:  # type: ignore[no-untyped-def]
+    make_repo: MakeRepo, runs_on: str, shell: str, fixed: bool
+) -> None:
     step = SET_OUTPUT + (f"        shell: {shell}\n" if shell else "")
     workflow = f"on: push\njobs:\n  t:\n    runs-on: {runs_on}\n    steps:\n{step}"
     (finding,) = _findings(make_repo, workflow)
@@ -55,7 +56,7 @@ def test_the_github_output_rewrite_is_offered_only_where_the_step_runs_in_bash_o
 
 
 @pytest.mark.parametrize("where", ["workflow", "job", "step"])
-def test_set_env_is_a_security_warning_where_unsecure_commands_are_allowed(make_repo, where: str) -> None:  # type: ignore[no-untyped-def]
+def test_set_env_is_a_security_warning_where_unsecure_commands_are_allowed(make_repo: MakeRepo, where: str) -> None:
     env = "env:\n  ACTIONS_ALLOW_UNSECURE_COMMANDS: 'true'\n"
     indent = {"workflow": "", "job": "    ", "step": "        "}[where]
     block = "".join(indent + line + "\n" for line in env.splitlines())
@@ -70,7 +71,7 @@ def test_set_env_is_a_security_warning_where_unsecure_commands_are_allowed(make_
     assert finding["related"][0]["message"] == "ACTIONS_ALLOW_UNSECURE_COMMANDS is set to true here"  # type: ignore[index]
 
 
-def test_set_env_fails_the_step_where_nothing_allows_it(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_set_env_fails_the_step_where_nothing_allows_it(make_repo: MakeRepo) -> None:
     workflow = (
         'on: push\njobs:\n  t:\n    runs-on: ubuntu-latest\n    steps:\n      - run: echo "::set-env name=A::1"\n'
     )
@@ -81,7 +82,7 @@ def test_set_env_fails_the_step_where_nothing_allows_it(make_repo) -> None:  # t
     )
 
 
-def test_allowing_unsecure_commands_through_the_environment_file_counts(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_allowing_unsecure_commands_through_the_environment_file_counts(make_repo: MakeRepo) -> None:
     workflow = (
         "on: push\njobs:\n  t:\n    runs-on: ubuntu-latest\n    steps:\n"
         '      - run: echo "ACTIONS_ALLOW_UNSECURE_COMMANDS=true" >> "$GITHUB_ENV"\n'
@@ -91,7 +92,7 @@ def test_allowing_unsecure_commands_through_the_environment_file_counts(make_rep
     assert finding["severity"] == "warning"
 
 
-def _lines(root) -> list[tuple[str, int, int, str, str, list[tuple[int, int]], str | None]]:  # type: ignore[no-untyped-def]
+def _lines(root: Path) -> list[tuple[str, int, int, str, str, list[tuple[int, int]], str | None]]:
     """Each CC031 finding whole: path, line, column, severity, message, the related locations and the fix's text."""
     result = run_cli("check", root, "--output-format", "json", "--select", "CC031")
     return [
@@ -112,7 +113,9 @@ DEPRECATED = '`::set-output` is deprecated; append `name=value` to "$GITHUB_OUTP
 REWRITE = 'echo "v=1" >> "$GITHUB_OUTPUT"'
 
 
-def test_a_composite_action_is_told_the_calling_workflow_decides_unless_an_earlier_step_allows_it(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_composite_action_is_told_the_calling_workflow_decides_unless_an_earlier_step_allows_it(
+    make_repo: MakeRepo,
+) -> None:
     # An action has no `env:` above its steps; its steps write to the job's environment file like any step.
     head = "name: x\ndescription: x\nruns:\n  using: composite\n  steps:\n"
     disabled = (
@@ -152,7 +155,9 @@ def test_a_composite_action_is_told_the_calling_workflow_decides_unless_an_earli
     ]
 
 
-def test_the_rewrite_follows_the_default_shell_of_the_job_before_the_workflow_and_the_runner(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_the_rewrite_follows_the_default_shell_of_the_job_before_the_workflow_and_the_runner(
+    make_repo: MakeRepo,
+) -> None:
     workflow = (
         "on: push\ndefaults:\n  run:\n    shell: zsh\njobs:\n"
         "  zsh:\n    runs-on: ubuntu-latest\n    steps:\n"
@@ -168,7 +173,7 @@ def test_the_rewrite_follows_the_default_shell_of_the_job_before_the_workflow_an
     ]
 
 
-def test_no_rewrite_is_offered_for_an_echo_whose_text_is_not_plain(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_no_rewrite_is_offered_for_an_echo_whose_text_is_not_plain(make_repo: MakeRepo) -> None:
     # A word that goes on past its closing quote, a `%` (escaped in workflow commands, not in the environment
     # files) and a YAML-quoted script whose text differs from the file's are reported but not rewritten.
     steps = (
@@ -189,7 +194,7 @@ def test_no_rewrite_is_offered_for_an_echo_whose_text_is_not_plain(make_repo) ->
     ]
 
 
-def test_a_workflow_command_is_what_echo_or_printf_print_at_the_start_of_a_line(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_workflow_command_is_what_echo_or_printf_print_at_the_start_of_a_line(make_repo: MakeRepo) -> None:
     # echo's own options are passed over, not printf's nor a word that only starts like one; a command printed
     # after other text is no command. A rewrite is offered only for a lone `echo` with one word (no option) and
     # no redirection.
@@ -219,7 +224,7 @@ def test_a_workflow_command_is_what_echo_or_printf_print_at_the_start_of_a_line(
     ]
 
 
-def test_the_commands_after_a_step_or_an_echo_that_prints_none_are_still_read(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_the_commands_after_a_step_or_an_echo_that_prints_none_are_still_read(make_repo: MakeRepo) -> None:
     # A PowerShell script is not parsed, and an echo that only names a command prints none: the steps and commands
     # after them are read all the same.
     steps = (
@@ -232,7 +237,7 @@ def test_the_commands_after_a_step_or_an_echo_that_prints_none_are_still_read(ma
     assert _lines(root) == [(".github/workflows/ci.yml", 10, 11, "warning", DEPRECATED, [], REWRITE)]
 
 
-def test_only_a_true_value_or_an_earlier_write_allows_set_env(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_only_a_true_value_or_an_earlier_write_allows_set_env(make_repo: MakeRepo) -> None:
     steps = (
         '      - run: echo "::set-env name=A::1"\n'
         '      - run: echo "ACTIONS_ALLOW_UNSECURE_COMMANDS=true" >> "$GITHUB_ENV"\n'
@@ -246,7 +251,7 @@ def test_only_a_true_value_or_an_earlier_write_allows_set_env(make_repo) -> None
     assert _lines(root) == [(".github/workflows/ci.yml", 8, 14, "error", message, [], 'echo "A=1" >> "$GITHUB_ENV"')]
 
 
-def test_a_number_is_reported_where_github_would_pass_on_other_text_than_written(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_number_is_reported_where_github_would_pass_on_other_text_than_written(make_repo: MakeRepo) -> None:
     # Every place a value is passed on is looked at: the workflow's, a job's and a step's env, a called workflow's
     # and a step's with, the matrix. Infinity and not-a-number, booleans, keys, and numbers written as GitHub
     # writes them (a leading + aside) are passed over.

@@ -58,5 +58,7 @@ def test_scalars_github_reads_by_their_type_or_as_text_pass_the_fast_pass() -> N
         "        continue-on-error: true\n        timeout-minutes: 5\n"
         "  c:\n    uses: ./.github/workflows/x.yml\n    with:\n      n: 5\n      f: true\n"
     )
-    instance = yamlpos.to_plain(yamlpos.parse(source.decode("w.yml", text.encode())).root)
+    root = yamlpos.parse(source.decode("w.yml", text.encode())).root
+    assert root is not None
+    instance = yamlpos.to_plain(root)
     assert validation._fast(FileKind.WORKFLOW).is_valid(validation._as_github_reads(instance))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.ci.linter.conftest import run_cli
+from tests.ci.linter.conftest import MakeRepo, run_cli
 
 Finding = tuple[str, int, int, str, list[tuple[int, int, str]]]
 
@@ -35,7 +35,9 @@ CI = ".github/workflows/ci.yml"
 BEFORE = "before `actions/checkout` puts the repository in the workspace"
 
 
-def test_each_use_before_a_late_checkout_names_the_checkout_and_the_checkout_names_each_use(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_each_use_before_a_late_checkout_names_the_checkout_and_the_checkout_names_each_use(
+    make_repo: MakeRepo,
+) -> None:
     # Entering the workspace itself needs no file of the repository; a step after the checkout is not judged.
     steps = (
         '      - run: cd "$GITHUB_WORKSPACE" && cd python\n'
@@ -69,7 +71,7 @@ def test_each_use_before_a_late_checkout_names_the_checkout_and_the_checkout_nam
     ]
 
 
-def test_make_and_install_in_a_working_directory_name_that_folder(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_make_and_install_in_a_working_directory_name_that_folder(make_repo: MakeRepo) -> None:
     steps = "      - working-directory: csrc\n        run: pip install . && make\n"
     root = make_repo({CI: _workflow(steps)})
     never = "but job 'build' never checks the repository out"
@@ -79,7 +81,7 @@ def test_make_and_install_in_a_working_directory_name_that_folder(make_repo) -> 
     ]
 
 
-def test_a_command_longer_than_sixty_characters_is_cut_to_fifty_seven_and_an_ellipsis(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_command_longer_than_sixty_characters_is_cut_to_fifty_seven_and_an_ellipsis(make_repo: MakeRepo) -> None:
     sixty = "bash scripts/" + "a" * 44 + ".sh"
     sixty_one = "bash scripts/" + "b" * 45 + ".sh"
     assert (len(sixty), len(sixty_one)) == (60, 61)
@@ -91,7 +93,7 @@ def test_a_command_longer_than_sixty_characters_is_cut_to_fifty_seven_and_an_ell
     ]
 
 
-def test_a_folder_something_was_written_inside_is_there_for_cd_and_a_local_action(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_folder_something_was_written_inside_is_there_for_cd_and_a_local_action(make_repo: MakeRepo) -> None:
     steps = (
         "      - run: mkdir -p build/out && cd build\n"
         "      - run: echo '{}' > .github/actions/made/action.yml\n"
@@ -108,7 +110,7 @@ def test_a_folder_something_was_written_inside_is_there_for_cd_and_a_local_actio
     ]
 
 
-def test_a_workflow_that_does_not_parse_leaves_the_next_one_judged(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_workflow_that_does_not_parse_leaves_the_next_one_judged(make_repo: MakeRepo) -> None:
     later = ".github/workflows/later.yml"
     root = make_repo(
         {".github/workflows/broken.yml": "on: push\njobs: [\n", later: _workflow("      - run: bash scripts/x.sh\n")}
@@ -119,7 +121,7 @@ def test_a_workflow_that_does_not_parse_leaves_the_next_one_judged(make_repo) ->
     ]
 
 
-def test_a_reusable_workflow_call_is_not_judged_even_with_steps(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_reusable_workflow_call_is_not_judged_even_with_steps(make_repo: MakeRepo) -> None:
     text = (
         "on: push\njobs:\n"
         "  call:\n    uses: ./.github/workflows/called.yml\n    steps:\n      - run: bash scripts/x.sh\n"
@@ -132,7 +134,7 @@ def test_a_reusable_workflow_call_is_not_judged_even_with_steps(make_repo) -> No
     ]
 
 
-def test_a_path_above_the_workspace_is_not_the_repositorys(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_path_above_the_workspace_is_not_the_repositorys(make_repo: MakeRepo) -> None:
     steps = "      - run: bash ../tools/x.sh && cd ../other && bash scripts/y.sh\n      - run: bash scripts/z.sh\n"
     root = make_repo({CI: _workflow(steps)})
     assert _findings(root) == [
@@ -140,7 +142,9 @@ def test_a_path_above_the_workspace_is_not_the_repositorys(make_repo) -> None:  
     ]
 
 
-def test_a_workspace_restored_unpacked_or_fetched_into_a_new_repository_is_no_use_before_a_checkout(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_workspace_restored_unpacked_or_fetched_into_a_new_repository_is_no_use_before_a_checkout(
+    make_repo: MakeRepo,
+) -> None:
     """What a cache restore (to a glob), an artifact download, an archive unpacked (read from a pipe, `-C` after
     it), `git init DIR` filled by a fetch, or `git worktree add` put in the workspace is not the repository's; a
     path no pattern of the restore matches still is."""
@@ -169,7 +173,7 @@ def test_a_workspace_restored_unpacked_or_fetched_into_a_new_repository_is_no_us
     assert _findings(root) == [(CI, 8, 19, f"`bash scripts/x.sh` runs `scripts/x.sh`, {never}", [])]
 
 
-def test_a_folder_docker_mounts_is_no_use_of_the_repository(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_folder_docker_mounts_is_no_use_of_the_repository(make_repo: MakeRepo) -> None:
     """`docker run -v ./out:/out` may mount a folder for the container's output: missing-mount-source judges it."""
     steps = "      - run: docker run -v ./out:/out --mount type=bind,source=$PWD/cfg,target=/cfg img && bash x.sh\n"
     root = make_repo({CI: _workflow(steps)})

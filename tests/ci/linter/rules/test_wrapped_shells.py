@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from ci_checks.syntax.shell.programs import shell_program
-from tests.ci.linter.conftest import run_cli
+from tests.ci.linter.conftest import MakeRepo, run_cli
 
 WORKFLOW = ".github/workflows/ci.yml"
 DANGLING = """\
@@ -35,7 +35,7 @@ jobs:
         "bash --noprofile --norc -eo pipefail {0}",
     ],
 )
-def test_a_script_behind_a_wrapped_shell_is_checked(make_repo, shell: str) -> None:  # type: ignore[no-untyped-def]
+def test_a_script_behind_a_wrapped_shell_is_checked(make_repo: MakeRepo, shell: str) -> None:
     root = make_repo({WORKFLOW: DANGLING.format(shell=shell)})
     result = run_cli("check", "--no-cache", "--backends", "none", "--output-format", "concise", root)
     assert "CC041 `./tools/missing.sh` runs `tools/missing.sh`, which does not exist" in result.out
@@ -51,14 +51,14 @@ def test_a_script_behind_a_wrapped_shell_is_checked(make_repo, shell: str) -> No
         "sudo sudo sudo sudo sudo sudo sudo sudo bash {0}",  # more wrappers than are followed
     ],
 )
-def test_a_shell_that_cannot_be_resolved_is_said_not_hidden(make_repo, shell: str) -> None:  # type: ignore[no-untyped-def]
+def test_a_shell_that_cannot_be_resolved_is_said_not_hidden(make_repo: MakeRepo, shell: str) -> None:
     root = make_repo({WORKFLOW: DANGLING.format(shell=shell)})
     result = run_cli("check", "--no-cache", "--backends", "none", "--output-format", "concise", root)
     assert f"CC055 `shell: {shell}` cannot be resolved to a program" in result.out
     assert "Found 1 problem (1 info)" in result.out  # information that the script went unchecked, not silence
 
 
-def test_a_default_shell_a_matrix_picks_is_unknown_where_a_leg_runs_a_posix_shell(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_default_shell_a_matrix_picks_is_unknown_where_a_leg_runs_a_posix_shell(make_repo: MakeRepo) -> None:
     workflow = """\
 on: push
 jobs:

@@ -23,7 +23,7 @@ from ci_checks.model.files.flow import Flow, Walker
 from ci_checks.model.files.places import MAX_DEPTH, MAX_PATH, WORKSPACE, Place, Scope
 from ci_checks.syntax import dockerfile
 from ci_checks.syntax.shell import parse_fragment
-from tests.ci.linter.conftest import run_cli
+from tests.ci.linter.conftest import MakeRepo, run_cli
 
 WORKFLOW = ".github/workflows/ci.yml"
 
@@ -115,7 +115,7 @@ def test_a_word_of_thousands_of_a_long_variable_is_unknown_without_being_built()
     assert scope.expand("$a/b") == "x" * 4000 + "/b"  # a long value alone is still substituted
 
 
-def test_doubling_env_lines_and_a_word_of_many_of_them_are_unknown(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_doubling_env_lines_and_a_word_of_many_of_them_are_unknown(make_repo: MakeRepo) -> None:
     """`ENV A=$A$A` 34 times, then an `ENV` of thousands of `$A`: every value is bounded, the copy source unknown."""
     text = "FROM ubuntu\nENV A=x\n" + "ENV A=$A$A\n" * 12 + "ENV B=" + "$A" * 20_000 + "\nCOPY $B /x\n"
     built = _built(text)
@@ -125,7 +125,7 @@ def test_doubling_env_lines_and_a_word_of_many_of_them_are_unknown(make_repo) ->
     assert _peak(lambda: _built(text)) < 50_000_000
 
 
-def test_a_repository_of_the_stall_shapes_is_checked_in_bounded_time(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_repository_of_the_stall_shapes_is_checked_in_bounded_time(make_repo: MakeRepo) -> None:
     """6,000 `cd a/b` in a `run:` script, a word of thousands of a doubled variable, and a Dockerfile of 20,000
     stages: the run ends well inside a generous limit (each took minutes, or gigabytes, before)."""
     script = "a=x\n" + "a=$a$a\n" * 34 + 'bash "' + "$a" * 20_000 + '"\n' + "cd a/b\n" * 6000 + "bash x.sh\n"
@@ -162,7 +162,7 @@ jobs:
 """
 
 
-def test_a_nul_in_a_path_a_workflow_names_is_a_finding_and_the_others_are_kept(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_nul_in_a_path_a_workflow_names_is_a_finding_and_the_others_are_kept(make_repo: MakeRepo) -> None:
     """A NUL (`\\u0000` in a double-quoted YAML string) in a local action, a working directory, a patch or a reusable
     workflow names no file: each is reported where it is written, and the run's other findings stay (the file
     system's refusal was an internal error that lost every finding of the rule)."""

@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
+from typing import Any
 from xml.etree import ElementTree
 
 from hypothesis import HealthCheck, given, settings
@@ -321,15 +322,15 @@ def _inside(lines: list[str], line: int, column: int) -> bool:
     return 1 <= line <= len(lines) and 1 <= column <= len(lines[line - 1]) + 1
 
 
-def _check_positions(diagnostics: list[dict[str, object]], written: dict[str, bytes]) -> None:
+def _check_positions(diagnostics: list[dict[str, Any]], written: dict[str, bytes]) -> None:
     for diagnostic in diagnostics:
-        for place in [diagnostic, *diagnostic.get("related", [])]:  # type: ignore[list-item]
-            path = place["path"]  # type: ignore[index]
+        for place in [diagnostic, *diagnostic.get("related", [])]:
+            path = place["path"]
             if path not in written:
                 continue
             lines = _lines(written[path])
-            start = (place["line"], place["column"])  # type: ignore[index]
-            end = (place["end_line"], place["end_column"])  # type: ignore[index]
+            start = (place["line"], place["column"])
+            end = (place["end_line"], place["end_column"])
             assert _inside(lines, *start) and _inside(lines, *end), (
                 f"{diagnostic} lies outside {path} ({len(lines)} lines)"
             )

@@ -18,7 +18,7 @@ import pytest
 from ci_checks.backends import tools
 from ci_checks.core.repository import Repository
 from ci_checks.model.loading import Workspace
-from tests.ci.linter.conftest import run_cli
+from tests.ci.linter.conftest import MakeRepo, run_cli
 from tests.ci.linter.hostile import unprivileged
 from tests.ci.linter.security.test_untrusted import INJECTION
 
@@ -43,7 +43,7 @@ def _cli(*arguments: str | Path, **options: object) -> subprocess.CompletedProce
 # --- 10. a Dockerfile that used to exhaust the recursion limit ---------------------------------------------
 
 
-def test_a_run_of_a_thousand_brackets_is_read_as_shell(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_run_of_a_thousand_brackets_is_read_as_shell(make_repo: MakeRepo) -> None:
     policy = FORBID_IN_FILES.format(glob="docker/Dockerfile", matcher="command: git apply")
     deep = "RUN " + "if true; then " * 150 + "git apply amd.patch" + "; fi" * 150
     dockerfile = "FROM ubuntu\nRUN " + "[" * 1000 + "\n" + deep + "\nRUN git apply x.patch\n"
@@ -61,13 +61,15 @@ def test_a_run_of_a_thousand_brackets_is_read_as_shell(make_repo) -> None:  # ty
 
 
 @pytest.mark.parametrize("value", ["inf", "1e308", "nan", "-1", "0"])
-def test_an_absurd_backend_timeout_is_a_usage_error(make_repo, value: str) -> None:  # type: ignore[no-untyped-def]
+def test_an_absurd_backend_timeout_is_a_usage_error(make_repo: MakeRepo, value: str) -> None:
     result = run_cli("check", make_repo({WORKFLOW: INJECTION}), "--backend-timeout", value, "--backends", "all")
     assert result.code == 2
     assert "internal error" not in result.err and f"argument --backend-timeout: {value!r}" in result.err
 
 
-def test_a_folder_on_path_that_cannot_be_searched_is_passed_over(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_a_folder_on_path_that_cannot_be_searched_is_passed_over(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     locked = tmp_path / "locked"
     (locked / "bin").mkdir(parents=True)
     installed = tools.find_binary("shellcheck", None)
@@ -87,14 +89,14 @@ def test_a_folder_on_path_that_cannot_be_searched_is_passed_over(tmp_path, monke
 # --- 12. standard output and error that cannot be written ---------------------------------------------------
 
 
-def test_a_closed_standard_output_is_exit_2_with_a_message(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_closed_standard_output_is_exit_2_with_a_message(make_repo: MakeRepo) -> None:
     root = make_repo({WORKFLOW: INJECTION})
     result = _cli("check", root, preexec_fn=lambda: os.close(1))
     assert result.returncode == 2
     assert result.stderr.decode() == "ci-checks: error: standard output is closed; the report was not written\n"
 
 
-def test_a_full_standard_output_is_exit_2_with_a_message(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_full_standard_output_is_exit_2_with_a_message(make_repo: MakeRepo) -> None:
     root = make_repo({WORKFLOW: INJECTION.replace("echo", "echo ::set-output name=a::1")})
     with Path("/dev/full").open("w") as full:
         result = subprocess.run(
@@ -107,7 +109,7 @@ def test_a_full_standard_output_is_exit_2_with_a_message(make_repo) -> None:  # 
     assert result.stderr.decode() == "ci-checks: error: cannot write standard output: No space left on device\n"
 
 
-def test_a_finding_the_output_encoding_cannot_write_is_escaped(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_finding_the_output_encoding_cannot_write_is_escaped(make_repo: MakeRepo) -> None:
     root = make_repo({WORKFLOW: INJECTION.replace("greet:", "grüße:\n    runs-on: ubuntu-latest")})
     result = _cli("check", root, env={**os.environ, "PYTHONIOENCODING": "ascii"})
     assert (result.returncode, result.stderr) == (1, b"")
@@ -147,7 +149,7 @@ jobs:
 
 
 @pytest.mark.parametrize("broken", [CHECKOUT_WITHOUT_REF, INPUT_TYPE_EXPRESSION], ids=["uses-no-ref", "input-type"])
-def test_a_file_zizmor_cannot_load_costs_only_that_file(make_repo, broken: str) -> None:  # type: ignore[no-untyped-def]
+def test_a_file_zizmor_cannot_load_costs_only_that_file(make_repo: MakeRepo, broken: str) -> None:
     files = {f".github/workflows/{name}.yml": INJECTION for name in ("a", "c", "d", "e")}
     root = make_repo({**files, ".github/workflows/b.yml": broken})
     found = json.loads(run_cli("check", root, "--backends", "zizmor", "--output-format", "json").out)["diagnostics"]
@@ -156,7 +158,7 @@ def test_a_file_zizmor_cannot_load_costs_only_that_file(make_repo, broken: str) 
     assert failed == [(".github/workflows/b.yml", 1, "zizmor failed on this file, so it checked nothing in it")]
 
 
-def test_a_file_actionlint_cannot_read_costs_only_that_file(make_repo, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_a_file_actionlint_cannot_read_costs_only_that_file(make_repo: MakeRepo, tmp_path: Path) -> None:
     from ci_checks.backends import actionlint, linter_config, mirror
     from ci_checks.backends.context import Context
     from ci_checks.core.config_source import WorkTree
@@ -183,7 +185,7 @@ def test_a_file_actionlint_cannot_read_costs_only_that_file(make_repo, tmp_path)
     )
 
 
-def test_a_fifo_for_a_linter_configuration_is_reported_not_waited_for(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_fifo_for_a_linter_configuration_is_reported_not_waited_for(make_repo: MakeRepo) -> None:
     root = make_repo({WORKFLOW: INJECTION})
     os.mkfifo(root / ".github" / "actionlint.yaml")
     os.mkfifo(root / ".github" / "zizmor.yml")
@@ -216,11 +218,11 @@ def test_a_fifo_for_a_linter_configuration_is_reported_not_waited_for(make_repo)
         ),
     ],
 )
-def test_a_named_linter_that_is_missing_or_not_that_linter_is_exit_2(  # type: ignore[no-untyped-def]
-    make_repo, monkeypatch, option: str, value: str, message: str
+def test_a_named_linter_that_is_missing_or_not_that_linter_is_exit_2(
+    make_repo: MakeRepo, monkeypatch: pytest.MonkeyPatch, option: str, value: str, message: str
 ) -> None:
     root = make_repo({WORKFLOW: INJECTION.replace("echo", "echo $x")})
-    arguments = ["check", root, "--backends", "all"]
+    arguments: list[str | Path] = ["check", root, "--backends", "all"]
     if option.startswith("--"):
         arguments += [option, value]
     else:
@@ -241,7 +243,7 @@ def test_a_named_linter_that_is_missing_or_not_that_linter_is_exit_2(  # type: i
         (b"on: 'open", "1:5"),
     ],
 )
-def test_a_syntax_error_at_the_end_is_on_a_line_that_exists(make_repo, content: bytes, expected: str) -> None:  # type: ignore[no-untyped-def]
+def test_a_syntax_error_at_the_end_is_on_a_line_that_exists(make_repo: MakeRepo, content: bytes, expected: str) -> None:
     root = make_repo({WORKFLOW: content})
     headers = run_cli("check", root).headers
     assert [h.split(": ")[0] for h in headers] == [f"{WORKFLOW}:{expected}"]
@@ -263,8 +265,8 @@ def test_a_syntax_error_at_the_end_is_on_a_line_that_exists(make_repo, content: 
     ],
     ids=["python", "shell", "dockerfile"],
 )
-def test_unicode_line_separators_do_not_move_findings(  # type: ignore[no-untyped-def]
-    make_repo, separator: str, path: str, glob: str, matcher: str, text: str, expected: list[str]
+def test_unicode_line_separators_do_not_move_findings(
+    make_repo: MakeRepo, separator: str, path: str, glob: str, matcher: str, text: str, expected: list[str]
 ) -> None:
     root = make_repo(
         {".github/ci-checks.yml": FORBID_IN_FILES.format(glob=glob, matcher=matcher), path: text.format(sep=separator)}
@@ -291,8 +293,8 @@ def test_characters_above_the_basic_plane_after_a_brace_do_not_crash_the_shell_p
 
 
 @pytest.mark.parametrize("cache", [(), ("--no-cache",)], ids=["kept", "not-kept"])
-def test_names_too_long_for_the_file_system_are_dangling_references_not_internal_errors(  # type: ignore[no-untyped-def]
-    make_repo, cache: tuple[str, ...]
+def test_names_too_long_for_the_file_system_are_dangling_references_not_internal_errors(
+    make_repo: MakeRepo, cache: tuple[str, ...]
 ) -> None:
     # Found by test_fuzz's thorough profile: `Path.is_dir` raises ENAMETOOLONG where `os.path.isdir` says False.
     name = "x" * 300

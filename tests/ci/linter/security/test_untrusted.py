@@ -13,14 +13,14 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from ci_checks.backends import tools
 from tests.ci.conftest import PROJECT
-from tests.ci.linter.conftest import run_cli
+from tests.ci.linter.conftest import MakeRepo, run_cli
 from tests.ci.linter.stopping import HANG, HeldLinter
 
 WORKFLOW = ".github/workflows/ci.yml"
@@ -71,7 +71,7 @@ def _cli(*arguments: str | Path, **options: object) -> subprocess.CompletedProce
 
 
 @pytest.mark.parametrize("name", [".github/zizmor.yml", "zizmor.yml", ".github/actionlint.yaml"])
-def test_a_linter_configuration_linked_outside_is_never_read(make_repo, tmp_path, name: str) -> None:  # type: ignore[no-untyped-def]
+def test_a_linter_configuration_linked_outside_is_never_read(make_repo: MakeRepo, tmp_path: Path, name: str) -> None:
     root = make_repo({WORKFLOW: INJECTION})
     secret = _outside(tmp_path, "secret.toml", "root:x:0:0:root:/root:/bin/bash\n" + SECRET)
     (root / name).parent.mkdir(parents=True, exist_ok=True)
@@ -95,7 +95,7 @@ def test_a_linter_configuration_linked_outside_is_never_read(make_repo, tmp_path
     assert any(d["code"].startswith("ZZ-" if linter == "zizmor" else "AL-") for d in findings)
 
 
-def test_a_linter_error_quotes_nothing_it_read(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_linter_error_quotes_nothing_it_read(make_repo: MakeRepo) -> None:
     # A regular configuration inside the repository, which zizmor rejects, quoting the value it could not use.
     root = make_repo({WORKFLOW: INJECTION, ".github/zizmor.yml": f"rules: {json.dumps(SECRET)}\n"})
     outputs = _every_format(root, "--backends", "zizmor")
@@ -129,7 +129,9 @@ runs: {using: composite, steps: []}
 """
 
 
-def test_a_local_action_outside_the_repository_is_an_error_and_no_linter_reads_it(make_repo, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_a_local_action_outside_the_repository_is_an_error_and_no_linter_reads_it(
+    make_repo: MakeRepo, tmp_path: Path
+) -> None:
     outside = _outside(tmp_path, "action/action.yml", OUTSIDE_ACTION).parent
     steps = (
         "      - uses: actions/checkout@v4\n      - uses: ./../outside/action\n      - uses: ./.github/actions/linked\n"
@@ -151,7 +153,7 @@ def test_a_local_action_outside_the_repository_is_an_error_and_no_linter_reads_i
 
 
 @pytest.mark.parametrize("name", [".github/ci-checks.yml", "pyproject.toml"])
-def test_a_configuration_linked_outside_is_a_positioned_error(make_repo, tmp_path, name: str) -> None:  # type: ignore[no-untyped-def]
+def test_a_configuration_linked_outside_is_a_positioned_error(make_repo: MakeRepo, tmp_path: Path, name: str) -> None:
     text = "[tool.ci-checks]\nsecret_key = 1\n" if name.endswith(".toml") else "secret_key: 1\n"
     root = make_repo({WORKFLOW: CLEAN})
     (root / name).parent.mkdir(parents=True, exist_ok=True)
@@ -263,14 +265,16 @@ def _stop(process: subprocess.Popen[str], stop: int, code: int, folders: set[Pat
 
 
 @pytest.mark.parametrize(("stop", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
-def test_a_stopped_run_ends_its_linters_and_removes_its_copies(make_repo, held, stop: int, code: int) -> None:  # type: ignore[no-untyped-def]
+def test_a_stopped_run_ends_its_linters_and_removes_its_copies(
+    make_repo: MakeRepo, held: HeldLinter, stop: int, code: int
+) -> None:
     process = _stoppable(held, make_repo({WORKFLOW: CLEAN}))
     linters, _ = held.started(process)
     _stop(process, stop, code, _copies(process.pid))
     assert held.ended(linters)
 
 
-def test_the_copies_of_a_run_killed_outright_are_removed_by_the_next_run(make_repo, held) -> None:  # type: ignore[no-untyped-def]
+def test_the_copies_of_a_run_killed_outright_are_removed_by_the_next_run(make_repo: MakeRepo, held: HeldLinter) -> None:
     process = _stoppable(held, make_repo({WORKFLOW: CLEAN}))
     linters, _ = held.started(process)
     folders = _copies(process.pid)
@@ -285,7 +289,7 @@ def test_the_copies_of_a_run_killed_outright_are_removed_by_the_next_run(make_re
 # --- 6. a pull request that switches the linters off ---------------------------------------------------------
 
 
-def test_a_linter_configuration_that_turns_checks_off_says_what_it_turns_off(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_linter_configuration_that_turns_checks_off_says_what_it_turns_off(make_repo: MakeRepo) -> None:
     zizmor_config = "rules:\n  template-injection:\n    disable: true\n  artipacked:\n    remap:\n      severity: low\n"
     actionlint_config = 'paths:\n  ".github/workflows/**/*.yml":\n    ignore: [".*"]\n'
     root = make_repo(
@@ -375,7 +379,9 @@ def test_our_own_pull_request_check_uses_the_base_configuration() -> None:
 # --- 17. links, FIFOs and folders where files are expected --------------------------------------------------
 
 
-def test_a_workflows_folder_linked_outside_is_reported_not_counted_as_clean(make_repo, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_a_workflows_folder_linked_outside_is_reported_not_counted_as_clean(
+    make_repo: MakeRepo, tmp_path: Path
+) -> None:
     outside = tmp_path / "outside" / "workflows"
     outside.mkdir(parents=True)
     (outside / "ci.yml").write_text(INJECTION)
@@ -402,14 +408,16 @@ def test_a_workflows_folder_linked_outside_is_reported_not_counted_as_clean(make
     ],
     ids=["fifo", "folder", "dev-null", "dangling", "loop"],
 )
-def test_a_policy_file_that_is_not_a_file_is_a_positioned_error(make_repo, make, message: str) -> None:  # type: ignore[no-untyped-def]
+def test_a_policy_file_that_is_not_a_file_is_a_positioned_error(
+    make_repo: MakeRepo, make: Callable[[Path], object], message: str
+) -> None:
     root = make_repo({WORKFLOW: CLEAN})
     make(root / ".github" / "ci-checks.yml")
     result = run_cli("check", root)
     assert (result.code, result.err) == (2, f".github/ci-checks.yml:1:1: error: {message}\n")
 
 
-def test_links_under_a_files_glob_each_say_what_they_are(make_repo, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_links_under_a_files_glob_each_say_what_they_are(make_repo: MakeRepo, tmp_path: Path) -> None:
     policy = POLICY.replace('[".github/workflows/*.yml"]', '["docker/**/*.sh"]').replace(
         "command: make", "text: amd_patch"
     )
@@ -442,7 +450,7 @@ def test_links_under_a_files_glob_each_say_what_they_are(make_repo, tmp_path) ->
         ("ignore:\n  - CC011\n  - CC999\n", "3:5: error: unknown rule 'CC999'"),
     ],
 )
-def test_an_unknown_rule_in_the_configuration_is_positioned(make_repo, content: str, expected: str) -> None:  # type: ignore[no-untyped-def]
+def test_an_unknown_rule_in_the_configuration_is_positioned(make_repo: MakeRepo, content: str, expected: str) -> None:
     root = make_repo({WORKFLOW: CLEAN, ".github/ci-checks.yml": content})
     result = run_cli("check", root)
     assert result.code == 2
@@ -453,7 +461,9 @@ def test_an_unknown_rule_in_the_configuration_is_positioned(make_repo, content: 
 
 
 @pytest.mark.parametrize("home", [".", "", "/", None], ids=["relative", "empty", "root", "unset"])
-def test_without_a_usable_home_nothing_is_kept_between_runs(make_repo, monkeypatch, home: str | None) -> None:  # type: ignore[no-untyped-def]
+def test_without_a_usable_home_nothing_is_kept_between_runs(
+    make_repo: MakeRepo, monkeypatch: pytest.MonkeyPatch, home: str | None
+) -> None:
     root = make_repo({WORKFLOW: CLEAN.replace("echo build", "echo $x")})
     monkeypatch.delenv("CI_CHECKS_CACHE_DIR")
     monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
@@ -473,7 +483,7 @@ def test_without_a_usable_home_nothing_is_kept_between_runs(make_repo, monkeypat
 # --- 20. file names that are not UTF-8 -------------------------------------------------------------------------
 
 
-def test_a_file_name_that_is_not_utf8_is_escaped_the_same_way_in_every_format(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_file_name_that_is_not_utf8_is_escaped_the_same_way_in_every_format(make_repo: MakeRepo) -> None:
     root = make_repo({})
     workflows = root / ".github" / "workflows"
     workflows.mkdir(parents=True)

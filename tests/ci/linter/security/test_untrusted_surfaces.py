@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from ci_checks.reporters import markdown
-from tests.ci.linter.conftest import Result, run_cli
+from tests.ci.linter.conftest import MakeRepo, Result, run_cli
 from tests.ci.linter.hostile import ANNOTATION, commit_all, forged_lines
 from tests.ci.linter.hostile import cli as hostile_cli
 from tests.ci.linter.security.test_untrusted import CLEAN, WORKFLOW
@@ -49,12 +50,14 @@ def _untouched(victim: Path) -> None:
 # --- 1. report files never written through links of the checkout --------------------------------------------
 
 
-def _link(root: Path, name: str, target: Path) -> None:
+def _link(root: Path, name: str, target: Path) -> Path:
+    """The link `name` under `root`, made to point at `target`."""
     (root / name).parent.mkdir(parents=True, exist_ok=True)
     (root / name).symlink_to(target)
+    return root / name
 
 
-ATTACKS = {
+ATTACKS: dict[str, Callable[[Path, Path], object]] = {
     "linked file": lambda root, victim: _link(root, "ci-checks.sarif", victim),
     "dangling link": lambda root, victim: _link(root, "ci-checks.sarif", victim.parent / "planted"),
     "relative link": lambda root, victim: _link(root, "ci-checks.sarif", Path("..") / "outside" / "victim"),
@@ -78,8 +81,8 @@ WRITTEN_AT = {
 @pytest.mark.parametrize("attack", sorted(ATTACKS))
 @pytest.mark.parametrize("option", ["--output", "summary", "baseline write"])
 def test_no_report_is_written_through_a_link_in_the_checkout(
-    make_repo, victim: Path, monkeypatch: pytest.MonkeyPatch, attack: str, option: str
-) -> None:  # type: ignore[no-untyped-def]
+    make_repo: MakeRepo, victim: Path, monkeypatch: pytest.MonkeyPatch, attack: str, option: str
+) -> None:
     root = make_repo({WORKFLOW: CLEAN})
     ATTACKS[attack](root, victim)
     monkeypatch.chdir(root)  # where the Action runs: the checkout
@@ -96,7 +99,9 @@ def test_no_report_is_written_through_a_link_in_the_checkout(
     _untouched(victim)
 
 
-def test_a_hard_link_in_the_checkout_is_replaced_not_written_through(make_repo, victim: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_a_hard_link_in_the_checkout_is_replaced_not_written_through(
+    make_repo: MakeRepo, victim: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = make_repo({WORKFLOW: CLEAN})
     os.link(victim, root / "ci-checks.sarif")
     monkeypatch.chdir(root)
@@ -107,7 +112,9 @@ def test_a_hard_link_in_the_checkout_is_replaced_not_written_through(make_repo, 
 
 
 @pytest.mark.parametrize("make", [os.mkfifo, Path.mkdir], ids=["fifo", "folder"])
-def test_a_special_file_at_a_report_path_is_an_error_not_a_hang(make_repo, monkeypatch, make) -> None:  # type: ignore[no-untyped-def]
+def test_a_special_file_at_a_report_path_is_an_error_not_a_hang(
+    make_repo: MakeRepo, monkeypatch: pytest.MonkeyPatch, make: Callable[[Path], object]
+) -> None:
     root = make_repo({WORKFLOW: CLEAN})
     make(root / "ci-checks.sarif")
     monkeypatch.chdir(root)
@@ -116,7 +123,9 @@ def test_a_special_file_at_a_report_path_is_an_error_not_a_hang(make_repo, monke
     assert "ci-checks reads and writes only regular files there" in result.err
 
 
-def test_a_report_outside_the_checkout_follows_the_callers_own_links(make_repo, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_a_report_outside_the_checkout_follows_the_callers_own_links(
+    make_repo: MakeRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = make_repo({WORKFLOW: CLEAN})
     (tmp_path / "reports").mkdir()
     (tmp_path / "linked-reports").symlink_to(tmp_path / "reports")
@@ -128,7 +137,9 @@ def test_a_report_outside_the_checkout_follows_the_callers_own_links(make_repo, 
     assert (tmp_path / "reports" / "summary.md").read_text().startswith("earlier step\n## ci-checks\n")
 
 
-def test_a_report_path_in_a_linked_folder_is_refused_before_anything_is_checked(make_repo, victim, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_a_report_path_in_a_linked_folder_is_refused_before_anything_is_checked(
+    make_repo: MakeRepo, victim: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = make_repo({WORKFLOW: INJECTION})
     _link(root, "out", victim.parent)
     monkeypatch.chdir(root)
@@ -270,7 +281,7 @@ def _no_forged_lines(outputs: dict[str, str]) -> None:
 
 
 @pytest.mark.parametrize("payload", PAYLOADS)
-def test_a_stale_baseline_entry_forges_no_command(make_repo, tmp_path: Path, payload: str) -> None:  # type: ignore[no-untyped-def]
+def test_a_stale_baseline_entry_forges_no_command(make_repo: MakeRepo, tmp_path: Path, payload: str) -> None:
     root = make_repo({WORKFLOW: CLEAN})
     baseline = tmp_path / "baseline.json"
     entry = {
@@ -287,7 +298,7 @@ def test_a_stale_baseline_entry_forges_no_command(make_repo, tmp_path: Path, pay
 
 
 @pytest.mark.parametrize("payload", PAYLOADS)
-def test_a_value_in_a_workflow_forges_no_command_in_any_format(make_repo, payload: str) -> None:  # type: ignore[no-untyped-def]
+def test_a_value_in_a_workflow_forges_no_command_in_any_format(make_repo: MakeRepo, payload: str) -> None:
     quoted = json.dumps(f"actions/checkout{payload}")  # a double-quoted YAML scalar: its escapes become the bytes
     workflow = CLEAN.replace(
         "      - run: echo build\n", f"      - uses: {quoted}\n      - run: echo '{payload.strip()}'\n"
@@ -302,7 +313,7 @@ def test_a_value_in_a_workflow_forges_no_command_in_any_format(make_repo, payloa
 @pytest.mark.parametrize(
     "name", ["::error::forged.yml", " ::warning::forged.yml", "a\n::error::b.yml", "##[add-mask]x.yml"]
 )
-def test_a_file_name_forges_no_command(make_repo, name: str) -> None:  # type: ignore[no-untyped-def]
+def test_a_file_name_forges_no_command(make_repo: MakeRepo, name: str) -> None:
     root = make_repo({f".github/workflows/{name}": "on: push\njobs: {}\n", WORKFLOW: CLEAN})
     outputs = _outputs(root)
     outputs["list"] = run_cli("check", root, "--list-files").out
@@ -313,14 +324,14 @@ def test_a_file_name_forges_no_command(make_repo, name: str) -> None:  # type: i
     _no_forged_lines(outputs)
 
 
-def test_a_source_line_quoted_under_a_finding_forges_no_command(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_source_line_quoted_under_a_finding_forges_no_command(make_repo: MakeRepo) -> None:
     workflow = CLEAN.replace("echo build", 'echo "::set-output name=x::1" "##[set-output name=y;]2"')
     outputs = _outputs(make_repo({WORKFLOW: workflow}))
     assert "CC031" in outputs["stdout"]
     _no_forged_lines(outputs)
 
 
-def test_a_diff_that_quotes_a_command_is_printed_between_stop_commands(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_diff_that_quotes_a_command_is_printed_between_stop_commands(make_repo: MakeRepo) -> None:
     # The fixed line is followed by lines the diff quotes as context: a command anywhere, and one at a line's start.
     script = '          echo "::set-output name=x::1"\n          echo "##[add-mask]forged"\n          ::error::forged\n'
     root = make_repo({WORKFLOW: CLEAN.replace("      - run: echo build\n", f"      - run: |\n{script}")})
@@ -414,13 +425,15 @@ def test_a_repository_with_a_bad_configuration_is_reported_and_the_others_are_ch
 SUMMARY_LIMIT = 1 << 20
 
 
-def _many_long_findings(make_repo) -> Path:  # type: ignore[no-untyped-def]
+def _many_long_findings(make_repo: MakeRepo) -> Path:
     steps = "".join(f"      - uses: {'x' * 900}-{index}/action\n" for index in range(1500))
-    return make_repo({WORKFLOW: CLEAN.replace("      - run: echo build\n", steps)})  # type: ignore[no-any-return]
+    return make_repo({WORKFLOW: CLEAN.replace("      - run: echo build\n", steps)})
 
 
 @pytest.mark.parametrize("earlier", [0, 900_000, SUMMARY_LIMIT])
-def test_the_job_summary_is_cut_by_bytes_at_githubs_limit(make_repo, tmp_path, monkeypatch, earlier: int) -> None:  # type: ignore[no-untyped-def]
+def test_the_job_summary_is_cut_by_bytes_at_githubs_limit(
+    make_repo: MakeRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, earlier: int
+) -> None:
     root = _many_long_findings(make_repo)
     summary = tmp_path / "summary.md"
     summary.write_bytes(b"e" * earlier)
@@ -453,7 +466,7 @@ def test_a_lock_file_zizmor_rejects_is_an_error_at_it_that_no_filter_drops(tmp_p
     commit_all(root, "base")
     (root / LOCK).write_text(garbage)
     commit_all(root, "a pull request that adds a garbage lock file")
-    check = ["check", root, "--backends", "zizmor", "--profile", "all", "--output-format", "json"]
+    check: list[str | Path] = ["check", root, "--backends", "zizmor", "--profile", "all", "--output-format", "json"]
 
     def failures(*options: str | Path) -> tuple[int, list[tuple[str, str, str]]]:
         result = run_cli(*check, *options)
@@ -482,8 +495,8 @@ def test_a_lock_file_zizmor_rejects_is_an_error_at_it_that_no_filter_drops(tmp_p
     ids=["link", "fifo", "folder", "binary"],
 )
 def test_a_lock_file_that_is_not_a_regular_file_is_reported_like_other_special_files(
-    make_repo, victim: Path, make, message: str
-) -> None:  # type: ignore[no-untyped-def]
+    make_repo: MakeRepo, victim: Path, make: Callable[[Path, Path], object], message: str
+) -> None:
     root = make_repo({WORKFLOW: INJECTION})
     make(root / LOCK, victim)
     result = run_cli("check", root, "--backends", "zizmor", "--profile", "all")
@@ -492,7 +505,7 @@ def test_a_lock_file_that_is_not_a_regular_file_is_reported_like_other_special_f
     assert any("ZZ-template-injection" in header for header in result.headers)
 
 
-def test_an_inline_ignore_does_not_hide_a_linter_failure(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_an_inline_ignore_does_not_hide_a_linter_failure(make_repo: MakeRepo) -> None:
     # zizmor cannot load a workflow with `uses: actions/checkout` without a ref, and stops at it.
     broken = "# ci-checks: ignore[CC091] the change says so\n" + INJECTION.replace(
         "      - run:", "      - uses: actions/checkout\n      - run:"
@@ -580,7 +593,9 @@ def test_findings_the_base_has_as_well_are_not_new(based: Path) -> None:
     assert run_cli("check", based, "--backends", "zizmor", "--profile", "all").code == 1
 
 
-def test_when_the_base_cannot_be_checked_every_finding_is_reported(based: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_when_the_base_cannot_be_checked_every_finding_is_reported(
+    based: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from ci_checks.engine import changes
 
     (based / WORKFLOW).write_text(WITH_ACTION.replace("permissions: {}\n", "") + "# touched\n")
@@ -604,7 +619,7 @@ def test_the_base_is_read_without_running_the_repositorys_git_configuration(base
     assert not marker.exists()
 
 
-def test_a_pathological_diff_is_bounded_and_still_reports_the_change(make_repo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_pathological_diff_is_bounded_and_still_reports_the_change(make_repo: MakeRepo, tmp_path: Path) -> None:
     # difflib took 139 s for this pair of files; the diff now stops at its bound and counts the rest as changed.
     root = tmp_path / "repository"
     (root / ".github" / "workflows").mkdir(parents=True)

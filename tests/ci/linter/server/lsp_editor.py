@@ -42,16 +42,17 @@ class Editor:
         self.versions: dict[str, int] = {}
         self._arrived = asyncio.Event()
 
-        @self.client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+        # pygls's client, unlike its server, leaves its decorator and `stop` without types.
+        @self.client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)  # type: ignore[untyped-decorator]
         def diagnostics(params: types.PublishDiagnosticsParams) -> None:
             self.published.setdefault(params.uri, []).append(params)
             self._arrived.set()
 
-        @self.client.feature(types.WINDOW_SHOW_MESSAGE)
+        @self.client.feature(types.WINDOW_SHOW_MESSAGE)  # type: ignore[untyped-decorator]
         def show(params: types.ShowMessageParams) -> None:
             self.messages.append(params.message)
 
-        @self.client.feature(types.WINDOW_LOG_MESSAGE)
+        @self.client.feature(types.WINDOW_LOG_MESSAGE)  # type: ignore[untyped-decorator]
         def log(params: types.LogMessageParams) -> None:
             self.messages.append(params.message)
 
@@ -72,7 +73,7 @@ class Editor:
         return self.runner.run(bounded())
 
     def uri(self, path: Path) -> str:
-        uri = from_fs_path(str(path))
+        uri: str | None = from_fs_path(str(path))
         assert uri is not None
         return uri
 
@@ -197,6 +198,6 @@ class Editor:
         self.client.exit(None)
         server = self.client._server
         code = self.run(server.wait()) if server is not None else None
-        self.run(self.client.stop())
+        self.run(self.client.stop())  # type: ignore[no-untyped-call]
         self.runner.close()
         return code

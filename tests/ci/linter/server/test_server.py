@@ -20,7 +20,7 @@ from lsprotocol import types
 from ci_checks.core.diagnostics import Diagnostic
 from ci_checks.query import CIRepository
 from ci_checks.server import actions
-from tests.ci.linter.conftest import FIXTURES, copy_repository, run_cli
+from tests.ci.linter.conftest import FIXTURES, MakeRepo, copy_repository, run_cli
 from tests.ci.linter.server.lsp_editor import Editor
 
 CLEAN = """\
@@ -51,7 +51,7 @@ def ranges(found: list[types.Diagnostic]) -> list[tuple[str, tuple[int, int, int
     ]
 
 
-def test_diagnostics_on_open_and_on_each_change_from_the_edited_text(editor: Editor, make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_diagnostics_on_open_and_on_each_change_from_the_edited_text(editor: Editor, make_repo: MakeRepo) -> None:
     root = make_repo({WORKFLOW: CLEAN})
     path = root / WORKFLOW
     assert editor.open(path) == []
@@ -68,7 +68,7 @@ def test_diagnostics_on_open_and_on_each_change_from_the_edited_text(editor: Edi
     assert editor.close(path) == []
 
 
-def test_positions_count_utf16_units_of_the_edited_text(editor: Editor, make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_positions_count_utf16_units_of_the_edited_text(editor: Editor, make_repo: MakeRepo) -> None:
     # é is one UTF-16 unit, 😀 (U+1F600) two; the line breaks are CRLF and the file starts with a byte-order mark.
     keys = CLEAN.replace("      - name: Build\n", '      - env: {"é😀": a, "é😀": b}\n')
     text = "\ufeff" + keys.replace("\n", "\r\n")
@@ -86,7 +86,7 @@ def test_positions_count_utf16_units_of_the_edited_text(editor: Editor, make_rep
     editor.close(path)
 
 
-def test_utf8_positions_when_the_client_asks_for_them(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_utf8_positions_when_the_client_asks_for_them(make_repo: MakeRepo) -> None:
     text = CLEAN.replace("      - name: Build\n", '      - env: {"é😀": a, "é😀": b}\n')
     root = make_repo({WORKFLOW: text})
     editor = Editor(encodings=["utf-8"])
@@ -98,7 +98,9 @@ def test_utf8_positions_when_the_client_asks_for_them(make_repo) -> None:  # typ
         assert editor.shut_down() == 0
 
 
-def test_a_safe_fix_and_the_ignore_comments_are_code_actions_that_clear_the_finding(editor: Editor, make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_safe_fix_and_the_ignore_comments_are_code_actions_that_clear_the_finding(
+    editor: Editor, make_repo: MakeRepo
+) -> None:
     self_hosted = CLEAN.replace("ubuntu-latest\n    timeout-minutes: 10\n", "[self-hosted, mi300x]\n")
     root = make_repo({WORKFLOW: self_hosted})
     path = root / WORKFLOW
@@ -118,7 +120,7 @@ def test_a_safe_fix_and_the_ignore_comments_are_code_actions_that_clear_the_find
     editor.close(path)
 
 
-def test_ignore_in_this_step_and_a_name_added_to_an_ignore_comment(editor: Editor, make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_ignore_in_this_step_and_a_name_added_to_an_ignore_comment(editor: Editor, make_repo: MakeRepo) -> None:
     policy = "rules:\n  - id: no-curl\n    kind: forbid\n    where: {step: Build}\n    forbid: [{command: curl}]\n"
     script = CLEAN.replace(
         "run: echo build\n", "run: |\n          echo build\n          curl -o x https://example.com/x\n"
@@ -141,7 +143,7 @@ def test_ignore_in_this_step_and_a_name_added_to_an_ignore_comment(editor: Edito
 
 
 @pytest.mark.parametrize("rule_id", ["duplicate-key", "policy-forbid"])
-def test_an_ignore_comment_names_a_policy_rule_by_its_id_whatever_the_id(make_repo, rule_id: str) -> None:  # type: ignore[no-untyped-def]
+def test_an_ignore_comment_names_a_policy_rule_by_its_id_whatever_the_id(make_repo: MakeRepo, rule_id: str) -> None:
     """The id of a policy rule named as a built-in rule (the Python API takes any id) is what the comment names, and
     a built-in rule's finding is ignored by its code."""
     policy = "rules:\n  - id: no-curl\n    kind: forbid\n    where: {step: Build}\n    forbid: [{command: curl}]\n"
@@ -153,7 +155,7 @@ def test_an_ignore_comment_names_a_policy_rule_by_its_id_whatever_the_id(make_re
     assert [(d.code, actions.ignore_name(d)) for d in repository.check([]).diagnostics] == [("CC011", "CC011")]
 
 
-def test_an_ignore_comment_is_never_written_into_a_scripts_data(editor: Editor, make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_an_ignore_comment_is_never_written_into_a_scripts_data(editor: Editor, make_repo: MakeRepo) -> None:
     # At the end of a line of a here-document or of a quoted string that spans lines, `#` is data: the comment
     # would change the file the script writes or the program it runs. Only the step's first line is offered.
     policy = "rules:\n  - id: no-legacy\n    kind: forbid\n    where: {step: Build}\n"
@@ -181,7 +183,7 @@ def test_an_ignore_comment_is_never_written_into_a_scripts_data(editor: Editor, 
     editor.close(path)
 
 
-def test_a_dockerfile_finding_is_ignored_on_the_line_before(editor: Editor, make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_dockerfile_finding_is_ignored_on_the_line_before(editor: Editor, make_repo: MakeRepo) -> None:
     policy = "rules:\n  - id: no-curl\n    kind: forbid\n    where: {files: docker/Dockerfile}\n"
     policy += "    forbid: [{command: curl}]\n"
     dockerfile = "FROM ubuntu:24.04\n  RUN apt-get update && \\\n      curl -o x https://example.com/x\n"
@@ -201,7 +203,7 @@ def test_a_dockerfile_finding_is_ignored_on_the_line_before(editor: Editor, make
     editor.close(path)
 
 
-def test_hover_shows_the_rules_documentation(editor: Editor, make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_hover_shows_the_rules_documentation(editor: Editor, make_repo: MakeRepo) -> None:
     root = make_repo({WORKFLOW: CLEAN.replace("name: Build", "run: echo")})
     path = root / WORKFLOW
     [duplicate] = editor.open(path)
@@ -214,7 +216,9 @@ def test_hover_shows_the_rules_documentation(editor: Editor, make_repo) -> None:
     editor.close(path)
 
 
-def test_the_policy_is_read_from_the_repository_and_from_its_edited_configuration(editor: Editor, make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_the_policy_is_read_from_the_repository_and_from_its_edited_configuration(
+    editor: Editor, make_repo: MakeRepo
+) -> None:
     policy = "rules:\n  - id: no-echo\n    kind: forbid\n    where: {workflow: .github/workflows/ci.yml}\n"
     policy += "    forbid: [{command: echo}]\n"
     root = make_repo({WORKFLOW: CLEAN, ".github/ci-checks.yml": policy})
@@ -231,7 +235,7 @@ def test_the_policy_is_read_from_the_repository_and_from_its_edited_configuratio
     editor.close(workflow)
 
 
-def test_settings_from_the_editor_select_what_runs(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_settings_from_the_editor_select_what_runs(make_repo: MakeRepo) -> None:
     root = make_repo({WORKFLOW: CLEAN.replace("name: Build", "run: echo").replace("10", "soon")})
     editor = Editor(settings={"ci-checks": {"select": ["CC020"], "profile": "sloppy"}})
     try:
@@ -244,7 +248,7 @@ def test_settings_from_the_editor_select_what_runs(make_repo) -> None:  # type: 
         assert editor.shut_down() == 0
 
 
-def test_the_linters_run_after_a_save_in_the_background(editor: Editor, make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_the_linters_run_after_a_save_in_the_background(editor: Editor, make_repo: MakeRepo) -> None:
     root = make_repo({WORKFLOW: CLEAN})
     path = root / WORKFLOW
     editor.open(path)
@@ -259,7 +263,7 @@ def test_the_linters_run_after_a_save_in_the_background(editor: Editor, make_rep
     editor.close(path)
 
 
-def test_a_change_to_one_document_re_checks_the_others_it_affects(editor: Editor, make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_change_to_one_document_re_checks_the_others_it_affects(editor: Editor, make_repo: MakeRepo) -> None:
     callee = ".github/workflows/callee.yml"
     calling = "on: push\npermissions: {}\njobs:\n  call:\n    uses: ./.github/workflows/callee.yml\n"
     reads = CLEAN.replace("on: push", "on: workflow_call").replace("build", '"${{ secrets.HF_TOKEN }}"')
@@ -275,7 +279,7 @@ def test_a_change_to_one_document_re_checks_the_others_it_affects(editor: Editor
     editor.close(root / WORKFLOW)
 
 
-def test_a_document_not_yet_saved_is_what_the_rules_read_for_the_others(editor: Editor, make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_document_not_yet_saved_is_what_the_rules_read_for_the_others(editor: Editor, make_repo: MakeRepo) -> None:
     callee = ".github/workflows/callee.yml"
     calling = "on: push\npermissions: {}\njobs:\n  call:\n    uses: ./.github/workflows/callee.yml\n"
     root = make_repo({WORKFLOW: calling})
@@ -292,7 +296,7 @@ def test_a_document_not_yet_saved_is_what_the_rules_read_for_the_others(editor: 
     editor.close(root / WORKFLOW)
 
 
-def test_the_server_imports_nothing_from_the_repository_it_runs_in(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_the_server_imports_nothing_from_the_repository_it_runs_in(make_repo: MakeRepo) -> None:
     planted = "from pathlib import Path\nPath(__file__).with_name('imported').write_text('ran')\n"
     root = make_repo({WORKFLOW: CLEAN.replace("runs-on", "runs-onn"), "jsonschema.py": planted, "yaml.py": planted})
     # Started in the repository with `python -m`, which puts it first on sys.path: the explaining validator
@@ -305,7 +309,7 @@ def test_the_server_imports_nothing_from_the_repository_it_runs_in(make_repo) ->
     assert not (root / "imported").exists()
 
 
-def test_files_outside_what_ci_checks_reads_get_no_diagnostics(editor: Editor, make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_files_outside_what_ci_checks_reads_get_no_diagnostics(editor: Editor, make_repo: MakeRepo) -> None:
     root = make_repo({WORKFLOW: CLEAN, "docker-compose.yml": "services: {a: {image: x}, a: {image: y}}\n"})
     editor.open(root / WORKFLOW)
     editor.client.text_document_did_open(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import pytest
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -208,7 +209,7 @@ def _shape(node: yamlpos.Node | None) -> object:
     return ("sequence", where, [_shape(item) for item in node.items])
 
 
-def test_pure_python_parser_gives_the_same_tree_and_issues(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_pure_python_parser_gives_the_same_tree_and_issues(monkeypatch: pytest.MonkeyPatch) -> None:
     from tests.ci.linter.conftest import FIXTURES
 
     files = sorted(p for p in FIXTURES.rglob("*.y*ml") if p.is_file() and not p.is_symlink())
