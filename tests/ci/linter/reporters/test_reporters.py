@@ -34,7 +34,7 @@ from ci_checks.reporters import docs, formats, github, json_output, junit, markd
 from ci_checks.reporters.text import render as render_text
 from ci_checks.reporters.text import statistics
 from tests.ci.conftest import PROJECT
-from tests.ci.linter.conftest import run_cli
+from tests.ci.linter.conftest import MakeRepo, run_cli
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -118,7 +118,7 @@ rules:
 
 
 @pytest.fixture
-def repo(make_repo) -> Path:  # type: ignore[no-untyped-def]
+def repo(make_repo: MakeRepo) -> Path:
     return make_repo({".github/workflows/ci.yml": WORKFLOW, ".github/ci-checks.yml": POLICY})
 
 
@@ -210,7 +210,7 @@ def test_junit_reads_back_with_a_junit_parser(repo: Path, tmp_path: Path, publis
     assert duplicate.result[0].text.endswith(f"\n  = help: {rule_page_url('CC011')}")
 
 
-def test_junit_of_a_clean_run_and_of_unprintable_characters(make_repo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_junit_of_a_clean_run_and_of_unprintable_characters(make_repo: MakeRepo, tmp_path: Path) -> None:
     clean = make_repo(
         {".github/workflows/ci.yml": "on: push\njobs:\n  t:\n    runs-on: x\n    steps: [{run: echo ok}]\n"}
     )
@@ -227,7 +227,9 @@ def test_junit_of_a_clean_run_and_of_unprintable_characters(make_repo, tmp_path:
     assert next(iter(suite)).result[0].message == "key '\\x1b[31m'"
 
 
-def test_markdown_summary_is_appended_to_the_step_summary(repo: Path, tmp_path: Path, monkeypatch, published) -> None:  # type: ignore[no-untyped-def]
+def test_markdown_summary_is_appended_to_the_step_summary(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, published: None
+) -> None:
     summary = tmp_path / "summary.md"
     summary.write_text("# earlier step\n")
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
@@ -283,7 +285,7 @@ jobs:
 
 
 @pytest.mark.parametrize("schema_name", SARIF_SCHEMAS)
-def test_sarif_with_findings_from_every_backend_validates(make_repo, schema_name: str) -> None:  # type: ignore[no-untyped-def]
+def test_sarif_with_findings_from_every_backend_validates(make_repo: MakeRepo, schema_name: str) -> None:
     root = make_repo({".github/workflows/ci.yml": LINTED, ".github/ci-checks.yml": POLICY})
     result = run_cli("check", root, "--backends", "all", "--select", "CC,AL,SC,ZZ", "--output-format", "sarif")
     assert result.code == 1
@@ -311,12 +313,12 @@ def test_this_repository_is_clean_with_every_linter() -> None:
 def zizmor_verdicts(root: Path) -> dict[str, tuple[str, str]]:
     """Each audit zizmor itself reports on the repository, with its URL and confidence (zizmor run directly)."""
     binary = Path(sys.executable).parent / "zizmor"
-    command = [binary, "--offline", "--format", "json", "--no-progress", ".github/workflows"]
+    command: list[str | Path] = [binary, "--offline", "--format", "json", "--no-progress", ".github/workflows"]
     output = subprocess.run(command, cwd=root, capture_output=True, text=True, check=False).stdout
     return {f"ZZ-{f['ident']}": (f["url"], f["determinations"]["confidence"].lower()) for f in json.loads(output)}
 
 
-def test_every_sarif_rule_and_json_finding_links_to_its_documentation(make_repo, published) -> None:  # type: ignore[no-untyped-def]
+def test_every_sarif_rule_and_json_finding_links_to_its_documentation(make_repo: MakeRepo, published: None) -> None:
     root = make_repo({".github/workflows/ci.yml": LINTED, ".github/ci-checks.yml": POLICY})
     everything = ("--backends", "all", "--select", "CC,AL,SC,ZZ")  # the linters' info-level findings too
     log = json.loads(run_cli("check", root, *everything, "--output-format", "sarif").out)
@@ -510,7 +512,7 @@ def test_a_link_a_linter_gives_is_used_only_when_it_cannot_break_out_of_markdown
 # --- concise: one line a finding ---------------------------------------------------------------------------------
 
 
-def test_concise_is_one_line_a_finding_of_every_kind_with_its_rule_name(make_repo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_concise_is_one_line_a_finding_of_every_kind_with_its_rule_name(make_repo: MakeRepo, tmp_path: Path) -> None:
     workflow = LINTED + '      - run: echo "::set-env name=X::1"\n'
     root = make_repo({".github/workflows/ci.yml": workflow, ".github/ci-checks.yml": POLICY})
     everything = ("--backends", "all", "--select", "CC,AL,SC,ZZ")
@@ -564,7 +566,7 @@ def _shown(cell: str) -> str:
 
 def test_markdown_escapes_only_what_would_change_how_github_shows_it(published: None) -> None:
     message = "ci-checks.yml: snake_case and foo.bar-baz_qux v1.2.3 2. item - x + y #1 {a} (b) !c"
-    outcome = Outcome([Diagnostic("CC011", "duplicate-key", Severity.ERROR, message, Span.point("a_b-c.yml"))], 1)
+    outcome = Outcome([Diagnostic("CC011", "duplicate-key", Severity.ERROR, message, Span.point("a_b-c.yml"))], files=1)
     row = markdown.render(outcome).splitlines()[-1]
     assert row == (f"| error | a_b-c.yml:1:1 | [CC011]({rule_page_url('CC011')}) | duplicate-key | {message} |"), (
         "nothing here has a meaning in a table cell"
@@ -584,7 +586,7 @@ MARKUP = st.text(alphabet=list("ab1 _*`[]()<>&~|\\!#@.:/w-+="), max_size=40)
 def test_github_shows_every_message_and_path_as_written_and_links_only_to_the_documentation(
     message: str, path: str
 ) -> None:
-    outcome = Outcome([Diagnostic("CC011", "duplicate-key", Severity.ERROR, message, Span.point(path or "a"))], 1)
+    outcome = Outcome([Diagnostic("CC011", "duplicate-key", Severity.ERROR, message, Span.point(path or "a"))], files=1)
     [[_, location, code, _, shown]] = _cells(markdown.render(outcome))
     assert re.sub(r"<code>.*?</code>", "", shown + location, flags=re.DOTALL).count("<") == 0, (shown, location)
     assert _shown(shown) == message.strip()
@@ -594,7 +596,7 @@ def test_github_shows_every_message_and_path_as_written_and_links_only_to_the_do
 
 def test_a_word_github_would_link_by_itself_is_written_as_code(published: None) -> None:
     message = "see https://evil.example/x|y, www.Evil.example, a@evil.example and actions/checkout@v4.1.0"
-    outcome = Outcome([Diagnostic("CC011", "duplicate-key", Severity.ERROR, message, Span.point("a.yml"))], 1)
+    outcome = Outcome([Diagnostic("CC011", "duplicate-key", Severity.ERROR, message, Span.point("a.yml"))], files=1)
     [[_, _, code, _, shown]] = _cells(markdown.render(outcome))
     assert "<a " not in shown and shown.count("<code>") == 4
     assert _shown(shown) == message
@@ -604,7 +606,7 @@ def test_a_word_github_would_link_by_itself_is_written_as_code(published: None) 
 # --- JUnit: every checked file ------------------------------------------------------------------------------------
 
 
-def test_junit_has_a_passing_suite_for_each_clean_file(make_repo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_junit_has_a_passing_suite_for_each_clean_file(make_repo: MakeRepo, tmp_path: Path) -> None:
     clean = "on: push\njobs:\n  t:\n    runs-on: x\n    steps: [{run: echo ok}]\n"
     root = make_repo({".github/workflows/ci.yml": WORKFLOW, ".github/workflows/clean.yml": clean})
     report = tmp_path / "r.xml"
@@ -621,7 +623,7 @@ def test_junit_has_a_passing_suite_for_each_clean_file(make_repo, tmp_path: Path
 # --- links: the documentation's base is set in one place, and a placeholder never reaches output ----------------
 
 
-def test_no_placeholder_link_reaches_any_output(make_repo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_no_placeholder_link_reaches_any_output(make_repo: MakeRepo, tmp_path: Path) -> None:
     declared = tomllib.loads((PROJECT / "pyproject.toml").read_text(encoding="utf-8"))["project"].get("urls", {})
     entries = [f"{label}, {url}" for label, url in declared.items()]
     assert docs.repository_of(entries) == declared.get("Repository"), "a placeholder in [project.urls]"
@@ -694,7 +696,7 @@ def test_statistics_count_by_rule_most_first_then_by_code_and_rule_in_aligned_co
     assert statistics(Outcome([], files=1)) == "No problems found; 1 file checked.\n"
 
 
-def test_sarif_gives_each_rule_its_default_level_and_tags(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_sarif_gives_each_rule_its_default_level_and_tags(make_repo: MakeRepo) -> None:
     """A built-in rule its own severity, whatever the configuration makes of its findings (CC031 is a warning, its
     findings here errors); a policy rule the severity its policy gives it (a warning, where CC100 is an error)."""
     policy = (
@@ -805,7 +807,8 @@ def test_every_text_of_a_finding_is_escaped_its_fix_too() -> None:
 
         texts = [f"{letter}{line_break}{letter}" for letter in "CrmnF"]
         fix = Fix(texts[4], (Edit(span("c.yml"), "kept\n##[as it is]"),))
-        return Diagnostic(*texts[:2], Severity.ERROR, texts[2], span("a.yml"), (Related(span("b.yml"), texts[3]),), fix)
+        code, rule, message, related = texts[:4]
+        return Diagnostic(code, rule, Severity.ERROR, message, span("a.yml"), (Related(span("b.yml"), related),), fix)
 
     assert formats.escaped(Outcome([finding("\n", "::")])).diagnostics == [finding("\u240a", "%3A%3A")]
 
@@ -825,7 +828,7 @@ def test_a_linters_check_is_named_by_its_whole_name_not_a_prefix(word: str, name
     assert (docs.named_check(word) is not None) is named
 
 
-def test_concise_output_is_coloured_when_asked(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_concise_output_is_coloured_when_asked(make_repo: MakeRepo) -> None:
     workflow = 'on: push\njobs:\n  t:\n    runs-on: x\n    steps:\n      - run: echo "::set-output name=a::1"\n'
     root = make_repo({".github/workflows/ci.yml": workflow})
     result = run_cli(
