@@ -1,4 +1,7 @@
-"""The code-quality gates CI enforces: ruff over the project, mypy --strict over the package."""
+"""The code-quality gates CI enforces: ruff over the project, mypy --strict over the package and the linter's tests.
+
+The checkpoint harness and its tests need torch to be checked: their gate is `tests/ci/checkpoint/test_quality.py`.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +9,10 @@ import subprocess
 import sys
 
 from tests.ci.conftest import PROJECT
+
+TESTS_PYTHON = "3.11"
+"""The Python the tests are checked for: they need 3.11 or later, while the package runs on 3.10 and is checked
+for it (pyproject's `[tool.mypy]`)."""
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -26,4 +33,19 @@ def test_mypy_strict_finds_nothing() -> None:
     # Incremental, as a developer runs it before a commit: mypy's cache (.mypy_cache) answers for the modules
     # that did not change since (25 s of CPU from nothing, 2 s from that cache); a fresh checkout checks all.
     result = run("mypy", "--strict", "ci_checks")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_mypy_strict_finds_nothing_in_the_linters_tests() -> None:
+    # Checked for another Python than the package, so with a cache of its own: the first run checks the package
+    # again, as the tests import it.
+    result = run(
+        "mypy",
+        "--strict",
+        "--python-version",
+        TESTS_PYTHON,
+        "tests/ci/linter",
+        "tests/ci/conftest.py",
+        "tests/ci/expectations.py",
+    )
     assert result.returncode == 0, result.stdout + result.stderr
