@@ -19,7 +19,7 @@ from ci_checks.core.diagnostics import Diagnostic, Severity, Span
 from ci_checks.core.linters import Linter
 from ci_checks.engine.outcome import Outcome
 from ci_checks.reporters import sarif
-from tests.ci.linter.conftest import run_cli
+from tests.ci.linter.conftest import MakeRepo, run_cli
 
 FAKELINT = Linter(
     name="fakelint",
@@ -64,7 +64,7 @@ def test_ignore_takes_its_codes_too() -> None:
     assert selection.keeps(finding("broken-thing"))
 
 
-def test_a_check_it_does_not_have_is_an_error_that_suggests_one_it_has(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_check_it_does_not_have_is_an_error_that_suggests_one_it_has(make_repo: MakeRepo) -> None:
     with pytest.raises(SelectionError, match=r"did you mean FK-loose-pin\?"):
         resolve(["FK-loose-pun"], [], ())
     root = make_repo(

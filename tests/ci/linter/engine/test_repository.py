@@ -12,6 +12,7 @@ import pytest
 from ci_checks.core.repository import Repository
 from ci_checks.engine.options import Options
 from ci_checks.engine.session import Session
+from tests.ci.linter.conftest import MakeRepo
 
 STEPS = "on: push\npermissions: {}\njobs:\n  build:\n    runs-on: ubuntu-latest\n    steps:\n      - run: echo\n"
 KEPT, OLD, NEW = ".github/workflows/ci.yml", ".github/workflows/old.yml", ".github/workflows/new.yml"
@@ -19,7 +20,7 @@ ACTION = "tools/setup/action.yml"
 
 
 @pytest.fixture
-def root(make_repo) -> Path:  # type: ignore[no-untyped-def]
+def root(make_repo: MakeRepo) -> Path:
     made: Path = make_repo({KEPT: STEPS, OLD: STEPS, "legacy/action.yml": "name: legacy\n"})
     return made
 

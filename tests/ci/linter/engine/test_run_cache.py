@@ -91,11 +91,13 @@ def test_a_warm_run_reports_as_a_fresh_one_in_every_format(make_repo: MakeRepo, 
     assert [(tmp_path / name).read_text() for name in ("sarif", "junit", "markdown")] == texts
 
 
-def test_a_policy_finding_read_back_from_a_stored_run_is_still_a_policy_finding(make_repo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_policy_finding_read_back_from_a_stored_run_is_still_a_policy_finding(
+    make_repo: MakeRepo, tmp_path: Path
+) -> None:
     policy = f"rules:\n  - id: no-echo\n    kind: forbid\n    where: {{workflow: {WORKFLOW}}}\n"
     policy += "    forbid: [{command: echo}]\n"
     root = make_repo({WORKFLOW: CLEAN, ".github/ci-checks.yml": policy})
-    check = ["check", root, "--output-format", "sarif", "--cache-dir", tmp_path / "cache"]
+    check: list[str | Path] = ["check", root, "--output-format", "sarif", "--cache-dir", tmp_path / "cache"]
     cold, warm = _json(run_cli(*check)), _json(run_cli(*check))
     assert warm == cold
     assert [result["ruleId"] for result in cold["runs"][0]["results"]] == ["CC101/no-echo"]  # type: ignore[index]

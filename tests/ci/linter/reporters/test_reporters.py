@@ -720,7 +720,7 @@ def test_sarif_gives_each_rule_its_default_level_and_tags(make_repo: MakeRepo) -
 
 
 @pytest.mark.parametrize("rule_id", ["duplicate-key", "policy-forbid"])
-def test_a_policy_rule_named_as_a_built_in_rule_is_reported_as_a_policy_rule(make_repo, rule_id: str) -> None:  # type: ignore[no-untyped-def]
+def test_a_policy_rule_named_as_a_built_in_rule_is_reported_as_a_policy_rule(make_repo: MakeRepo, rule_id: str) -> None:
     """A finding says itself whether a policy rule made it: the id's text decides nothing. The configuration
     refuses the names of built-in rules as ids, the Python API takes any."""
     root = make_repo({".github/workflows/ci.yml": WORKFLOW, ".github/ci-checks.yml": POLICY})
