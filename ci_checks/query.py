@@ -19,6 +19,7 @@ from functools import cached_property
 from pathlib import Path
 
 from ci_checks.config import load as config
+from ci_checks.config import registry
 from ci_checks.core.diagnostics import Diagnostic, Occurrence
 from ci_checks.core.globs import compile_glob
 from ci_checks.core.repository import WORKFLOW_DIR, FileKind, Repository, find_root
@@ -29,7 +30,6 @@ from ci_checks.model import Action, Workflow
 from ci_checks.model.loading import LoadedFile, Workspace
 from ci_checks.model.values import occurrences
 from ci_checks.policy import PolicyRule
-from ci_checks.rules import registry
 from ci_checks.rules.rule import RuleGroup
 from ci_checks.syntax.dockerfile import Dockerfile
 

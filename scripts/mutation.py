@@ -112,7 +112,7 @@ GROUPS: dict[str, Group] = {
         ),
     ),
     "suppression": Group(
-        ("ci_checks/engine/suppression.py",),
+        ("ci_checks/config/suppression.py",),
         ("tests/ci/linter/engine/test_suppression.py", "tests/ci/linter/security/test_untrusted_surfaces.py", *_CLI),
     ),
     "baseline": Group(

@@ -19,9 +19,9 @@ from pathlib import Path
 from ci_checks.backends import tools
 from ci_checks.backends.linter_config import LinterConfig
 from ci_checks.backends.mirror import Mirror
+from ci_checks.backends.notices import FAILED
 from ci_checks.core.diagnostics import Diagnostic, Span
 from ci_checks.model.loading import LoadedFile
-from ci_checks.rules.cc091_backend_failed import RULE as FAILED
 
 MAX_RUNS = 16
 """How many times one linter is started to isolate the files it cannot load, at most."""

@@ -34,14 +34,13 @@ from typing import Protocol, cast
 from ci_checks.backends import linter_config, mirror, tools, zizmor
 from ci_checks.backends.cache import ResultCache, binary_identity, digest, environment
 from ci_checks.backends.context import Context
+from ci_checks.backends.notices import FAILED, UNAVAILABLE
 from ci_checks.core.config_source import ConfigSource, WorkTree
 from ci_checks.core.diagnostic_data import decode_diagnostics, encode_diagnostics
 from ci_checks.core.diagnostics import Diagnostic, Span, sorted_diagnostics
 from ci_checks.core.linters import BACKENDS, LINTERS, BackendSettings
 from ci_checks.core.repository import Repository
 from ci_checks.model.loading import LoadedFile
-from ci_checks.rules.cc090_backend_unavailable import RULE as UNAVAILABLE
-from ci_checks.rules.cc091_backend_failed import RULE as FAILED
 
 
 class _Backend(Protocol):

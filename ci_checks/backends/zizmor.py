@@ -37,13 +37,13 @@ from typing import Any
 from ci_checks.backends import tools
 from ci_checks.backends.context import ConfigRefused, Context, FileFailed, named_in, with_its_config
 from ci_checks.backends.mirror import LOCK_FILE, Mirror
+from ci_checks.backends.notices import FAILED
 from ci_checks.core.config_source import ConfigSource
 from ci_checks.core.diagnostics import Diagnostic, Fix, Related, Severity, Span
 from ci_checks.core.linters.zizmor import LINTER
 from ci_checks.core.source import SourceFile
 from ci_checks.model.loading import LoadedFile
 from ci_checks.rules.cc004_unreadable_file import RULE as UNREADABLE
-from ci_checks.rules.cc091_backend_failed import RULE as FAILED
 from ci_checks.rules.cc092_linter_config import RULE as LINTER_CONFIG
 from ci_checks.syntax import anchors
 

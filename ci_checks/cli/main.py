@@ -431,7 +431,7 @@ _NOTES: list[str] = []
 
 
 def _rules(out: TextIO) -> int:
-    from ci_checks.rules import registry
+    from ci_checks.config import registry
 
     width = max(len(rule.name) for rule in registry.RULES)
     for rule in registry.RULES:
@@ -441,9 +441,9 @@ def _rules(out: TextIO) -> int:
 
 def _rule(code: str, out: TextIO) -> int:
     """A built-in rule's documentation, or what a linter's code is and where the linter documents it."""
+    from ci_checks.config import registry
     from ci_checks.config.selection import SelectionError, resolve
     from ci_checks.reporters import docs
-    from ci_checks.rules import registry
 
     rule = registry.lookup(code)
     if rule is not None:

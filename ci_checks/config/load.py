@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ci_checks.config import registry
 from ci_checks.config import selection as settings
 from ci_checks.core import source
 from ci_checks.core.config_files import ConfigError, find, readable
@@ -23,7 +24,6 @@ from ci_checks.core.linters import backend_names
 from ci_checks.core.repository import Repository
 from ci_checks.core.source import SourceFile, parse_size
 from ci_checks.model.runners import Runner, RunnerInventory
-from ci_checks.rules import registry
 from ci_checks.rules.context import GITHUB_TIMEOUT_MINUTES
 from ci_checks.syntax import yamlpos
 
@@ -96,7 +96,7 @@ def parse(text: SourceFile, repository: Repository | None = None) -> Config:
         message, where, at_key = problem
         raise ConfigError(message, locate(where, at_key))
     config = Config(display, source=text)
-    reserved = {*registry.BY_CODE, *registry.BY_NAME}
+    reserved = {*registry.NAMES_BY_CODE, *registry.CODES_BY_NAME}
     config.rules = compile_rules(data.get("rules", []), locate, reserved, repository)  # a PolicyError is a ConfigError
     ids = {rule.id for rule in config.rules}
     _check_selectors(data, locate, ids)

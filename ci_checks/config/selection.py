@@ -52,15 +52,14 @@ import difflib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from ci_checks.backends.notices import NOTICE_CODES
+from ci_checks.config import registry
 from ci_checks.core import linters
 from ci_checks.core.diagnostics import Diagnostic, Severity
 from ci_checks.core.globs import Glob, excluded_by
 from ci_checks.core.linters import DEFAULT_PROFILE, PROFILES
-from ci_checks.rules import registry
-from ci_checks.rules.rule import Rule, RuleGroup
+from ci_checks.rules.rule import Rule
 
-_BACKEND_NOTICES = registry.codes_of(RuleGroup.LINTER_RUN)
-"""A linter that is missing or failed: kept whenever something of that linter is selected."""
 _UNREADABLE_INPUT = frozenset({"CC001", "CC002", "CC003", "CC004", "CC010", "CC012", "CC014"})
 """A file that could not be read or parsed, which no selected rule could judge: kept under any `select` (as a
 syntax error is), dropped only by `ignore`."""
@@ -122,8 +121,8 @@ class Selection:
 
     @property
     def rules(self) -> list[Rule]:
-        """The built-in rules whose findings can be kept."""
-        return [rule for rule in registry.RULES if self._keeps_code(rule.code)]
+        """The rules that check files and repositories (`ci_checks/rules/`) whose findings can be kept."""
+        return [rule for rule in registry.built_in() if self._keeps_code(rule.code)]
 
     def _keeps_code(self, code: str) -> bool:
         chosen = self.selected is None or code in self.selected.codes or code in _UNREADABLE_INPUT
@@ -149,12 +148,12 @@ class Selection:
         if any(entry.drops(diagnostic) for entry in self.per_file):
             return False
         code = diagnostic.code
-        if code in registry.BY_CODE:
+        if code in registry.NAMES_BY_CODE:
             if diagnostic.policy_id in self.ignored.policy_ids or code in self.ignored.codes:
                 return False
             if self.selected is None:
                 return True
-            if code in _BACKEND_NOTICES and self.selected.linter:
+            if code in NOTICE_CODES and self.selected.linter:  # a linter that is missing or failed
                 return True
             if code in _UNREADABLE_INPUT:
                 return True
@@ -211,7 +210,7 @@ def _specificity(targets: _Targets) -> tuple[int, int]:
 
 
 def _names(targets: _Targets, diagnostic: Diagnostic) -> bool:
-    if diagnostic.code in registry.BY_CODE:
+    if diagnostic.code in registry.NAMES_BY_CODE:
         return diagnostic.policy_id in targets.policy_ids or diagnostic.code in targets.codes
     return targets.names_linter_code(diagnostic.code)
 
@@ -224,9 +223,9 @@ def _targets(selectors: Sequence[str], policy_ids: frozenset[str]) -> _Targets:
         if selector in policy_ids:
             chosen_ids.add(selector)
             continue
-        rules = registry.matching(selector)
-        if rules:
-            codes.update(rule.code for rule in rules)
+        matched = registry.codes_matching(selector)
+        if matched:
+            codes.update(matched)
             continue
         code = linter_code(selector)
         if code is not None:
@@ -246,6 +245,6 @@ def _suggestion(word: str, policy_ids: frozenset[str]) -> str:
             *(made(check) for check in sorted(linter.checks) for made in (linter.code, linter.rule)),
         )
     ]
-    known = [*registry.BY_CODE, *registry.BY_NAME, *sorted(policy_ids), *names]
+    known = [*registry.NAMES_BY_CODE, *registry.CODES_BY_NAME, *sorted(policy_ids), *names]
     close = difflib.get_close_matches(word, known, n=1, cutoff=0.6)
     return f" (did you mean {close[0]}?)" if close else ""

@@ -15,6 +15,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ci_checks.config import registry, suppression
 from ci_checks.config.load import Config
 from ci_checks.config.selection import Selection
 from ci_checks.core import config_source
@@ -23,10 +24,8 @@ from ci_checks.core.diagnostics import Diagnostic, Span, sorted_diagnostics
 from ci_checks.core.linters import BackendSettings
 from ci_checks.core.repository import Repository
 from ci_checks.core.source import DEFAULT_MAX_BYTES, SourceFile
-from ci_checks.engine import suppression
 from ci_checks.engine.outcome import Outcome, Request
 from ci_checks.model.loading import YAML_KINDS, LoadedFile, Workspace
-from ci_checks.rules import registry
 from ci_checks.rules.context import RepositoryContext
 from ci_checks.rules.rule import Rule
 
@@ -135,7 +134,7 @@ def run(
     unused_in = [path for path in sources if request.covers(path)] if plan.report_unused_ignores else []
     if plan.report_unused_ignores and config.path is not None and config.rules:
         unused_in.append(config.path)
-    known = {*registry.BY_CODE, *registry.BY_NAME, *(rule.id for rule in config.rules)}
+    known = {*registry.NAMES_BY_CODE, *registry.CODES_BY_NAME, *(rule.id for rule in config.rules)}
     ref = plan.backend_settings.config_source
     trusted_from = ref if isinstance(ref, config_source.GitRef) else None
     kept = suppression.apply(found, sources, workspace.loaded, known, unused_in, trusted_from)

@@ -89,10 +89,11 @@ def fetch(cache: ResultCache, key: str, repository: Repository, config_source: S
 
 def transient(diagnostic: Diagnostic) -> bool:
     """Whether a finding says that a linter could not run or complete: a run holding one is not kept."""
-    from ci_checks.rules import registry  # imported once a run checked something: a kept run never needs it
-    from ci_checks.rules.rule import RuleGroup
+    from ci_checks.backends.notices import (
+        NOTICE_CODES,  # imported once a run checked something: a kept run never needs it
+    )
 
-    return diagnostic.code in registry.codes_of(RuleGroup.LINTER_RUN)
+    return diagnostic.code in NOTICE_CODES
 
 
 def store(

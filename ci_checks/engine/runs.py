@@ -312,9 +312,9 @@ def check_repository(
 def _unread_in_base(base: Outcome, work_tree: Outcome) -> str | None:
     """Why a policy rule could not read in the base what it reads in the work tree (a CC106 only the base has),
     or None."""
-    from ci_checks.rules import cc106_policy_unreadable_input
+    from ci_checks.policy.findings import UNREADABLE_INPUT
 
-    code = cc106_policy_unreadable_input.RULE.code
+    code = UNREADABLE_INPUT.code
     in_work_tree = {(found.rule, found.message) for found in work_tree.diagnostics if found.code == code}
     for found in base.diagnostics:
         if found.code == code and (found.rule, found.message) not in in_work_tree:

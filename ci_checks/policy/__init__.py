@@ -8,6 +8,7 @@ configuration schema from the kinds' fragments, and `evaluate` runs rules.
 
 from ci_checks.policy.compile import compile_rules
 from ci_checks.policy.evaluate import evaluate
-from ci_checks.policy.model import PolicyError, PolicyRule, policy_codes
+from ci_checks.policy.findings import policy_codes
+from ci_checks.policy.model import PolicyError, PolicyRule
 
 __all__ = ["PolicyError", "PolicyRule", "compile_rules", "evaluate", "policy_codes"]

@@ -7,10 +7,9 @@ from collections.abc import Iterator
 from ci_checks.core.diagnostics import Diagnostic, Span
 from ci_checks.model.loading import LoadedFile, Workspace
 from ci_checks.model.reading import events
-from ci_checks.policy.findings import about, no_match, unreadable
+from ci_checks.policy.findings import UNREADABLE_INPUT, about, no_match, unreadable
 from ci_checks.policy.model import Covers, Named, Part, PolicyRule, Scope, SearchTimedOut, UnreadableItem
 from ci_checks.policy.scopes import candidates, repository_scope, select
-from ci_checks.rules import cc106_policy_unreadable_input
 from ci_checks.syntax.pysource import PythonSyntaxError
 
 
@@ -40,7 +39,7 @@ def _part(
     unreadable = [item for item in part.items if isinstance(item, UnreadableItem)]
     for item in unreadable:
         message = f"{item.problem.message}; this item of the rule is not checked"
-        yield about(cc106_policy_unreadable_input.RULE, rule, item.problem.span, message)
+        yield about(UNREADABLE_INPUT, rule, item.problem.span, message)
     readable = tuple(item for item in part.items if item not in unreadable)
     if readable:
         yield from _scoped(rule.judged(Part(part.where, readable)), workspace, covers, skipped)
@@ -101,7 +100,7 @@ def _judged(rule: PolicyRule, scopes: list[Scope]) -> Iterator[Diagnostic]:
     except SearchTimedOut as timeout:
         message = f"{timeout.item.description} took over {timeout.seconds:g} s on {timeout.path}"
         message += "; the rule is not fully checked"
-        yield about(cc106_policy_unreadable_input.RULE, rule, timeout.span, message)
+        yield about(UNREADABLE_INPUT, rule, timeout.span, message)
         return
     yield from found
 
@@ -124,7 +123,7 @@ def _shell_unreadable(rule: PolicyRule, scopes: list[Scope]) -> Iterator[Diagnos
         for script in file.unread_scripts():
             where = script.errors[0] if script.errors else Span.point(file.path)
             message = f"{script.problem}; not checked by this rule"
-            yield about(cc106_policy_unreadable_input.RULE, rule, where, message)
+            yield about(UNREADABLE_INPUT, rule, where, message)
 
 
 def _python_unreadable(rule: PolicyRule, scopes: list[Scope]) -> Iterator[Diagnostic]:
@@ -133,6 +132,4 @@ def _python_unreadable(rule: PolicyRule, scopes: list[Scope]) -> Iterator[Diagno
     for file in _files_of(scopes):
         facts = file.python_facts
         if isinstance(facts, PythonSyntaxError):
-            yield about(
-                cc106_policy_unreadable_input.RULE, rule, facts.span, f"{facts.message}; not checked by this rule"
-            )
+            yield about(UNREADABLE_INPUT, rule, facts.span, f"{facts.message}; not checked by this rule")

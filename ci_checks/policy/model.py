@@ -20,8 +20,7 @@ from ci_checks.core.diagnostics import Diagnostic, Fix, Occurrence, Related, Sev
 from ci_checks.core.globs import Glob, matches_any
 from ci_checks.model.steps import uses_matches
 from ci_checks.policy import shapes
-from ci_checks.rules import registry
-from ci_checks.rules.rule import Rule, RuleGroup
+from ci_checks.rules.rule import Rule
 
 if TYPE_CHECKING:
     from ci_checks.core.repository import Repository
@@ -185,12 +184,6 @@ class PolicyRule:
     def finding(self, span: Span, detail: str, related: tuple[Related, ...] = (), fix: Fix | None = None) -> Diagnostic:
         message = f"{detail}: {self.message}" if self.message else detail
         return Diagnostic(self.kind.rule.code, self.id, self.severity, message, span, related, fix, policy_id=self.id)
-
-
-def policy_codes(rule: PolicyRule) -> tuple[str, ...]:
-    """The codes a policy rule's findings can have: its kind's, and those it makes about what it reads (it selects
-    nothing, it cannot read a file)."""
-    return (rule.kind.rule.code, *sorted(registry.codes_of(RuleGroup.POLICY_INPUT)))
 
 
 @dataclass(frozen=True)

@@ -22,9 +22,9 @@ import re
 from dataclasses import dataclass
 
 from ci_checks import __version__
+from ci_checks.config import registry
 from ci_checks.config.selection import linter_code
 from ci_checks.core import linters
-from ci_checks.rules import registry
 from ci_checks.rules.rule import Rule
 
 _SAFE_URL = re.compile(r"https://[A-Za-z0-9._~:/?#\[\]@!$&'*+,;=%-]+\Z")

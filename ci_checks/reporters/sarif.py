@@ -18,11 +18,11 @@ import json
 from typing import Any
 
 from ci_checks import __version__
+from ci_checks.config import registry
 from ci_checks.core.diagnostics import Diagnostic, Fix, Severity, Span
 from ci_checks.core.escaping import json_text
 from ci_checks.engine.outcome import Outcome
 from ci_checks.reporters import docs
-from ci_checks.rules import registry
 from ci_checks.rules.rule import Rule
 
 _LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}

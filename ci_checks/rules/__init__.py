@@ -1,4 +1,11 @@
-"""Built-in rules. `RULE_NAMES` is the registry table: one module per rule, in code order."""
+"""Built-in rules. `RULE_NAMES` is their table: one module per rule, in code order.
+
+The rules whose findings other layers make are declared beside that code:
+CC090 and CC091 in `ci_checks.backends.notices`, CC100-CC103 in the policy's
+rule kinds (`ci_checks.policy.kinds`), CC104 and CC106 in
+`ci_checks.policy.findings`, CC105 in `ci_checks.config.suppression`.
+`ci_checks.config.registry` gathers them all.
+"""
 
 import importlib
 from types import ModuleType
@@ -34,20 +41,30 @@ RULE_NAMES = (
     "cc053_missing_mount_source",
     "cc054_undeclared_runner_label",
     "cc055_unknown_shell",
-    "cc090_backend_unavailable",
-    "cc091_backend_failed",
     "cc092_linter_config",
-    "cc100_policy_order",
-    "cc101_policy_forbid",
-    "cc102_policy_require",
-    "cc103_policy_parity",
-    "cc104_policy_no_match",
-    "cc105_unused_ignore",
-    "cc106_policy_unreadable_input",
 )
 
-NAMES_BY_CODE = {module[:5].upper(): module[6:].replace("_", "-") for module in RULE_NAMES}
-"""Each rule's name by its code, read off the table: reporters name rules without importing them."""
+_DECLARED_ELSEWHERE = {
+    "CC090": "backend-unavailable",
+    "CC091": "backend-failed",
+    "CC100": "policy-order",
+    "CC101": "policy-forbid",
+    "CC102": "policy-require",
+    "CC103": "policy-parity",
+    "CC104": "policy-no-match",
+    "CC105": "unused-ignore",
+    "CC106": "policy-unreadable-input",
+}
+NAMES_BY_CODE = dict(
+    sorted(
+        {
+            **{module[:5].upper(): module[6:].replace("_", "-") for module in RULE_NAMES},
+            **_DECLARED_ELSEWHERE,
+        }.items()
+    )
+)
+"""Every rule's name by its code, in code order, read off the tables: reporters and the selection of rules name
+and recognise every code without importing a rule, the policy or the linters."""
 
 
 def rule_modules() -> tuple[ModuleType, ...]:

@@ -2,7 +2,7 @@
 
 An ignore comment names the finding's code (`CC011`, `SC2086`), or the id of
 the policy rule that found it (`no-amd-patch`), and goes where
-`ci_checks.engine.suppression` reads it: at the end of the finding's line, or of the
+`ci_checks.config.suppression` reads it: at the end of the finding's line, or of the
 first line of the step that holds it; in a Dockerfile, where a trailing `#`
 would be an argument, on a line of its own before the finding's line or its
 instruction (`ignore-next-line`). A name
@@ -20,11 +20,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass, fields
 from pathlib import Path
 
+from ci_checks.config import suppression
 from ci_checks.core import source
 from ci_checks.core.diagnostics import Diagnostic
 from ci_checks.core.linters import LINTER_FAILED
 from ci_checks.core.repository import FileKind, Repository, kind_of
-from ci_checks.engine import suppression
 from ci_checks.model.loading import LoadedFile, load
 from ci_checks.server.documents import Document
 from ci_checks.syntax.shell import Block, Case, Script, walk

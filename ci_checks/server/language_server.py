@@ -26,6 +26,7 @@ from pygls.uris import from_fs_path, to_fs_path
 
 from ci_checks import __version__
 from ci_checks.backends import tools
+from ci_checks.config import registry
 from ci_checks.core import config_files
 from ci_checks.core.diagnostics import Diagnostic, Related, Severity, Span
 from ci_checks.core.linters import PROFILES
@@ -33,7 +34,7 @@ from ci_checks.core.repository import WORKFLOW_DIR, FileKind, find_root, kind_of
 from ci_checks.engine.live import Linted, Workbench
 from ci_checks.engine.options import Options, parse_backends
 from ci_checks.reporters import docs
-from ci_checks.rules import NAMES_BY_CODE, registry
+from ci_checks.rules import NAMES_BY_CODE
 from ci_checks.server import actions
 from ci_checks.server.documents import ENCODINGS, Document
 

@@ -12,7 +12,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ci_checks.core.diagnostics import Diagnostic, Span
+from ci_checks.core.diagnostics import Diagnostic, Severity, Span
 from ci_checks.core.globs import Glob, compile_glob, matches_any
 from ci_checks.core.repository import FileKind
 from ci_checks.model import Workflow
@@ -21,7 +21,51 @@ from ci_checks.policy.compiling import GLOB_OR_LITERAL, name_glob
 from ci_checks.policy.findings import no_match, unreadable
 from ci_checks.policy.model import Covers, PolicyRule, RuleContext, RuleKind
 from ci_checks.policy.scopes import step_anchor
-from ci_checks.rules import cc103_policy_parity
+from ci_checks.rules.rule import Rule, RuleGroup, RuleStatus
+
+RULE_DOCS = """\
+Two workflows that should match differ, as a policy `parity` rule defines it.
+
+## What it does
+For a rule of kind `parity`, compares the listed workflows by the aspects in
+`compare`: `inputs` (of `workflow_call` and `workflow_dispatch`), `secrets`
+and `outputs` (of `workflow_call`), `jobs` (by id) and `steps` (by name, else
+id, else what they use or run). Each name present in one workflow and absent
+from another is reported where it is defined, unless `allow` lists it.
+
+## Why it matters
+CUDA and ROCm paths of the same CI drift: an input added to one reusable
+workflow and not the other, a step fixed in one copy only. Parity makes every
+difference either fixed or written down in `allow` as intended.
+
+## Example
+```yaml
+rules:
+  - id: rocm-parity
+    kind: parity
+    workflows: [.github/workflows/_run-ci.yml, .github/workflows/_run-ci-rocm.yml]
+    compare: [inputs, secrets, steps]
+    allow: {steps: ["Wait for GPU ready"]}
+```
+
+## Fix
+Add the missing input, secret or step to the other workflow, or list the name
+under `allow` when the difference is intended.
+"""
+
+RULE = Rule(
+    "CC103",
+    "policy-parity",
+    "Workflows that a policy `parity` rule pairs differ",
+    Severity.ERROR,
+    RULE_DOCS,
+    frozenset(),
+    None,
+    group=RuleGroup.POLICY,
+    status=RuleStatus.STABLE,
+    since="0.1.0",
+)
+
 
 ASPECTS = ("inputs", "secrets", "outputs", "jobs", "steps")
 
@@ -100,7 +144,7 @@ def _names(workflow: Workflow, aspect: str) -> dict[str, Span]:
 _NAMES = {"type": "array", "items": GLOB_OR_LITERAL}
 KIND = RuleKind(
     "parity",
-    cc103_policy_parity.RULE,
+    RULE,
     {
         "workflows": {
             "description": "Repo-relative paths of the workflows that must match.",

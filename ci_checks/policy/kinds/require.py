@@ -15,9 +15,55 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ci_checks.core.diagnostics import Diagnostic, Related
+from ci_checks.core.diagnostics import Diagnostic, Related, Severity
 from ci_checks.policy.model import Hit, Item, PolicyRule, RuleContext, RuleKind, Scope
-from ci_checks.rules import cc102_policy_require
+from ci_checks.rules.rule import Rule, RuleGroup, RuleStatus
+
+RULE_DOCS = """\
+A scope lacks something a policy `require` rule asks for.
+
+## What it does
+For a rule of kind `require`, reports each scope its `where` selects (a file,
+workflow, trigger, job, step or branch) that does not contain every listed
+item, at the scope: the job's key, the step's first line, the branch's
+condition. An item with `count` must be found that many times in each scope
+(`count: 1`, `count: {min: 1, max: 2}`). A `key:` item with a comparator is
+also reported at each selected value that does not satisfy it, and a `file:`
+item (in a rule without `where`) at the rule when no file matches.
+
+## Why it matters
+Some settings must be on every instance of something: `persist-credentials:
+false` on each checkout of a workflow that runs untrusted code, a
+`--no-deps` install in each image. A new job or step copied from elsewhere
+silently lacks them; a require rule notices.
+
+## Example
+```yaml
+rules:
+  - id: checkout-no-credentials
+    kind: require
+    where: {workflow: .github/workflows/_run-ci-rocm.yml, step: {uses: actions/checkout}}
+    require:
+      - with: {persist-credentials: false}
+```
+
+## Fix
+Add the missing item to the scope that lacks it.
+"""
+
+RULE = Rule(
+    "CC102",
+    "policy-require",
+    "A scope lacks what a policy `require` rule asks for",
+    Severity.ERROR,
+    RULE_DOCS,
+    frozenset(),
+    None,
+    group=RuleGroup.POLICY,
+    status=RuleStatus.STABLE,
+    since="0.1.0",
+)
+
 
 _LISTED = 5
 """How many of the hits a count finding names in its message; its notes point at every counted one."""
@@ -64,7 +110,7 @@ def _names(hits: list[Hit]) -> str:
 
 KIND = RuleKind(
     "require",
-    cc102_policy_require.RULE,
+    RULE,
     {"require": {"description": "What every scope must have.", "type": "array", "minItems": 1}},
     ("require",),
     _compile,

@@ -81,7 +81,7 @@ def test_one_file_imports_no_linter_policy_engine_or_slow_validator(make_repo: M
     root = make_repo({".github/workflows/ci.yml": workflow, "tools/build.sh": "echo build\n"})
     code, modules = _imported(root, "--no-cache")
     assert code == 0
-    assert "ci_checks.rules.registry" in modules and "ci_checks.rules.schema" in modules  # it did check the file
+    assert "ci_checks.config.registry" in modules and "ci_checks.rules.schema" in modules  # it did check the file
     assert [name for name in NEVER if _loaded(modules, name)] == []
     # tree-sitter only when there is a script to parse
     assert _loaded(modules, "tree_sitter") == (workflow is WITH_A_SCRIPT)
@@ -100,7 +100,7 @@ def test_a_schema_error_or_a_policy_imports_what_explains_it(make_repo: MakeRepo
 
 
 CHECKING = (
-    "ci_checks.rules.registry",
+    "ci_checks.config.registry",
     "ci_checks.engine.check",
     "ci_checks.config.load",
     "ci_checks.config.selection",
@@ -124,7 +124,7 @@ def test_a_kept_run_imports_nothing_that_checks(make_repo: MakeRepo, tmp_path: P
     kept_code, kept = _imported(root, *cache)
     assert first_code == kept_code == 1  # the policy's finding, both times
     assert all(
-        _loaded(first, name) for name in ("ci_checks.rules.registry", "ci_checks.model", "ci_checks.syntax.shell")
+        _loaded(first, name) for name in ("ci_checks.config.registry", "ci_checks.model", "ci_checks.syntax.shell")
     )
     assert [name for name in (*CHECKING, *NEVER) if _loaded(kept, name)] == []
 
@@ -136,6 +136,6 @@ def test_a_run_with_exclusions_is_kept_and_they_still_hold(make_repo: MakeRepo, 
     whole = ["--cache-dir", str(tmp_path / "cache")]
     assert _imported(root, *whole, target=".")[0] == 0
     code, kept = _imported(root, *whole, target=".")
-    assert code == 0 and not _loaded(kept, "ci_checks.rules.registry")  # reused, exclusions and all
+    assert code == 0 and not _loaded(kept, "ci_checks.config.registry")  # reused, exclusions and all
     (root / ".github/ci-checks.yml").write_text("exclude: []\n")
     assert _imported(root, *whole, target=".")[0] == 1  # the excluded workflow is checked again, and is not valid

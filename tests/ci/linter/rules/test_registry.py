@@ -1,7 +1,9 @@
-"""Meta-tests: every rule is registered once, documented, and has error and clean fixtures."""
+"""Meta-tests: every rule is declared where it belongs, registered once, documented, and has error and clean
+fixtures."""
 
 from __future__ import annotations
 
+import ast
 import importlib
 import pkgutil
 import re
@@ -11,10 +13,43 @@ import pytest
 
 import ci_checks.rules
 from ci_checks import registry
+from ci_checks.config.registry import RETIRED_CODES, built_in
 from ci_checks.config.selection import SelectionError, resolve
-from ci_checks.rules.registry import RETIRED_CODES
 from ci_checks.rules.rule import DOC_SECTIONS, Rule, RuleGroup
+from tests.ci.conftest import PROJECT
 from tests.ci.linter.conftest import FIXTURES, is_repository_fixture, run_cli
+
+DECLARED_BESIDE_THEIR_FINDINGS = {
+    "ci_checks.backends.notices": {"CC090", "CC091"},
+    "ci_checks.policy.kinds.order": {"CC100"},
+    "ci_checks.policy.kinds.forbid": {"CC101"},
+    "ci_checks.policy.kinds.require": {"CC102"},
+    "ci_checks.policy.kinds.parity": {"CC103"},
+    "ci_checks.policy.findings": {"CC104", "CC106"},
+    "ci_checks.config.suppression": {"CC105"},
+}
+"""The modules outside `ci_checks/rules/` that make a rule's findings and declare it, with the codes they
+declare."""
+
+
+def _declarations() -> list[tuple[str, Rule]]:
+    """Every `NAME = Rule(...)` at the top level of a module of ci_checks, with the module's name."""
+    package = PROJECT / "ci_checks"
+    found: list[tuple[str, Rule]] = []
+    for path in sorted(package.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        module = ".".join(path.relative_to(PROJECT).with_suffix("").parts)
+        for node in tree.body:
+            if (
+                isinstance(node, ast.Assign)
+                and isinstance(node.value, ast.Call)
+                and isinstance(node.value.func, ast.Name)
+                and node.value.func.id == "Rule"
+            ):
+                for target in node.targets:
+                    assert isinstance(target, ast.Name)
+                    found.append((module, getattr(importlib.import_module(module), target.id)))
+    return found
 
 
 def test_every_rule_module_is_in_the_registry_table() -> None:
@@ -28,8 +63,24 @@ def test_every_rule_module_is_in_the_registry_table() -> None:
     ] == []
 
 
+def test_every_declared_rule_is_registered_once_and_declared_where_its_findings_are_made() -> None:
+    declarations = _declarations()
+    assert sorted(rule.code for _, rule in declarations) == [rule.code for rule in registry.RULES]
+    assert {id(rule) for _, rule in declarations} == {id(rule) for rule in registry.RULES}
+    beside: dict[str, set[str]] = {}
+    for module, rule in declarations:
+        if module.startswith("ci_checks.rules."):
+            assert module.rsplit(".", 1)[1].startswith(rule.code.lower())
+            # A module of `ci_checks/rules/` holds a rule's logic, not only its description.
+            assert rule.check is not None or rule.check_repository is not None, f"{module} only describes {rule.code}"
+        else:
+            beside.setdefault(module, set()).add(rule.code)
+    assert beside == DECLARED_BESIDE_THEIR_FINDINGS
+
+
 def test_the_table_names_each_rule_as_the_rule_does() -> None:
     assert {rule.code: rule.name for rule in registry.RULES} == ci_checks.rules.NAMES_BY_CODE
+    assert list(ci_checks.rules.NAMES_BY_CODE) == [rule.code for rule in registry.RULES]
 
 
 def test_codes_and_names_are_unique_and_well_formed() -> None:
@@ -68,7 +119,7 @@ def test_the_rule_command_says_a_rules_group_and_status() -> None:
     )
 
 
-@pytest.mark.parametrize("rule", registry.RULES, ids=lambda r: r.code)
+@pytest.mark.parametrize("rule", built_in(), ids=lambda r: r.code)
 def test_module_is_named_after_its_rule(rule: Rule) -> None:
     module = next(m for m in ci_checks.rules.rule_modules() if m.RULE is rule)
     assert module.__name__.rsplit(".", 1)[1] == f"{rule.code.lower()}_{rule.name.replace('-', '_')}"

@@ -30,16 +30,53 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from ci_checks.core.config_source import ConfigSource
-from ci_checks.core.diagnostics import Diagnostic, Span
+from ci_checks.core.diagnostics import Diagnostic, Severity, Span
 from ci_checks.core.linters import LINTER_FAILED, looks_like_code
 from ci_checks.core.repository import FileKind, kind_of
 from ci_checks.core.source import SourceFile
 from ci_checks.model.loading import LoadedFile
-from ci_checks.rules import cc105_unused_ignore
 from ci_checks.rules.cc092_linter_config import RULE as LINTER_CONFIG
+from ci_checks.rules.rule import Rule, RuleGroup, RuleStatus
 from ci_checks.syntax import anchors, dockerfile, yamlpos
 from ci_checks.syntax.anchors import Layout, Trusted
 from ci_checks.syntax.yamlpos import Node, scalars
+
+UNUSED_IGNORE_DOCS = """\
+An inline `# ci-checks: ignore[...]` comment suppresses nothing.
+
+## What it does
+With `--report-unused-ignores`, reports each name in a
+`# ci-checks: ignore[NAME, ...]` comment that suppressed no finding in this
+run: the finding was fixed, the comment sits on the wrong line, or the name is
+misspelt (names that are no rule code, rule name or policy rule id are said to
+be unknown).
+
+## Why it matters
+A stale ignore hides the next real finding on that line or step, and a
+misspelt one never worked. Reporting them keeps every suppression deliberate.
+
+## Example
+```yaml
+- run: make  # ci-checks: ignore[CC031] nothing deprecated here any more
+```
+
+## Fix
+Delete the comment, or the stale name in it.
+"""
+
+UNUSED_IGNORE = Rule(
+    "CC105",
+    "unused-ignore",
+    "An inline ignore comment suppresses nothing",
+    Severity.WARNING,
+    UNUSED_IGNORE_DOCS,
+    frozenset(),
+    None,
+    group=RuleGroup.SUPPRESSION,
+    status=RuleStatus.STABLE,
+    since="0.1.0",
+)
+
 
 _IGNORE = re.compile(
     r"(?:^|(?<=\s))#\s*ci-checks:\s*ignore(?P<next>-next-line)?\[(?P<names>[^\]\n]*)\](?P<reason>[^\n]*)", re.MULTILINE
@@ -221,7 +258,7 @@ def apply(
                         suppressed = True
         if not suppressed:
             kept.append(diagnostic)
-    rule = cc105_unused_ignore.RULE
+    rule = UNUSED_IGNORE
     for path in report_unused:
         for ignores in tables.get(path, {}).values():
             for ignore in ignores:
