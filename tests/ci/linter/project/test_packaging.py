@@ -62,8 +62,10 @@ def test_python_dash_m_runs_the_cli() -> None:
     assert (result.returncode, result.stdout.strip()) == (0, "ci-checks 0.1.0")
 
 
-TEST_COMMAND = re.compile(r"^python -m pip install -e '\.\[dev(?:-checkpoint)?\]' && python -m pytest tests/ci/\w+$")
-LINTER_TESTS = "python -m pip install -e '.[dev]' && python -m pytest tests/ci/linter"
+TEST_COMMAND = re.compile(
+    r"^python -m pip install -e '\.\[dev(?:-checkpoint)?\]' && python -m pytest tests/ci/\w+( .+)?$"
+)
+LINTER_TESTS = "python -m pip install -e '.[dev]' && python -m pytest tests/ci/linter -n auto --dist loadfile"
 CHECKPOINT_TESTS = "python -m pip install -e '.[dev-checkpoint]' && python -m pytest tests/ci/checkpoint"
 
 
