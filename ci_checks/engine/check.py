@@ -24,6 +24,7 @@ from ci_checks.core.diagnostics import Diagnostic, Span, sorted_diagnostics
 from ci_checks.core.linters import BackendSettings
 from ci_checks.core.repository import Repository
 from ci_checks.core.source import DEFAULT_MAX_BYTES, SourceFile
+from ci_checks.engine import interrupts
 from ci_checks.engine.outcome import Outcome, Request
 from ci_checks.model.loading import YAML_KINDS, LoadedFile, Workspace
 from ci_checks.rules.context import RepositoryContext
@@ -186,7 +187,7 @@ class _Linters:
 
     def result(self) -> list[Diagnostic]:
         try:
-            self._done.wait()
+            interrupts.wait_for(self._done.wait)
         except BaseException:  # an interrupt or SIGTERM while waiting
             self.stop()
             raise

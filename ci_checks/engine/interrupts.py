@@ -4,7 +4,7 @@ temporary folders, and the front-end says how it ended (the command line: exit c
 from __future__ import annotations
 
 import signal
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from types import FrameType
 
@@ -36,3 +36,18 @@ def unwinding() -> Iterator[None]:
     finally:
         if installed:
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+SIGNAL_SLICE_S = 0.1
+"""How long the main thread waits at a stretch for work done elsewhere before it looks for a signal."""
+
+
+def wait_for(done: Callable[[float], bool]) -> None:
+    """Wait until `done(timeout)` says the awaited work is done, in slices of `SIGNAL_SLICE_S`.
+
+    The kernel hands a signal to any thread of the process. One handed to another thread sets Python's flag but
+    cannot wake the main thread from a lock it waits on without a timeout; the handler, which runs only in the main
+    thread, would wait as long as the work (a linter held for its whole time limit). Between two slices Python runs
+    it, and the wait ends in KeyboardInterrupt or `Terminated`."""
+    while not done(SIGNAL_SLICE_S):
+        pass

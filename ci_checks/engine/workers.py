@@ -13,15 +13,21 @@ from __future__ import annotations
 import gc
 import os
 import signal
+from collections.abc import Callable
 from contextlib import suppress
 from pathlib import Path
 from types import FrameType
+from typing import TYPE_CHECKING, Any
 
 from ci_checks.core.repository import Repository
+from ci_checks.engine import interrupts
 from ci_checks.engine.interrupts import Terminated
 from ci_checks.engine.options import Options
 from ci_checks.engine.outcome import Outcome, Request
 from ci_checks.engine.runs import Runs
+
+if TYPE_CHECKING:
+    from multiprocessing.pool import AsyncResult
 
 EXIT_TERMINATED = 128 + signal.SIGTERM
 
@@ -57,6 +63,8 @@ def in_workers(runs: Runs, groups: list[tuple[Repository, Request]]) -> tuple[di
             )
             for index in order
         }
+        for index in left:
+            interrupts.wait_for(_answered(pending[index]))
         answers = {index: pending[index].get() for index in left}
         pool.close()
     except BaseException:
@@ -69,6 +77,16 @@ def in_workers(runs: Runs, groups: list[tuple[Repository, Request]]) -> tuple[di
             checked[index], notes = answer
             runs.notes.extend(notes)
     return checked, set(left)
+
+
+def _answered(result: AsyncResult[Any]) -> Callable[[float], bool]:
+    """Whether a worker has answered, asked with a time limit (see `interrupts.wait_for`)."""
+
+    def answered(slice_s: float) -> bool:
+        result.wait(slice_s)
+        return result.ready()
+
+    return answered
 
 
 def usable_cpus() -> int:
