@@ -30,6 +30,7 @@ LINTER_S = 20.0
 def interruptible() -> Iterator[None]:
     """SIGINT raises KeyboardInterrupt, as in `ci-checks check`; linters may start again afterwards."""
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    tools.allow_runs()  # whatever a test before left
     try:
         yield
     finally:
@@ -44,14 +45,17 @@ def test_a_signal_taken_by_another_thread_stops_the_linters_at_once(
     from ci_checks.engine.interrupts import Terminated, unwinding
 
     exits: list[int] = []
+    started = tmp_path / "started"
 
     def linter() -> list[Diagnostic]:
-        command = [sys.executable, "-c", f"import time; time.sleep({LINTER_S})"]
+        command = [sys.executable, "-c", f"import time; open({str(started)!r}, 'w'); time.sleep({LINTER_S})"]
         exits.extend(finished.returncode for finished in tools.run([command], tmp_path, tools.TimeLimit(60)))
         return []
 
     def signal_from_elsewhere() -> None:
-        while not tools._RUNNING:  # once the linter runs: a stop must end it, not prevent it
+        for _ in range(3000):  # once the linter runs (a stop must end it, not prevent it); at most 30 s
+            if started.exists():
+                break
             threading.Event().wait(0.01)
         number = signal.SIGINT if stopping == "interrupt" else signal.SIGTERM
         signal.pthread_kill(threading.get_ident(), number)  # this thread takes it, not the main one
