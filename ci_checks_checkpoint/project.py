@@ -43,7 +43,7 @@ ROCM_PLACEHOLDER = "/opt/rocm"
 _VARIABLES = ("ROCM_PATH", "HIP_PLATFORM")
 # Code of these packages reads the real torch.cuda.is_available() under the emulation: the harness's copies,
 # devices and collectives stay on the real device, and so do the libraries'.
-_LIBRARY_PACKAGES = frozenset({"ci_checks_checkpoint", "ci_checks", "torch", "megatron"})
+_LIBRARY_PACKAGES = frozenset({*stubs.HARNESS_PACKAGES, "torch", "megatron"})
 
 
 @dataclass(frozen=True)
@@ -213,8 +213,7 @@ def _import_failed(name: str, error: BaseException) -> str:
     return text
 
 
-_HARNESS_FOLDERS = (Path(__file__).resolve().parent, Path(__file__).resolve().parent.parent / "ci_checks")
-"""The harness's own code and the command line it is started from (`ci-checks checkpoint`)."""
+_HARNESS_FOLDERS = tuple(Path(__file__).resolve().parent.parent / package for package in stubs.HARNESS_PACKAGES)
 
 
 def _is_harness(filename: str) -> bool:

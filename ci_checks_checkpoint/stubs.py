@@ -43,7 +43,8 @@ from typing import Any
 # importlib.import_module.
 _BOOTSTRAP = "<frozen importlib._bootstrap"
 _IMPORT_MODULE = frozenset({importlib.__file__, str(Path(importlib.__file__).resolve())})
-_HARNESS = frozenset({"ci_checks_checkpoint", "ci_checks"})  # the harness, and the command line it runs from
+HARNESS_PACKAGES = ("ci_checks_checkpoint", "ci_checks")
+"""The harness, and the command line it is started from (`ci-checks checkpoint`): never the project's code."""
 # Every stub made in this process, in order: the project's modules keep what they bound from them.
 _made_here: list[str] = []
 
@@ -155,7 +156,7 @@ class StubFinder(importlib.abc.MetaPathFinder):
             return False
         importer = str(frame.f_globals.get("__name__", ""))
         top = importer.partition(".")[0]
-        if top in _HARNESS:
+        if top in HARNESS_PACKAGES:
             return False
         return top in self.project_packages or not is_installed_file(frame.f_code.co_filename)
 

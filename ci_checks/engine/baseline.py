@@ -26,7 +26,6 @@ from ci_checks.core.linters import LINTER_FAILED
 from ci_checks.core.own_output import BASELINE_FORMAT
 from ci_checks.core.source import SourceFile
 
-FORMAT = BASELINE_FORMAT
 MAX_BYTES = 64 << 20
 
 
@@ -75,7 +74,7 @@ def entries(diagnostics: Iterable[Diagnostic], sources: dict[str, SourceFile]) -
 def write(path: Path, recorded: list[Entry], protected: Iterable[Path] = ()) -> None:
     """Write the baseline (`output_files`: never through a link inside the `protected` folders)."""
     data = {
-        "version": FORMAT,
+        "version": BASELINE_FORMAT,
         "findings": [
             {"path": e.path, "code": e.code, "rule": e.rule, "fingerprint": e.fingerprint, "message": e.message}
             for e in recorded
@@ -144,10 +143,11 @@ def parse(text: str | bytes, path: Path) -> list[Entry]:
         data: Any = json.loads(text)
     except (ValueError, RecursionError) as error:
         raise BaselineError(f"{path}: not a ci-checks baseline ({error})") from None
-    if not isinstance(data, dict) or data.get("version") != FORMAT or not isinstance(data.get("findings"), list):
-        raise BaselineError(f"{path}: not a ci-checks baseline of format {FORMAT} (write it again)")
+    findings = data.get("findings") if isinstance(data, dict) else None
+    if not isinstance(data, dict) or data.get("version") != BASELINE_FORMAT or not isinstance(findings, list):
+        raise BaselineError(f"{path}: not a ci-checks baseline of format {BASELINE_FORMAT} (write it again)")
     recorded = []
-    for item in data["findings"]:
+    for item in findings:
         fields = ("path", "code", "rule", "fingerprint", "message")
         if not isinstance(item, dict) or not all(isinstance(item.get(name), str) for name in fields):
             raise BaselineError(f"{path}: an entry lacks one of {', '.join(fields)}")
